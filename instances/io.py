@@ -1,0 +1,183 @@
+"""Loading, saving and hashing of instance and solution files: the validation boundary.
+
+* ``load_instance(path)`` / ``load_solution(path, instance)`` read ``.json`` or ``.json.gz``
+  and raise :class:`edgebench.errors.InputError` (file, field path, reason) on any problem.
+* ``write_json(path, model)`` writes atomically (temp file in the same folder, then rename),
+  so that a failed run never leaves a half-written file.
+* ``content_hash`` is the sha256 of the canonical JSON (sorted keys, no whitespace).
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import os
+import tempfile
+import zlib
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from edgebench.errors import InputError
+from edgebench.instances.model import Instance
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def canonical_json(data: Any) -> str:
+    if isinstance(data, BaseModel):
+        data = data.model_dump(mode="json")
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def content_hash(model: BaseModel | dict) -> str:
+    return hashlib.sha256(canonical_json(model).encode("utf-8")).hexdigest()
+
+
+def _loc_to_path(loc: tuple) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif part in ("synthetic", "table") and out.endswith("performance"):
+            continue  # discriminated-union tag: not a field the user wrote
+        else:
+            out += ("." if out else "") + str(part)
+    return out
+
+
+def _first_error(exc: ValidationError) -> tuple[str, str]:
+    err = exc.errors(include_url=False)[0]
+    field = _loc_to_path(tuple(err.get("loc", ())))
+    msg = str(err.get("msg", "invalid"))
+    # validators in model.py embed a sub-path as "@sub.path@ reason"
+    if "@" in msg:
+        head, _, rest = msg.partition("@")
+        sub, _, reason = rest.partition("@")
+        field = f"{field}.{sub}" if field and not sub.startswith("[") else f"{field}{sub}"
+        msg = reason.strip()
+    else:
+        msg = msg.removeprefix("Value error, ")
+        if err.get("type") == "extra_forbidden":
+            msg = "unknown field"
+        elif err.get("type") == "missing":
+            msg = "required field is missing"
+    return field or "<root>", msg
+
+
+def validate_model(cls: type[M], data: Any, *, file: str | None = None) -> M:
+    """Validate plain JSON data (dict from json.loads) into ``cls`` or raise InputError."""
+    try:
+        # Through JSON text: strict mode then accepts arrays for tuples, exactly as from a file.
+        text = data if isinstance(data, (str, bytes)) else json.dumps(data, allow_nan=False)
+        return cls.model_validate_json(text, strict=True)
+    except ValidationError as exc:
+        field, reason = _first_error(exc)
+        raise InputError(reason, file=file, field=field) from None
+    except (TypeError, ValueError) as exc:  # json.dumps of non-JSON data, NaN
+        raise InputError(f"not JSON data: {exc}", file=file) from None
+
+
+def read_json(path: str | os.PathLike) -> Any:
+    """Read ``.json`` or ``.json.gz`` (detected by the gzip magic, not only the suffix)."""
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read file: {exc.strerror or exc}", file=str(p)) from None
+    if raw[:2] == b"\x1f\x8b":
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise InputError(f"malformed gzip: {exc}", file=str(p)) from None
+    elif p.suffix == ".gz":
+        raise InputError("malformed gzip: not a gzip stream", file=str(p))
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text: {exc.reason} at byte {exc.start}", file=str(p)) from None
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"malformed JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})", file=str(p)) from None
+    except ValueError as exc:
+        raise InputError(f"malformed JSON: {exc}", file=str(p)) from None
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def instance_from_dict(data: Any, *, file: str | None = None) -> Instance:
+    if not isinstance(data, dict):
+        raise InputError("an instance must be a JSON object", file=file)
+    version = data.get("format_version")
+    if version != 1:
+        raise InputError(f"unsupported format_version {version!r} (this edgebench reads 1)", file=file,
+                         field="format_version")
+    family = data.get("family")
+    if family not in ("placement", "mapping", "offloading"):
+        raise InputError(f"unknown family {family!r} (expected placement, mapping or offloading)", file=file,
+                         field="family")
+    return validate_model(Instance, data, file=file)
+
+
+def load_instance(path: str | os.PathLike) -> Instance:
+    return instance_from_dict(read_json(path), file=str(path))
+
+
+def dump_json_text(model: BaseModel | dict) -> str:
+    """The on-disk form: fields in model order, indented, newline-terminated (byte-stable)."""
+    data = model.model_dump(mode="json") if isinstance(model, BaseModel) else model
+    return json.dumps(data, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def write_text_atomic(path: str | os.PathLike, text: str | bytes) -> Path:
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    data = text.encode("utf-8") if isinstance(text, str) else text
+    if p.name.endswith(".gz"):
+        # mtime=0 and no file name in the header: the same content gives the same bytes
+        data = gzip.compress(data, compresslevel=9, mtime=0)
+    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, p)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    return p
+
+
+def write_json(path: str | os.PathLike, model: BaseModel | dict) -> Path:
+    return write_text_atomic(path, dump_json_text(model))
+
+
+def solution_from_dict(data: Any, *, file: str | None = None, instance: Instance | None = None):
+    """Validate a solution; with ``instance``, also check it was made for that instance."""
+    from edgebench.solution import Solution
+
+    if not isinstance(data, dict):
+        raise InputError("a solution must be a JSON object", file=file)
+    sol = validate_model(Solution, data, file=file)
+    if instance is not None:
+        if sol.family != instance.family:
+            raise InputError(f"solution is for family {sol.family!r}, instance is {instance.family!r}",
+                             file=file, field="family")
+        h = content_hash(instance)
+        if sol.instance_hash != h:
+            raise InputError(f"solution was made for another instance (hash {sol.instance_hash[:12]}..., "
+                             f"instance {instance.id!r} has {h[:12]}...)", file=file, field="instance_hash")
+    return sol
+
+
+def load_solution(path: str | os.PathLike, instance: Instance | None = None):
+    return solution_from_dict(read_json(path), file=str(path), instance=instance)

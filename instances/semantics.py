@@ -1,0 +1,301 @@
+"""Derived quantities of instances: the one implementation that the referee, the exact
+models, the heuristics, the simulators and the learned policies all call.
+
+Placement: progress per step, noise realisation, durations under a fixed allocation, the
+allocation options of a task on a cluster.  Mapping: canonical routes.  Offloading: task
+demands, execution / image-pull / transfer times.  Choices the sources leave open are
+documented in ``docs/instance-format.md``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:  # pragma: no cover
+    from edgebench.instances.model import (
+        Capacity,
+        Demand,
+        MappingPayload,
+        OffloadingPayload,
+        PlacementPayload,
+    )
+
+#: progress counts as complete at 1 - EPS (0.1 added ten times is 0.9999999999999999)
+PROGRESS_EPS = 1e-9
+#: a fixed-allocation run longer than this many steps is treated as never finishing
+MAX_RUN_STEPS = 100_000
+
+
+# --------------------------------------------------------------------------------------
+# Placement
+# --------------------------------------------------------------------------------------
+
+
+def fits(demand: "Demand", capacity: "Capacity") -> bool:
+    if demand.cpu > capacity.cpu or demand.gpu > capacity.gpu:
+        return False
+    if demand.memory is not None and capacity.memory is not None and demand.memory > capacity.memory:
+        return False
+    return True
+
+
+def table_seconds(perf, type_name: str, cpu: int, gpu: int) -> float | None:
+    """Measured seconds for an allocation: the entry at the largest measured cpu <= cpu and
+    gpu <= gpu (resources beyond the measured grid give no further speed-up); None below it."""
+    grid = _table_grid(perf, type_name)
+    cpus, gpus, table = grid
+    ci = _floor_index(cpus, cpu)
+    gi = _floor_index(gpus, gpu)
+    if ci is None or gi is None:
+        return None
+    return table[ci][gi]
+
+
+_TABLE_CACHE: dict[int, tuple] = {}
+
+
+def _table_grid(perf, type_name: str):
+    key = (id(perf), type_name)
+    hit = _TABLE_CACHE.get(key)
+    if hit is not None and hit[0] is perf:
+        return hit[1]
+    entries = perf.types[type_name].entries
+    cpus = sorted({e.cpu for e in entries})
+    gpus = sorted({e.gpu for e in entries})
+    table = [[0.0] * len(gpus) for _ in cpus]
+    for e in entries:
+        table[cpus.index(e.cpu)][gpus.index(e.gpu)] = e.seconds
+    grid = (cpus, gpus, table)
+    _TABLE_CACHE[key] = (perf, grid)
+    return grid
+
+
+def _floor_index(values: list[int], x: int) -> int | None:
+    best = None
+    for i, v in enumerate(values):
+        if v <= x:
+            best = i
+    return best
+
+
+def increment(payload: "PlacementPayload", j: int, cpu: int, gpu: int, progress: float) -> float:
+    """Noise-free progress gained in one step by task j at allocation (cpu, gpu)."""
+    task = payload.tasks[j]
+    if cpu < task.minimum.cpu or gpu < task.minimum.gpu or (cpu <= 0 and gpu <= 0):
+        return 0.0
+    perf = payload.performance
+    if perf.kind == "synthetic":
+        t = perf.types[task.type]
+        w = 0.0
+        if t.gpu_scale is not None:
+            g = float(gpu) if t.cpu_per_gpu is None else min(float(gpu), cpu / t.cpu_per_gpu)
+            w = math.tanh(g / t.gpu_scale)
+        return w * math.sqrt(max(t.curvature - progress, 0.0)) + t.base
+    secs = table_seconds(perf, task.type, cpu, gpu)
+    if secs is None:
+        return 0.0
+    return payload.step_seconds / secs
+
+
+def best_increment(payload: "PlacementPayload", j: int) -> float:
+    """Largest first-step progress task j can get on any eligible cluster (0: it can never
+    finish). The performance models are monotone in the allocation, so the largest
+    allocation of each eligible cluster decides."""
+    best = 0.0
+    for n in payload.tasks[j].eligible:
+        cap = payload.clusters[n].capacity
+        best = max(best, increment(payload, j, cap.cpu, cap.gpu, 0.0))
+    return best
+
+
+@lru_cache(maxsize=65536)
+def _noise_block(seed: int, j: int, block: int, amplitude: float) -> np.ndarray:
+    rng = np.random.default_rng([seed, j, block])
+    return rng.uniform(-amplitude, amplitude, size=256)
+
+
+def noise_factor(payload: "PlacementPayload", j: int, k: int) -> float:
+    """Multiplicative noise (1 + eps) on task j's gain in its k-th executed step (k >= 0)."""
+    if payload.noise <= 0:
+        return 1.0
+    block, off = divmod(k, 256)
+    return 1.0 + float(_noise_block(payload.noise_seed, j, block, float(payload.noise))[off])
+
+
+def fixed_run_steps(payload: "PlacementPayload", j: int, cpu: int, gpu: int) -> int | None:
+    """Steps task j needs from start to finish at a constant allocation (noise included,
+    no switching); None if it never finishes."""
+    p = 0.0
+    for k in range(MAX_RUN_STEPS):
+        gain = increment(payload, j, cpu, gpu, p)
+        if gain <= 0:
+            return None
+        p += gain * noise_factor(payload, j, k)
+        if p >= 1.0 - PROGRESS_EPS:
+            return k + 1
+    return None
+
+
+def allocation_options(payload: "PlacementPayload", j: int, n: int) -> list[tuple[int, int]]:
+    """Every (cpu, gpu) that task j may be given on cluster n: minimum <= x <= capacity."""
+    task = payload.tasks[j]
+    cap = payload.clusters[n].capacity
+    if not fits(task.minimum, cap):
+        return []
+    lo_c = max(task.minimum.cpu, 0)
+    lo_g = max(task.minimum.gpu, 0)
+    return [(c, g) for c in range(lo_c, cap.cpu + 1) for g in range(lo_g, cap.gpu + 1) if c + g > 0]
+
+
+def dominant_options(payload: "PlacementPayload", j: int, n: int) -> list[tuple[int, int, int]]:
+    """Pareto-minimal (cpu, gpu, steps) options of task j on cluster n: an option is kept
+    only if no other option is at most as large in both resources and at most as long."""
+    opts = []
+    for c, g in allocation_options(payload, j, n):
+        d = fixed_run_steps(payload, j, c, g)
+        if d is not None:
+            opts.append((c, g, d))
+    keep = []
+    for c, g, d in opts:
+        dominated = any((c2 <= c and g2 <= g and d2 <= d) and (c2, g2, d2) != (c, g, d) for c2, g2, d2 in opts)
+        if not dominated:
+            keep.append((c, g, d))
+    return keep
+
+
+# --------------------------------------------------------------------------------------
+# Mapping
+# --------------------------------------------------------------------------------------
+
+
+def out_links(payload: "MappingPayload") -> list[list[tuple[int, int]]]:
+    """For each physical node, its outgoing (dst, link index) sorted by dst then index."""
+    out: list[list[tuple[int, int]]] = [[] for _ in payload.nodes]
+    for k, link in enumerate(payload.links):
+        out[link.src].append((link.dst, k))
+    for row in out:
+        row.sort()
+    return out
+
+
+def canonical_route(payload: "MappingPayload", a: int, b: int) -> tuple[int, ...] | None:
+    """The thesis's routing rule made deterministic: the fewest-hop directed path from a to
+    b, ties broken by breadth-first search visiting neighbours in increasing node index.
+    Returns the link indices; () when a == b; None when b is unreachable."""
+    return _routes(payload)[a][b]
+
+
+_ROUTE_CACHE: dict[int, tuple] = {}
+
+
+def _routes(payload: "MappingPayload") -> list[list[tuple[int, ...] | None]]:
+    hit = _ROUTE_CACHE.get(id(payload))
+    if hit is not None and hit[0] is payload:
+        return hit[1]
+    out = out_links(payload)
+    n = len(payload.nodes)
+    table: list[list[tuple[int, ...] | None]] = []
+    for a in range(n):
+        prev: list[tuple[int, int] | None] = [None] * n
+        seen = [False] * n
+        seen[a] = True
+        queue = deque([a])
+        while queue:
+            u = queue.popleft()
+            for v, k in out[u]:
+                if not seen[v]:
+                    seen[v] = True
+                    prev[v] = (u, k)
+                    queue.append(v)
+        row: list[tuple[int, ...] | None] = []
+        for b in range(n):
+            if b == a:
+                row.append(())
+            elif not seen[b]:
+                row.append(None)
+            else:
+                path = []
+                v = b
+                while v != a:
+                    u, k = prev[v]  # type: ignore[misc]
+                    path.append(k)
+                    v = u
+                row.append(tuple(reversed(path)))
+        table.append(row)
+    _ROUTE_CACHE[id(payload)] = (payload, table)
+    return table
+
+
+def bandwidth_level(bw_min: float, bw_max: float, a: int, levels: int) -> float:
+    """Bandwidth of level a in 0..levels-1: B = bw_min + a / (levels - 1) * (bw_max - bw_min)."""
+    return bw_min + a / (levels - 1) * (bw_max - bw_min)
+
+
+# --------------------------------------------------------------------------------------
+# Offloading
+# --------------------------------------------------------------------------------------
+
+
+def task_demand(payload: "OffloadingPayload", w: int, t: int) -> tuple[float, float]:
+    fns = payload.workflows[w].tasks[t].functions
+    return sum(f.cpu for f in fns), sum(f.mem for f in fns)
+
+
+def task_images(payload: "OffloadingPayload", w: int, t: int) -> tuple[str, ...]:
+    return tuple(sorted({f.image for f in payload.workflows[w].tasks[t].functions}))
+
+
+def exec_time(payload: "OffloadingPayload", w: int, t: int, s: int) -> float:
+    wf = payload.workflows[w]
+    if wf.exec_times is not None:
+        return float(wf.exec_times[t][s])
+    return sum(f.exec_time for f in wf.tasks[t].functions) / payload.servers[s].speed
+
+
+def pull_delay(payload: "OffloadingPayload", w: int, t: int, s: int) -> float:
+    """Image-pull delay: image_pull_delay per image of the task that server s lacks (the
+    cloud holds every image). Pulled images are not cached for later tasks."""
+    srv = payload.servers[s]
+    if srv.is_cloud:
+        return 0.0
+    missing = [img for img in task_images(payload, w, t) if img not in srv.images]
+    return payload.image_pull_delay * len(missing)
+
+
+def task_duration(payload: "OffloadingPayload", w: int, t: int, s: int) -> float:
+    """Time task t occupies server s: image pulls, then execution."""
+    return pull_delay(payload, w, t, s) + exec_time(payload, w, t, s)
+
+
+def can_host(payload: "OffloadingPayload", w: int, t: int, s: int) -> bool:
+    srv = payload.servers[s]
+    if srv.is_cloud:
+        return True
+    cpu, mem = task_demand(payload, w, t)
+    return cpu <= srv.cpu + 1e-9 and mem <= srv.mem + 1e-9
+
+
+def transfer_time(payload: "OffloadingPayload", w: int, e: int, a: int, b: int) -> float:
+    """Delay between the end of edge e's source task on server a and the start of its
+    destination task on server b: 0 on the same server; the edge's cost if the instance
+    gives one; else data x distance[a][b] / bandwidth (the patent's lost formula, as chosen)."""
+    if a == b:
+        return 0.0
+    edge = payload.workflows[w].edges[e]
+    if edge.cost is not None:
+        return float(edge.cost)
+    return edge.data * payload.distance[a][b] / payload.bandwidth
+
+
+def input_time(payload: "OffloadingPayload", w: int, t: int, s: int) -> float:
+    """Delay to fetch task t's input data from the workflow's source server to server s."""
+    wf = payload.workflows[w]
+    data = wf.tasks[t].input_data
+    if data <= 0:
+        return 0.0
+    return data * payload.distance[wf.source][s] / payload.bandwidth
