@@ -58,17 +58,20 @@ class SolverInfo:
     kind: str
     description: str
     fn: SolveFn = field(repr=False, compare=False)
+    #: documented parameters: name -> one line (type, default, choices)
+    params: dict[str, str] = field(default_factory=dict, compare=False)
 
     def as_dict(self) -> dict[str, Any]:
         return {"name": self.name, "families": list(self.families), "kind": self.kind,
-                "description": self.description}
+                "description": self.description, "params": dict(self.params)}
 
 
 _REGISTRY: dict[str, SolverInfo] = {}
 _loaded = False
 
 
-def register(name: str, *, families: tuple[str, ...] | list[str], kind: str, description: str = ""):
+def register(name: str, *, families: tuple[str, ...] | list[str], kind: str, description: str = "",
+             params: dict[str, str] | None = None):
     if kind not in KINDS:
         raise ValueError(f"solver kind must be one of {KINDS}, got {kind!r}")
 
@@ -76,7 +79,8 @@ def register(name: str, *, families: tuple[str, ...] | list[str], kind: str, des
         if name in _REGISTRY and _REGISTRY[name].fn is not fn:
             raise ValueError(f"solver {name!r} registered twice")
         _REGISTRY[name] = SolverInfo(name, tuple(families), kind,
-                                     description or (fn.__doc__ or "").strip().split("\n")[0], fn)
+                                     description or (fn.__doc__ or "").strip().split("\n")[0], fn,
+                                     dict(params or {}))
         return fn
 
     return deco
