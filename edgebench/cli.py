@@ -1,2 +1,663 @@
-def main(argv=None):
+"""The ``edgebench`` command line.
+
+Sub-commands: ``generate``, ``validate``, ``info``, ``schema``, ``evaluate``, ``convert``,
+``solvers``, ``solve`` and ``demo`` (``edgebench COMMAND --help`` shows each one's options
+and examples; ``docs/cli.md`` is the reference).
+
+Errors: every problem with the user's input — a bad file, a solution for another instance,
+an unknown solver, family or preset, a bad ``--set`` / ``--param`` value — is reported as
+exactly one line on stderr, ``edgebench: error: <file>: <field>: <reason>``, with exit code 2
+(options given on the command line are reported with ``<command line>`` as the file).
+Output files are written only once everything has been validated and computed, and
+atomically (:func:`edgebench.instances.io.write_json`), so a failure never leaves a partial
+file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from edgebench import __version__
+from edgebench.errors import InputError
+
+PROG = "edgebench"
+#: the "file" named in error lines about command-line options
+CMDLINE = "<command line>"
+FAMILIES = ("placement", "mapping", "offloading")
+
+#: the demo's instances: (family, preset, overrides)
+DEMO_INSTANCES: tuple[tuple[str, str, dict[str, Any]], ...] = (
+    ("placement", "synthetic-3", {"num_tasks": 24}),
+    ("mapping", "thesis", {}),
+    ("offloading", "heft-random", {"tasks": 10}),
+)
+DEMO_SOLVER = "random"
+DEMO_DIR = Path("runs") / "demo"
+
+
+# ======================================================================================
+# helpers
+# ======================================================================================
+
+
+def _cmdline_error(field: str, reason: str) -> InputError:
+    return InputError(reason, file=CMDLINE, field=field)
+
+
+def parse_assignments(items: Sequence[str] | None, option: str) -> dict[str, Any]:
+    """``key=value`` strings -> dict. A value is read as JSON when it parses (``24``,
+    ``0.5``, ``true``, ``[1, 2]``, ``null``), otherwise kept as a string (``ring``)."""
+    out: dict[str, Any] = {}
+    for item in items or ():
+        key, sep, raw = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise _cmdline_error(option, f"expected key=value, got {item!r}")
+        if key in out:
+            raise _cmdline_error(f"{option} {key}", "given twice")
+        try:
+            value = json.loads(raw, parse_constant=_no_constant)
+        except ValueError:
+            value = raw
+        out[key] = value
+    return out
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(name)
+
+
+def _safe_name(text: str) -> str:
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("._")
+    return name or "instance"
+
+
+def _finite(data: Any) -> Any:
+    """JSON has no inf / nan: non-finite floats are printed as null."""
+    if isinstance(data, float):
+        return data if data == data and data not in (float("inf"), float("-inf")) else None
+    if isinstance(data, dict):
+        return {k: _finite(v) for k, v in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [_finite(v) for v in data]
+    return data
+
+
+def _print_json(data: Any) -> None:
+    print(json.dumps(_finite(data), indent=2, ensure_ascii=False, allow_nan=False))
+
+
+def _fmt_num(x: Any) -> str:
+    if isinstance(x, bool) or x is None:
+        return json.dumps(x)
+    if isinstance(x, float):
+        if x.is_integer() and abs(x) < 1e15:
+            return str(int(x))
+        return f"{x:.6g}"
+    return str(x)
+
+
+def _print_tree(data: dict[str, Any], indent: int = 0) -> None:
+    pad = "  " * indent
+    for key, value in data.items():
+        if isinstance(value, dict):
+            print(f"{pad}{key}:")
+            _print_tree(value, indent + 1)
+        elif isinstance(value, (list, tuple)):
+            print(f"{pad}{key}: " + ", ".join(_fmt_num(v) if not isinstance(v, str) else v for v in value))
+        else:
+            print(f"{pad}{key}: {_fmt_num(value)}")
+
+
+def _load_json_any(path: str):
+    """Read a file and tell an instance from a solution (a solution has ``instance_hash``)."""
+    from edgebench.instances import io
+
+    data = io.read_json(path)
+    if isinstance(data, dict) and "instance_hash" in data:
+        return "solution", io.solution_from_dict(data, file=path)
+    return "instance", io.instance_from_dict(data, file=path)
+
+
+def _check_family(family: str, field: str) -> None:
+    if family not in FAMILIES:
+        raise _cmdline_error(field, f"unknown family {family!r} (expected {', '.join(FAMILIES)})")
+
+
+def _get_solver(name: str, family: str | None = None):
+    from edgebench import registry
+
+    try:
+        info = registry.get(name)
+    except KeyError:
+        known = ", ".join(s.name for s in registry.solvers())
+        raise _cmdline_error("--solver", f"unknown solver {name!r} (known: {known})") from None
+    if family is not None and family not in info.families:
+        raise _cmdline_error("--solver", f"solver {name!r} does not support family {family!r} "
+                                         f"(supports {', '.join(info.families)})")
+    return info
+
+
+def _run_solver(instance, name: str, *, time_limit: float | None, seed: int, params: dict[str, Any]):
+    info = _get_solver(name, instance.family)
+    try:
+        return info.fn(instance, time_limit=time_limit, seed=seed, **params)
+    except InputError as err:
+        if err.file is None:
+            raise err.with_file(CMDLINE) from None
+        raise
+
+
+def _check_output_file(path: str) -> None:
+    """Refuse, before any work, an output file that cannot be one."""
+    p = Path(path)
+    if p.is_dir():
+        raise _cmdline_error("-o", f"{path} is a folder; give a file name (.json or .json.gz)")
+    for parent in p.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise _cmdline_error("-o", f"{parent} is not a folder")
+            break
+
+
+def _check_output_dir(path: str) -> None:
+    p = Path(path)
+    for q in (p, *p.parents):
+        if q.exists():
+            if not q.is_dir():
+                raise _cmdline_error("-o", f"{q} exists and is not a folder")
+            break
+
+
+def _positive_float(text: str) -> float:
+    try:
+        x = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not (x > 0 and x < float("inf")):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text!r}")
+    return x
+
+
+def _seed(text: str) -> int:
+    try:
+        x = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if x < 0:
+        raise argparse.ArgumentTypeError(f"a seed must be a non-negative integer, got {x}")
+    return x
+
+
+def _positive_int(text: str) -> int:
+    try:
+        x = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if x < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {x}")
+    return x
+
+
+# ======================================================================================
+# summaries (info)
+# ======================================================================================
+
+
+def _span(values: Sequence[float]) -> dict[str, float]:
+    return {"first": min(values), "last": max(values)} if values else {}
+
+
+def _type_counts(counts: Counter, limit: int = 12) -> dict[str, Any]:
+    if len(counts) <= limit:
+        return dict(sorted(counts.items()))
+    return {"distinct": len(counts), "most_common": dict(counts.most_common(limit))}
+
+
+def summarize(instance) -> dict[str, Any]:
+    """A family summary of an instance: counts, capacities, arrivals, settings."""
+    fam = instance.family
+    p = instance.payload
+    if fam == "placement":
+        caps = [c.capacity for c in p.clusters]
+        arrivals = [t.arrival for t in p.tasks]
+        return {
+            "clusters": len(p.clusters),
+            "capacities": [f"{c.cpu}cpu/{c.gpu}gpu" + (f"/{c.memory}mem" if c.memory is not None else "")
+                           for c in caps],
+            "total_capacity": {"cpu": sum(c.cpu for c in caps), "gpu": sum(c.gpu for c in caps)},
+            "tasks": len(p.tasks),
+            "task_types": _type_counts(Counter(t.type for t in p.tasks)),
+            "arrivals": _span(arrivals),
+            "horizon_steps": max(arrivals) + 1,
+            "mean_eligible_clusters": round(sum(len(t.eligible) for t in p.tasks) / len(p.tasks), 4),
+            "performance": p.performance.kind,
+            "variant": p.variant,
+            "pending_size": p.pending_size,
+            "step_seconds": p.step_seconds,
+            "switching_overhead": p.switching_overhead,
+            "noise": p.noise,
+        }
+    if fam == "mapping":
+        from edgebench.instances import semantics
+
+        n = len(p.nodes)
+        connected = all(semantics.canonical_route(p, a, b) is not None for a in range(n) for b in range(n))
+        sizes = [len(j.tasks) for j in p.jobs]
+        return {
+            "nodes": n,
+            "links": len(p.links),
+            "strongly_connected": connected,
+            "total_capacity": {"cpu": sum(x.cpu for x in p.nodes), "ram": sum(x.ram for x in p.nodes),
+                               "bandwidth": sum(x.bandwidth for x in p.links)},
+            "background": {"cpu": sum(x.bg_cpu for x in p.nodes), "ram": sum(x.bg_ram for x in p.nodes)},
+            "jobs": len(p.jobs),
+            "task_nodes": {"total": sum(sizes), "min": min(sizes), "max": max(sizes)},
+            "task_links": sum(len(j.links) for j in p.jobs),
+            "demand": {"cpu": sum(t.cpu for j in p.jobs for t in j.tasks),
+                       "ram": sum(t.ram for j in p.jobs for t in j.tasks)},
+            "arrivals": _span([j.arrival for j in p.jobs]),
+            "routing": p.objective.routing,
+            "bandwidth_levels": p.objective.bandwidth_levels,
+            "weights": list(p.objective.weights),
+            "include_background": p.objective.include_background,
+        }
+    # offloading
+    edge = [s for s in p.servers if not s.is_cloud]
+    return {
+        "servers": len(p.servers),
+        "edge_servers": len(edge),
+        "cloud_servers": len(p.servers) - len(edge),
+        "edge_capacity": {"cpu": sum(s.cpu for s in edge), "mem": sum(s.mem for s in edge)},
+        "images": sorted({f.image for w in p.workflows for t in w.tasks for f in t.functions}),
+        "workflows": len(p.workflows),
+        "tasks": sum(len(w.tasks) for w in p.workflows),
+        "edges": sum(len(w.edges) for w in p.workflows),
+        "arrivals": _span([w.arrival for w in p.workflows]),
+        "bandwidth": p.bandwidth,
+        "image_pull_delay": p.image_pull_delay,
+    }
+
+
+def describe(path: str) -> dict[str, Any]:
+    """What ``info`` prints, as data."""
+    from edgebench.instances import io
+
+    kind, model = _load_json_any(path)
+    if kind == "instance":
+        return {"file": path, "kind": "instance", "hash": io.content_hash(model), "family": model.family,
+                "id": model.id, "name": model.name, "format_version": model.format_version,
+                "generator": model.meta.get("generator"), "summary": summarize(model)}
+    sol = model
+    return {"file": path, "kind": "solution", "hash": io.content_hash(sol), "family": sol.family,
+            "instance_id": sol.instance_id, "instance_hash": sol.instance_hash, "solver": sol.solver,
+            "params": dict(sol.params), "seed": sol.seed, "status": sol.status,
+            "reported_objective": sol.objective, "reported_bound": sol.bound, "wall_time": sol.wall_time}
+
+
+# ======================================================================================
+# commands
+# ======================================================================================
+
+
+def _generator_field(field: str | None) -> str:
+    """The command-line option behind a generator's InputError field."""
+    if field in ("seed", "preset"):
+        return f"--{field}"
+    if field == "family":
+        return "FAMILY"
+    if field is None:
+        return "--set"
+    return field if field.startswith("--") else f"--set {field}"
+
+
+def cmd_generate(args: argparse.Namespace) -> int:
+    from edgebench.instances import io
+    from edgebench.instances.generators import generate, presets
+
+    _check_family(args.family, "FAMILY")
+    _check_output_dir(args.output)
+    known = sorted(p for f, p in presets(args.family) if f == args.family)
+    if args.preset not in known:
+        raise _cmdline_error("--preset", f"unknown preset {args.preset!r} for family {args.family} "
+                                         f"(known: {', '.join(known)})")
+    overrides = parse_assignments(args.set, "--set")
+    instances = []
+    for k in range(args.count):
+        seed = args.seed + k
+        try:
+            inst = generate(args.family, args.preset, seed=seed, **overrides)
+        except InputError as err:
+            if err.file is None:
+                raise InputError(err.reason, file=CMDLINE, field=_generator_field(err.field)) from None
+            raise
+        except (TypeError, ValueError) as exc:
+            if not overrides:
+                raise
+            raise _cmdline_error("--set", f"bad override value: {exc}") from None
+        instances.append(inst)
+    # file names: the instance id; ids repeated across seeds get the seed appended
+    ids = Counter(inst.id for inst in instances)
+    suffix = ".json.gz" if args.gzip else ".json"
+    out_dir = Path(args.output)
+    targets = []
+    for k, inst in enumerate(instances):
+        stem = _safe_name(inst.id if ids[inst.id] == 1 else f"{inst.id}-s{args.seed + k}")
+        targets.append((out_dir / f"{stem}{suffix}", inst))
+    for path, inst in targets:
+        io.write_json(path, inst)
+        print(path)
     return 0
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from edgebench.instances import io
+
+    instance = io.load_instance(args.instance) if args.instance else None
+    for path in args.paths:
+        kind, model = _load_json_any(path)
+        if kind == "solution":
+            if instance is not None:
+                io.solution_from_dict(model.model_dump(mode="json"), file=path, instance=instance)
+            print(f"OK {path} {model.family} {model.instance_id}")
+        else:
+            print(f"OK {path} {model.family} {model.id}")
+        sys.stdout.flush()
+    return 0
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+    data = describe(args.path)
+    if args.json:
+        _print_json(data)
+    else:
+        _print_tree({k: v for k, v in data.items() if v is not None})
+    return 0
+
+
+def schema(kind: str) -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of the instance or solution format."""
+    from edgebench.instances.model import Instance
+    from edgebench.solution import Solution
+
+    model = Instance if kind == "instance" else Solution
+    out = {"$schema": "https://json-schema.org/draft/2020-12/schema"}
+    out.update(model.model_json_schema())
+    return out
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    _print_json(schema(args.kind))
+    return 0
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    from edgebench.instances import io
+    from edgebench.referee import evaluate
+
+    instance = io.load_instance(args.instance)
+    solution = io.load_solution(args.solution, instance)
+    ev = evaluate(instance, solution)
+    _print_json(ev.as_dict())
+    return 0
+
+
+def cmd_solvers(args: argparse.Namespace) -> int:
+    from edgebench import registry
+
+    if args.family is not None:
+        _check_family(args.family, "--family")
+    infos = registry.solvers(args.family)
+    if args.json:
+        _print_json([s.as_dict() for s in infos])
+        return 0
+    rows = [(s.name, s.kind, ",".join(s.families), s.description) for s in infos]
+    head = ("name", "kind", "families", "description")
+    widths = [max(len(r[i]) for r in rows + [head]) for i in range(3)]
+    for r in [head] + rows:
+        print("  ".join(r[i].ljust(widths[i]) for i in range(3)) + "  " + r[3])
+    return 0
+
+
+def _objective_line(ev) -> str:
+    value = ev.objectives.get(ev.primary)
+    shown = "n/a" if value is None else _fmt_num(float(value))
+    return f"{ev.primary}: {shown} ({ev.sense}, referee)"
+
+
+def cmd_solve(args: argparse.Namespace) -> int:
+    from edgebench.instances import io
+    from edgebench.referee import evaluate
+
+    _check_output_file(args.output)
+    instance = io.load_instance(args.instance)
+    _get_solver(args.solver, instance.family)
+    params = parse_assignments(args.param, "--param")
+    result = _run_solver(instance, args.solver, time_limit=args.time_limit, seed=args.seed, params=params)
+    ev = evaluate(instance, result.solution)
+    path = io.write_json(args.output, result.solution)
+    print(f"instance: {instance.id} ({instance.family})")
+    print(f"solver: {args.solver} (seed {args.seed})")
+    print(f"status: {result.solution.status}")
+    print(f"feasible: {'true' if ev.feasible else 'false'}")
+    print(_objective_line(ev))
+    print(f"wall_time: {result.runtime:.3f} s")
+    print(f"solution: {path}")
+    return 0
+
+
+def run_demo(seed: int = 0) -> list[dict[str, Any]]:
+    """Generate the demo instances, solve each with the random baseline and evaluate it.
+    Returns one row per family (with the instance, solution and evaluation objects)."""
+    from edgebench.instances.generators import generate
+    from edgebench.referee import evaluate
+
+    rows = []
+    for family, preset, overrides in DEMO_INSTANCES:
+        inst = generate(family, preset, seed=seed, **overrides)
+        result = _run_solver(inst, DEMO_SOLVER, time_limit=60.0, seed=seed, params={})
+        ev = evaluate(inst, result.solution)
+        rows.append({"family": family, "preset": preset, "instance": inst, "solution": result.solution,
+                     "evaluation": ev, "runtime": result.runtime})
+    return rows
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from edgebench.instances import io
+
+    _check_output_dir(args.output)
+    rows = run_demo(args.seed)
+    out = Path(args.output)
+    table = []
+    for r in rows:
+        inst, sol, ev = r["instance"], r["solution"], r["evaluation"]
+        table.append((r["family"], inst.id, sol.solver, sol.status, "yes" if ev.feasible else "NO",
+                      f"{ev.primary} = " + ("n/a" if ev.primary not in ev.objectives
+                                            else _fmt_num(float(ev.objectives[ev.primary])))))
+    summary = []
+    for r in rows:
+        inst, sol, ev = r["instance"], r["solution"], r["evaluation"]
+        stem = _safe_name(inst.id)
+        ipath = io.write_json(out / "instances" / f"{stem}.json", inst)
+        spath = io.write_json(out / "solutions" / f"{stem}.{sol.solver}.json", sol)
+        summary.append({"family": r["family"], "preset": r["preset"], "instance": str(ipath),
+                        "solution": str(spath), "solver": sol.solver, "status": sol.status,
+                        **ev.as_dict()})
+    io.write_json(out / "summary.json", {"seed": args.seed, "runs": summary})
+    head = ("family", "instance", "solver", "status", "feasible", "primary objective (referee)")
+    widths = [max(len(str(x[i])) for x in table + [head]) for i in range(5)]
+    for x in [head] + table:
+        print("  ".join(str(x[i]).ljust(widths[i]) for i in range(5)) + "  " + x[5])
+    print(f"instances and solutions written to {out}")
+    ok = all(r["evaluation"].feasible for r in rows)
+    if not ok:
+        print(f"{PROG}: demo: some solutions are infeasible", file=sys.stderr)
+    return 0 if ok else 1
+
+
+# ======================================================================================
+# parser
+# ======================================================================================
+
+_FMT = argparse.RawDescriptionHelpFormatter
+
+
+def _sub(sub, name: str, help_: str, description: str, examples: str, func: Callable) -> argparse.ArgumentParser:
+    p = sub.add_parser(name, help=help_, description=description, formatter_class=_FMT,
+                       epilog="examples:\n" + examples)
+    p.set_defaults(func=func)
+    return p
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG, formatter_class=_FMT,
+        description="edgebench: benchmark suite for joint placement and resource allocation in edge "
+                    "computing (families: placement, mapping, offloading).",
+        epilog="examples:\n"
+               "  edgebench demo                                   # generate, solve, evaluate, report\n"
+               "  edgebench generate placement --preset synthetic-3 --seed 1 -o instances/\n"
+               "  edgebench solve inst.json --solver random -o sol.json\n"
+               "  edgebench evaluate inst.json sol.json\n"
+               "  edgebench COMMAND --help                         # options of one command\n\n"
+               "Input errors are reported as one line 'edgebench: error: <file>: <field>: <reason>' "
+               "with exit code 2.")
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = _sub(sub, "generate", "generate instances from a preset",
+             "Generate COUNT instances of FAMILY from a preset; instance k uses seed SEED+k. Files are "
+             "named <id>.json (or .json.gz with --gzip) and are written only once every instance was "
+             "generated; their paths are printed.",
+             "  edgebench generate placement --preset synthetic-3 --set num_tasks=24 -o out/\n"
+             "  edgebench generate mapping --preset thesis --set topology=ring --seed 7 --count 5 -o out/\n"
+             "  edgebench generate offloading --preset heft-random --set tasks=10 --gzip -o out/\n",
+             cmd_generate)
+    from edgebench.instances.generators import presets
+
+    p.epilog += "\npresets:\n" + "".join(f"  {f:<10} {name:<15} {desc}\n"
+                                         for (f, name), desc in sorted(presets().items()))
+    p.add_argument("family", metavar="FAMILY", help="placement, mapping or offloading")
+    p.add_argument("--preset", required=True, metavar="P", help="generator preset (listed below)")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE",
+                   help="override a generator parameter (repeatable); VALUE is read as JSON, else as text")
+    p.add_argument("--seed", type=_seed, default=0, metavar="S", help="seed of the first instance (default 0)")
+    p.add_argument("--count", type=_positive_int, default=1, metavar="N", help="number of instances (default 1)")
+    p.add_argument("--gzip", action="store_true", help="write .json.gz files")
+    p.add_argument("-o", "--output", required=True, metavar="DIR", help="output folder (created if needed)")
+
+    p = _sub(sub, "validate", "validate instance and solution files",
+             "Validate each file (instance or solution: a solution has an 'instance_hash' key) and print "
+             "'OK <path> <family> <id>'. Stops at the first bad file with its error line and exit code 2.",
+             "  edgebench validate inst.json sol.json\n"
+             "  edgebench validate runs/demo/instances/*.json\n"
+             "  edgebench validate --instance inst.json sol.json   # also check the solution's instance hash\n",
+             cmd_validate)
+    p.add_argument("paths", nargs="+", metavar="PATH", help=".json or .json.gz files")
+    p.add_argument("--instance", metavar="INSTANCE", help="check that solutions were made for this instance")
+
+    p = _sub(sub, "info", "describe an instance (hash, family, summary)",
+             "Print an instance's content hash (sha256 of its canonical JSON), family, id, name and a "
+             "family summary (counts, capacities, arrivals, settings); for a solution, its instance, "
+             "solver, status and reported values.",
+             "  edgebench info inst.json\n"
+             "  edgebench info --json inst.json.gz\n",
+             cmd_info)
+    p.add_argument("path", metavar="PATH")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+    p = _sub(sub, "schema", "print the JSON Schema of the instance or solution format",
+             "Print the JSON Schema (draft 2020-12, from the pydantic models) of instance or solution "
+             "files.",
+             "  edgebench schema instance > instance.schema.json\n"
+             "  edgebench schema solution\n",
+             cmd_schema)
+    p.add_argument("kind", choices=("instance", "solution"))
+
+    p = _sub(sub, "evaluate", "score a solution with the referee",
+             "Evaluate SOLUTION on INSTANCE with the referee and print JSON with the keys feasible, "
+             "violations, objectives, primary and sense. An infeasible solution is a result (exit 0); a "
+             "solution made for another instance is an input error (exit 2).",
+             "  edgebench evaluate inst.json sol.json\n",
+             cmd_evaluate)
+    p.add_argument("instance", metavar="INSTANCE")
+    p.add_argument("solution", metavar="SOLUTION")
+
+    try:
+        from edgebench.instances.traces.cli import add_parser as add_convert
+    except ModuleNotFoundError as exc:  # the trace readers are optional for the rest of the CLI
+        if not (exc.name or "").startswith("edgebench.instances.traces"):
+            raise
+    else:
+        add_convert(sub)
+
+    p = _sub(sub, "solvers", "list the registered solvers",
+             "List the solvers of the registry (name, kind, families, description).",
+             "  edgebench solvers\n"
+             "  edgebench solvers --family mapping --json\n",
+             cmd_solvers)
+    p.add_argument("--family", metavar="F", help="only solvers of this family")
+    p.add_argument("--json", action="store_true",
+                   help="print a JSON list of {name, families, kind, description, params}")
+
+    p = _sub(sub, "solve", "solve an instance with a registered solver",
+             "Solve INSTANCE with solver NAME, evaluate the solution with the referee, write it "
+             "atomically to SOLUTION and print its status and the referee's primary objective.",
+             "  edgebench solve inst.json --solver random -o sol.json\n"
+             "  edgebench solve inst.json --solver random --seed 3 --time-limit 10 --param attempts=50 -o sol.json\n",
+             cmd_solve)
+    p.add_argument("instance", metavar="INSTANCE")
+    p.add_argument("--solver", required=True, metavar="NAME", help="see 'edgebench solvers'")
+    p.add_argument("--time-limit", type=_positive_float, default=None, metavar="S", help="seconds")
+    p.add_argument("--seed", type=_seed, default=0, metavar="S", help="solver seed (default 0)")
+    p.add_argument("--param", action="append", metavar="KEY=VALUE",
+                   help="solver parameter (repeatable); VALUE is read as JSON, else as text")
+    p.add_argument("-o", "--output", required=True, metavar="SOLUTION", help="solution file (.json or .json.gz)")
+
+    p = _sub(sub, "demo", "generate, solve and evaluate one small instance per family",
+             "For each family generate a small default instance (placement synthetic-3 with num_tasks=24, "
+             "mapping thesis, offloading heft-random with tasks=10), solve it with the 'random' baseline, "
+             "evaluate it with the referee, print a table and write instances, solutions and summary.json "
+             "to DIR. Exit code 0 only if every solution is feasible.",
+             "  edgebench demo\n"
+             "  edgebench demo --seed 3 -o runs/demo3\n",
+             cmd_demo)
+    p.add_argument("--seed", type=_seed, default=0, metavar="S", help="seed of generators and solver (default 0)")
+    p.add_argument("-o", "--output", default=str(DEMO_DIR), metavar="DIR", help=f"default {DEMO_DIR}")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, --version, usage errors (exit 2)
+        code = exc.code
+        return code if isinstance(code, int) else (0 if code is None else 2)
+    try:
+        return int(args.func(args) or 0)
+    except InputError as err:
+        print(f"{PROG}: error: {err.line()}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # `edgebench ... | head`: stop quietly, like other command-line tools
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except OSError:
+            pass
+        return 141
+    except OSError as exc:
+        where = getattr(exc, "filename", None) or "<output>"
+        reason = exc.strerror or str(exc)
+        print(f"{PROG}: error: {where}: <root>: {reason}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130

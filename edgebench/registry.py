@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import warnings
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
@@ -67,6 +68,8 @@ class SolverInfo:
 
 
 _REGISTRY: dict[str, SolverInfo] = {}
+#: solver modules that failed to import (module -> error); a test asserts it stays empty
+LOAD_ERRORS: dict[str, str] = {}
 _loaded = False
 
 
@@ -94,7 +97,12 @@ def _load() -> None:
         pkg = importlib.import_module(pkg_name)
         for mod in pkgutil.iter_modules(pkg.__path__):
             if not mod.name.startswith("_"):
-                importlib.import_module(f"{pkg_name}.{mod.name}")
+                name = f"{pkg_name}.{mod.name}"
+                try:
+                    importlib.import_module(name)
+                except Exception as exc:  # one broken module must not hide every other solver
+                    LOAD_ERRORS[name] = f"{type(exc).__name__}: {exc}"
+                    warnings.warn(f"edgebench: solver module {name} failed to import: {exc}", stacklevel=2)
     _loaded = True
 
 

@@ -143,6 +143,10 @@ def write_text_atomic(path: str | os.PathLike, text: str | bytes) -> Path:
         data = gzip.compress(data, compresslevel=9, mtime=0)
     fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
     try:
+        # mkstemp makes 0600 files; give the result the permissions a plain open() would
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()

@@ -5,6 +5,11 @@ import pytest
 from edgebench import registry
 
 
+def test_every_solver_module_imports():
+    registry.solvers()
+    assert registry.LOAD_ERRORS == {}
+
+
 def test_every_registered_solver_is_well_formed():
     infos = registry.solvers()
     assert infos, "no solver registered"

@@ -1,0 +1,505 @@
+"""The ``random`` baseline: one seeded random policy per family.
+
+It is the floor every other solver is compared against, and the solver the CLI's ``demo``
+runs. Each family is solved in three steps — build a model of the instance (precomputed
+data), solve it (a seeded simulation that draws random choices), decode the raw result into
+the family's decisions model — and every derived quantity (durations, routes, transfer
+times, bandwidth levels) comes from :mod:`edgebench.instances.semantics`.
+
+* placement: an online simulation, step by step. Arriving tasks join the queues of their
+  eligible clusters; at each step the clusters, in random order, start a random task of
+  their pending set (the ``pending_size`` earliest waiting tasks of their queue, taken at
+  the beginning of the step) with a random allocation among
+  ``semantics.allocation_options`` that fits the free capacity — one start per cluster per
+  step in variant "single", rounds of one start per cluster until nobody can start more in
+  variant "multi". The allocation is fixed for the task's life and its duration is
+  ``semantics.fixed_run_steps`` (noise included).
+* mapping: jobs in arrival order, each at the time the previous one started or later: a
+  random node per task node among the nodes with enough free CPU/RAM, canonical routes, a
+  random bandwidth level clipped to the free bandwidth along the route (never below
+  ``bw_min``); up to ``attempts`` tries, else the job waits until running jobs release
+  resources. A job that even the empty network cannot host makes the result "infeasible".
+* offloading: workflows by arrival; a random topological order per workflow; a random
+  server among those that can host the task; the earliest start that respects precedence,
+  transfer and input times and the servers' CPU/memory over time.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from edgebench.errors import InputError
+from edgebench.instances import semantics
+from edgebench.instances.model import Instance, MappingPayload, OffloadingPayload, PlacementPayload
+from edgebench.registry import Result, make_result, register
+from edgebench.solution import (
+    JobDecision,
+    LinkDecision,
+    MappingDecisions,
+    OffloadingDecisions,
+    PlacementDecision,
+    PlacementDecisions,
+    TaskSchedule,
+    WorkflowDecision,
+)
+
+NAME = "random"
+#: mapping: random tries per job and resource state before the job waits
+DEFAULT_ATTEMPTS = 200
+#: resources are compared with this slack (the referee allows 1e-6 absolute + relative)
+EPS = 1e-9
+
+PARAMS = {
+    "attempts": f"int >= 1, default {DEFAULT_ATTEMPTS}: mapping only, random tries per job before it waits",
+}
+
+
+class _Timeout(Exception):
+    """Raised inside a simulation when the time limit has passed."""
+
+
+def _check_time(deadline: float | None) -> None:
+    if deadline is not None and time.perf_counter() > deadline:
+        raise _Timeout
+
+
+def _parse_params(params: dict[str, Any]) -> dict[str, Any]:
+    out = {"attempts": DEFAULT_ATTEMPTS}
+    for key, value in params.items():
+        if key != "attempts":
+            raise InputError(f"unknown parameter of solver {NAME!r} (known: {', '.join(PARAMS)})",
+                             field=f"params.{key}")
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise InputError(f"must be an integer >= 1, got {value!r}", field=f"params.{key}")
+        out[key] = value
+    return out
+
+
+@register(NAME, families=("placement", "mapping", "offloading"), kind="heuristic",
+          description="Seeded random policy: random task/node/server and random valid allocation or bandwidth",
+          params=PARAMS)
+def solve(instance: Instance, *, time_limit: float | None = None, seed: int = 0, **params: Any) -> Result:
+    """Seeded random baseline for every family (see the module docstring)."""
+    started = time.perf_counter()
+    opts = _parse_params(params)
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise InputError(f"the seed must be a non-negative integer, got {seed!r}", field="seed")
+    rng = np.random.default_rng(seed)
+    deadline = None if time_limit is None else started + float(time_limit)
+    family = instance.family
+    try:
+        if family == "placement":
+            pm = build_placement(instance.placement)
+            raw = solve_placement(pm, rng, deadline)
+            if raw is None:
+                return make_result(instance, NAME, status="infeasible", seed=seed, params=params,
+                                   started=started, stats={"reason": pm.unrunnable_reason()})
+            decisions, objective = decode_placement(pm, raw)
+        elif family == "mapping":
+            mm = build_mapping(instance.mapping)
+            raw = solve_mapping(mm, rng, deadline, attempts=opts["attempts"])
+            if isinstance(raw, str):
+                return make_result(instance, NAME, status="infeasible", seed=seed, params=params,
+                                   started=started, stats={"reason": raw})
+            decisions, mean_wait = decode_mapping(mm, raw)
+            # the composite objective is the referee's to compute; the simulation knows the waits
+            return make_result(instance, NAME, status="feasible", decisions=decisions, seed=seed,
+                               params=params, started=started, stats={"mean_wait": mean_wait})
+        elif family == "offloading":
+            om = build_offloading(instance.offloading)
+            raw = solve_offloading(om, rng, deadline)
+            decisions, objective = decode_offloading(om, raw)
+        else:  # pragma: no cover - the instance model admits only the three families
+            raise InputError(f"unsupported family {family!r}", field="family")
+    except _Timeout:
+        return make_result(instance, NAME, status="timeout", seed=seed, params=params, started=started,
+                           stats={"time_limit": time_limit})
+    return make_result(instance, NAME, status="feasible", decisions=decisions, seed=seed, params=params,
+                       objective=objective, started=started)
+
+
+# ======================================================================================
+# Placement
+# ======================================================================================
+
+
+@dataclass
+class PlacementModel:
+    payload: PlacementPayload
+    #: task indices sorted by (arrival, index): the queue order
+    order: list[int]
+    #: per cluster, the tasks eligible there in queue order
+    queues: list[list[int]]
+    #: runnable[j]: eligible clusters on which task j can finish at some allocation
+    runnable: list[set[int]]
+    #: memory each task holds while running (None: not tracked)
+    memory: list[int | None]
+
+    def unrunnable_reason(self) -> str:
+        bad = [j for j, r in enumerate(self.runnable) if not r]
+        return f"tasks {bad[:10]} can finish on none of their eligible clusters"
+
+
+def build_placement(payload: PlacementPayload) -> PlacementModel:
+    tasks = payload.tasks
+    order = sorted(range(len(tasks)), key=lambda j: (tasks[j].arrival, j))
+    queues: list[list[int]] = [[] for _ in payload.clusters]
+    for j in order:
+        for n in tasks[j].eligible:
+            queues[n].append(j)
+    runnable: list[set[int]] = []
+    for j, task in enumerate(tasks):
+        ok = set()
+        for n in task.eligible:
+            cap = payload.clusters[n].capacity
+            # the performance models are monotone in the allocation: the whole cluster decides
+            if semantics.fits(task.minimum, cap) and semantics.fixed_run_steps(payload, j, cap.cpu, cap.gpu):
+                ok.add(n)
+        runnable.append(ok)
+    memory = [t.minimum.memory for t in tasks]
+    return PlacementModel(payload, order, queues, runnable, memory)
+
+
+@dataclass
+class _Run:
+    task: int
+    end: int
+    cpu: int
+    gpu: int
+    mem: int
+
+
+def solve_placement(pm: PlacementModel, rng: np.random.Generator,
+                    deadline: float | None) -> dict[int, tuple[int, int, int, int, int]] | None:
+    """Simulate; returns task -> (cluster, start, cpu, gpu, steps), or None when a task can
+    finish nowhere."""
+    payload = pm.payload
+    if any(not r for r in pm.runnable):
+        return None
+    tasks = payload.tasks
+    caps = [c.capacity for c in payload.clusters]
+    n_clusters = len(caps)
+    multi = payload.variant == "multi"
+    waiting = [list(q) for q in pm.queues]  # queue order, started tasks removed
+    running: list[list[_Run]] = [[] for _ in range(n_clusters)]
+    options_cache: dict[tuple[int, int], list[tuple[int, int]]] = {}
+    steps_cache: dict[tuple[int, int, int], int | None] = {}
+    out: dict[int, tuple[int, int, int, int, int]] = {}
+    arrivals = sorted({t.arrival for t in tasks})
+    t = arrivals[0]
+    total = len(tasks)
+
+    def free(n: int) -> tuple[int, int, int | None]:
+        cpu = caps[n].cpu - sum(r.cpu for r in running[n])
+        gpu = caps[n].gpu - sum(r.gpu for r in running[n])
+        mem = None
+        if caps[n].memory is not None:
+            mem = caps[n].memory - sum(r.mem for r in running[n])
+        return cpu, gpu, mem
+
+    def try_start(n: int, j: int, now: int) -> bool:
+        cpu, gpu, mem = free(n)
+        need_mem = pm.memory[j]
+        if mem is not None and need_mem is not None and need_mem > mem:
+            return False
+        key = (j, n)
+        if key not in options_cache:
+            options_cache[key] = semantics.allocation_options(payload, j, n)
+        fitting = [o for o in options_cache[key] if o[0] <= cpu and o[1] <= gpu]
+        while fitting:
+            c, g = fitting.pop(int(rng.integers(len(fitting))))
+            sk = (j, c, g)
+            if sk not in steps_cache:
+                steps_cache[sk] = semantics.fixed_run_steps(payload, j, c, g)
+            d = steps_cache[sk]
+            if d is None:
+                continue
+            running[n].append(_Run(j, now + d, c, g, need_mem if (mem is not None and need_mem) else 0))
+            out[j] = (n, now, c, g, d)
+            return True
+        return False
+
+    while len(out) < total:
+        _check_time(deadline)
+        for n in range(n_clusters):
+            running[n] = [r for r in running[n] if r.end > t]
+        # pending sets at the beginning of the step: the earliest arrived waiting tasks
+        windows = []
+        for n in range(n_clusters):
+            win = []
+            for j in waiting[n]:
+                if tasks[j].arrival > t or len(win) == payload.pending_size:
+                    break
+                win.append(j)
+            windows.append(win)
+        started_now: set[int] = set()
+        while True:
+            progress = False
+            for n in rng.permutation(n_clusters):
+                n = int(n)
+                cands = [j for j in windows[n] if j not in started_now and n in pm.runnable[j]]
+                for k in rng.permutation(len(cands)):
+                    j = cands[int(k)]
+                    if try_start(n, j, t):
+                        started_now.add(j)
+                        progress = True
+                        break
+            if not multi or not progress:
+                break
+        for j in started_now:
+            for n in tasks[j].eligible:
+                waiting[n].remove(j)
+        if len(out) == total:
+            break
+        if started_now:
+            t += 1
+            continue
+        # nothing could start: jump to the next arrival or completion
+        nxt = [r.end for runs in running for r in runs if r.end > t]
+        nxt += [a for a in arrivals if a > t]
+        if not nxt:  # pragma: no cover - impossible when every task is runnable somewhere
+            raise RuntimeError("placement simulation stalled")
+        t = min(nxt)
+    return out
+
+
+def decode_placement(pm: PlacementModel, raw: dict[int, tuple[int, int, int, int, int]]
+                     ) -> tuple[PlacementDecisions, float]:
+    tasks = pm.payload.tasks
+    decisions = []
+    total = 0.0
+    for j in range(len(tasks)):
+        n, start, c, g, d = raw[j]
+        decisions.append(PlacementDecision(cluster=n, start=start, cpu=c, gpu=g))
+        total += start + d - tasks[j].arrival
+    return PlacementDecisions(tasks=tuple(decisions)), total
+
+
+# ======================================================================================
+# Mapping
+# ======================================================================================
+
+
+@dataclass
+class MappingModel:
+    payload: MappingPayload
+    #: job indices by (arrival, index)
+    order: list[int]
+    #: free capacities of the empty network (background load taken off)
+    cpu0: np.ndarray
+    ram0: np.ndarray
+    bw0: np.ndarray
+    levels: int
+
+
+def build_mapping(payload: MappingPayload) -> MappingModel:
+    jobs = payload.jobs
+    order = sorted(range(len(jobs)), key=lambda k: (jobs[k].arrival, k))
+    cpu0 = np.array([p.cpu - p.bg_cpu for p in payload.nodes], dtype=float)
+    ram0 = np.array([p.ram - p.bg_ram for p in payload.nodes], dtype=float)
+    bw0 = np.array([r.bandwidth for r in payload.links], dtype=float)
+    return MappingModel(payload, order, cpu0, ram0, bw0, payload.objective.bandwidth_levels)
+
+
+@dataclass
+class _Placed:
+    nodes: list[int]
+    links: list[tuple[tuple[int, ...], float]]
+    cpu: np.ndarray  # usage added by the job
+    ram: np.ndarray
+    bw: np.ndarray
+
+
+def _try_map(mm: MappingModel, k: int, cpu: np.ndarray, ram: np.ndarray, bw: np.ndarray,
+             rng: np.random.Generator, attempts: int, deadline: float | None) -> _Placed | None:
+    payload = mm.payload
+    job = payload.jobs[k]
+    for _ in range(attempts):
+        _check_time(deadline)
+        c, r, b = cpu.copy(), ram.copy(), bw.copy()
+        nodes: list[int] = []
+        for tn in job.tasks:
+            cand = np.flatnonzero((c >= tn.cpu - EPS) & (r >= tn.ram - EPS))
+            if cand.size == 0:
+                break
+            p = int(cand[int(rng.integers(cand.size))])
+            nodes.append(p)
+            c[p] -= tn.cpu
+            r[p] -= tn.ram
+        if len(nodes) < len(job.tasks):
+            continue
+        links: list[tuple[tuple[int, ...], float]] = []
+        for v in job.links:
+            route = semantics.canonical_route(payload, nodes[v.src], nodes[v.dst])
+            if route is None:
+                break
+            if not route:  # co-located: no physical bandwidth, demand fully met
+                links.append(((), float(v.bw_max)))
+                continue
+            level = int(rng.integers(mm.levels))
+            want = semantics.bandwidth_level(v.bw_min, v.bw_max, level, mm.levels)
+            avail = float(min(b[i] for i in route))
+            got = min(want, avail)
+            if got < v.bw_min - EPS:
+                break
+            got = max(got, float(v.bw_min))
+            for i in route:
+                b[i] -= got
+            links.append((tuple(route), got))
+        if len(links) < len(job.links):
+            continue
+        return _Placed(nodes, links, cpu - c, ram - r, bw - b)
+    return None
+
+
+def solve_mapping(mm: MappingModel, rng: np.random.Generator, deadline: float | None, *,
+                  attempts: int = DEFAULT_ATTEMPTS) -> dict[int, tuple[float, _Placed]] | str:
+    """Returns job -> (start, placement), or a reason string when a job fits not even the
+    empty network."""
+    jobs = mm.payload.jobs
+    active: list[tuple[float, _Placed]] = []  # (end, placement)
+    out: dict[int, tuple[float, _Placed]] = {}
+    t = 0.0
+    for k in mm.order:
+        job = jobs[k]
+        t = max(t, float(job.arrival))
+        empty: _Placed | None | bool = False  # False: not tried yet
+        while True:
+            active = [(end, pl) for end, pl in active if end > t]
+            cpu, ram, bw = mm.cpu0.copy(), mm.ram0.copy(), mm.bw0.copy()
+            for _, pl in active:
+                cpu -= pl.cpu
+                ram -= pl.ram
+                bw -= pl.bw
+            placed = _try_map(mm, k, cpu, ram, bw, rng, attempts, deadline)
+            if placed is None and not active and empty:
+                placed = empty  # the network is empty now: reuse the mapping found for it
+            if placed is not None:
+                break
+            if empty is False:
+                empty = _try_map(mm, k, mm.cpu0, mm.ram0, mm.bw0, rng, attempts, deadline)
+                if empty is None:
+                    return (f"job {k} could not be mapped onto the empty network in {attempts} random tries "
+                            "(not enough CPU/RAM, unreachable nodes or too little bandwidth)")
+            if not active:
+                continue  # empty network: the next pass reuses `empty`
+            t = min(end for end, _ in active)
+        out[k] = (t, placed)
+        active.append((t + float(job.duration), placed))
+    return out
+
+
+def decode_mapping(mm: MappingModel, raw: dict[int, tuple[float, _Placed]]) -> tuple[MappingDecisions, float]:
+    decisions = []
+    waits = []
+    for k, job in enumerate(mm.payload.jobs):
+        start, pl = raw[k]
+        decisions.append(JobDecision(nodes=tuple(pl.nodes),
+                                     links=tuple(LinkDecision(route=r, bandwidth=b) for r, b in pl.links),
+                                     start=start))
+        waits.append(start - job.arrival)
+    return MappingDecisions(jobs=tuple(decisions)), float(np.mean(waits)) if waits else 0.0
+
+
+# ======================================================================================
+# Offloading
+# ======================================================================================
+
+
+@dataclass
+class OffloadingModel:
+    payload: OffloadingPayload
+    #: workflow indices by (arrival, index)
+    order: list[int]
+    #: per workflow, per task: its incoming (edge index, source task)
+    preds: list[list[list[tuple[int, int]]]]
+    succs: list[list[list[int]]]
+    #: per workflow, per task: servers that can host it
+    hosts: list[list[list[int]]]
+
+
+def build_offloading(payload: OffloadingPayload) -> OffloadingModel:
+    wfs = payload.workflows
+    order = sorted(range(len(wfs)), key=lambda w: (wfs[w].arrival, w))
+    preds, succs, hosts = [], [], []
+    for w, wf in enumerate(wfs):
+        p: list[list[tuple[int, int]]] = [[] for _ in wf.tasks]
+        s: list[list[int]] = [[] for _ in wf.tasks]
+        for e, edge in enumerate(wf.edges):
+            p[edge.dst].append((e, edge.src))
+            s[edge.src].append(edge.dst)
+        preds.append(p)
+        succs.append(s)
+        hosts.append([[srv for srv in range(len(payload.servers)) if semantics.can_host(payload, w, t, srv)]
+                      for t in range(len(wf.tasks))])
+    return OffloadingModel(payload, order, preds, succs, hosts)
+
+
+def _fits_window(busy: list[tuple[float, float, float, float]], start: float, dur: float,
+                 cpu: float, mem: float, cap_cpu: float, cap_mem: float) -> bool:
+    end = start + dur
+    if dur > 0:
+        overlap = [iv for iv in busy if iv[0] < end and iv[1] > start]
+    else:
+        overlap = [iv for iv in busy if iv[0] <= start < iv[1]]
+    points = [start] + [iv[0] for iv in overlap if iv[0] > start]
+    for x in points:
+        used_c = sum(iv[2] for iv in overlap if iv[0] <= x < iv[1])
+        used_m = sum(iv[3] for iv in overlap if iv[0] <= x < iv[1])
+        if used_c + cpu > cap_cpu + EPS or used_m + mem > cap_mem + EPS:
+            return False
+    return True
+
+
+def solve_offloading(om: OffloadingModel, rng: np.random.Generator,
+                     deadline: float | None) -> dict[tuple[int, int], tuple[int, float, float]]:
+    """Returns (workflow, task) -> (server, start, finish)."""
+    payload = om.payload
+    servers = payload.servers
+    busy: list[list[tuple[float, float, float, float]]] = [[] for _ in servers]
+    out: dict[tuple[int, int], tuple[int, float, float]] = {}
+    for w in om.order:
+        wf = payload.workflows[w]
+        indeg = [len(p) for p in om.preds[w]]
+        ready = [t for t in range(len(wf.tasks)) if indeg[t] == 0]
+        while ready:
+            _check_time(deadline)
+            t = ready.pop(int(rng.integers(len(ready))))
+            hosts = om.hosts[w][t]
+            s = hosts[int(rng.integers(len(hosts)))]
+            earliest = float(wf.arrival) + semantics.input_time(payload, w, t, s)
+            for e, src in om.preds[w][t]:
+                ps, _, pf = out[(w, src)]
+                earliest = max(earliest, pf + semantics.transfer_time(payload, w, e, ps, s))
+            dur = semantics.task_duration(payload, w, t, s)
+            if servers[s].is_cloud:
+                start = earliest
+            else:
+                cpu, mem = semantics.task_demand(payload, w, t)
+                cands = sorted({earliest} | {iv[1] for iv in busy[s] if iv[1] > earliest})
+                start = next(x for x in cands
+                             if _fits_window(busy[s], x, dur, cpu, mem, servers[s].cpu, servers[s].mem))
+                busy[s].append((start, start + dur, cpu, mem))
+            out[(w, t)] = (s, start, start + dur)
+            for nxt in om.succs[w][t]:
+                indeg[nxt] -= 1
+                if indeg[nxt] == 0:
+                    ready.append(nxt)
+    return out
+
+
+def decode_offloading(om: OffloadingModel, raw: dict[tuple[int, int], tuple[int, float, float]]
+                      ) -> tuple[OffloadingDecisions, float]:
+    wfs = []
+    spans = []
+    for w, wf in enumerate(om.payload.workflows):
+        sched = [raw[(w, t)] for t in range(len(wf.tasks))]
+        wfs.append(WorkflowDecision(tasks=tuple(TaskSchedule(server=s, start=st) for s, st, _ in sched)))
+        spans.append(max(f for _, _, f in sched) - float(wf.arrival))
+    objective = float(np.mean(spans)) if spans else 0.0
+    return OffloadingDecisions(workflows=tuple(wfs)), objective if math.isfinite(objective) else 0.0
