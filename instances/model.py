@@ -314,7 +314,6 @@ class Workflow(Frozen):
     def _dag(self) -> "Workflow":
         n = len(self.tasks)
         seen = set()
-        succ: list[list[int]] = [[] for _ in range(n)]
         for k, e in enumerate(self.edges):
             for end in ("src", "dst"):
                 v = getattr(e, end)
@@ -322,41 +321,28 @@ class Workflow(Frozen):
             _check(e.src != e.dst, f"edges[{k}]", "self-loop: the workflow is cyclic")
             _check((e.src, e.dst) not in seen, f"edges[{k}]", "duplicate edge")
             seen.add((e.src, e.dst))
-            succ[e.src].append(e.dst)
-        cycle = _find_cycle(succ)
+        cycle = find_cycle(n, self.edges)
         _check(cycle is None, "edges", f"the workflow is cyclic: {' -> '.join(map(str, cycle or []))}")
         if self.exec_times is not None:
             _check(len(self.exec_times) == n, "exec_times", f"needs one row per task ({n})")
         return self
 
 
-def _find_cycle(succ: list[list[int]]) -> list[int] | None:
-    color = [0] * len(succ)
-    parent = [-1] * len(succ)
-    for root in range(len(succ)):
-        if color[root]:
-            continue
-        stack = [(root, iter(succ[root]))]
-        color[root] = 1
-        while stack:
-            v, it = stack[-1]
-            nxt = next(it, None)
-            if nxt is None:
-                color[v] = 2
-                stack.pop()
-            elif color[nxt] == 0:
-                color[nxt] = 1
-                parent[nxt] = v
-                stack.append((nxt, iter(succ[nxt])))
-            elif color[nxt] == 1:
-                cyc = [nxt]
-                u = v
-                while u != nxt:
-                    cyc.append(u)
-                    u = parent[u]
-                cyc.append(nxt)
-                return cyc[::-1]
-    return None
+def find_cycle(n: int, edges) -> list[int] | None:
+    """A directed cycle among tasks 0..n-1 as a list of task indices (first == last), or None.
+    ``edges`` holds (src, dst, ...) tuples or objects with ``src`` / ``dst``."""
+    import networkx as nx
+
+    g = nx.DiGraph()
+    g.add_nodes_from(range(n))
+    for e in edges:
+        a, b = (e.src, e.dst) if hasattr(e, "src") else (e[0], e[1])
+        g.add_edge(a, b)
+    try:
+        cyc = nx.find_cycle(g)
+    except nx.NetworkXNoCycle:
+        return None
+    return [a for a, _ in cyc] + [cyc[0][0]]
 
 
 class OffloadingPayload(Frozen):

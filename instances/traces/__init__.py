@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from edgebench.errors import InputError
+from edgebench.instances.model import find_cycle  # noqa: F401  (re-exported for the readers)
 
 ENV_VAR = "EDGEBENCH_TRACES"
 
@@ -214,39 +215,6 @@ class RawWorkflow:
     edges: list[tuple[int, int, float]] = field(default_factory=list)
     file: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
-
-
-def find_cycle(n: int, edges: Sequence[tuple[int, int, Any]]) -> list[int] | None:
-    """A directed cycle as a list of task indices (first == last), or None."""
-    succ: list[list[int]] = [[] for _ in range(n)]
-    for a, b, *_ in edges:
-        succ[a].append(b)
-    color = [0] * n
-    parent = [-1] * n
-    for root in range(n):
-        if color[root]:
-            continue
-        color[root] = 1
-        stack = [(root, iter(succ[root]))]
-        while stack:
-            v, it = stack[-1]
-            nxt = next(it, None)
-            if nxt is None:
-                color[v] = 2
-                stack.pop()
-            elif color[nxt] == 0:
-                color[nxt] = 1
-                parent[nxt] = v
-                stack.append((nxt, iter(succ[nxt])))
-            elif color[nxt] == 1:
-                cyc = [nxt]
-                u = v
-                while u != nxt:
-                    cyc.append(u)
-                    u = parent[u]
-                cyc.append(nxt)
-                return cyc[::-1]
-    return None
 
 
 #: parameters of the offloading server model shared by daggen and WfCommons conversions
