@@ -426,6 +426,25 @@ def cmd_solvers(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_sets(args: argparse.Namespace) -> int:
+    from edgebench.instances import sets
+
+    rows = []
+    for name in sets.list_sets():
+        m = sets.read_manifest(name)
+        rows.append({"name": name, "family": m["family"], "instances": len(m["instances"]),
+                     "folder": str(sets.DATA_DIR / name), "description": m["description"]})
+    if args.json:
+        _print_json(rows)
+        return 0
+    head = ("name", "family", "instances", "description")
+    table = [(r["name"], r["family"], str(r["instances"]), r["description"]) for r in rows]
+    widths = [max(len(r[i]) for r in table + [head]) for i in range(3)]
+    for r in [head] + table:
+        print("  ".join(r[i].ljust(widths[i]) for i in range(3)) + "  " + r[3])
+    return 0
+
+
 def _objective_line(ev) -> str:
     value = ev.objectives.get(ev.primary)
     shown = "n/a" if value is None else _fmt_num(float(value))
@@ -453,18 +472,25 @@ def cmd_solve(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_demo(seed: int = 0) -> list[dict[str, Any]]:
-    """Generate the demo instances, solve each with the random baseline and evaluate it.
-    Returns one row per family (with the instance, solution and evaluation objects)."""
+def run_demo(seed: int = 0, *, sets: bool = True) -> list[dict[str, Any]]:
+    """Solve with the random baseline and evaluate with the referee: one freshly generated
+    small instance per family (``source`` "generated"), then every instance of every embedded
+    instance set (``source`` = the set's name). One row per instance."""
+    from edgebench.instances import sets as instance_sets
     from edgebench.instances.generators import generate
     from edgebench.referee import evaluate
 
+    todo = [("generated", family, generate(family, preset, seed=seed, **overrides))
+            for family, preset, overrides in DEMO_INSTANCES]
+    if sets:
+        for name in instance_sets.list_sets():
+            for inst in instance_sets.load_set(name):
+                todo.append((name, inst.family, inst))
     rows = []
-    for family, preset, overrides in DEMO_INSTANCES:
-        inst = generate(family, preset, seed=seed, **overrides)
+    for source, family, inst in todo:
         result = _run_solver(inst, DEMO_SOLVER, time_limit=60.0, seed=seed, params={})
         ev = evaluate(inst, result.solution)
-        rows.append({"family": family, "preset": preset, "instance": inst, "solution": result.solution,
+        rows.append({"source": source, "family": family, "instance": inst, "solution": result.solution,
                      "evaluation": ev, "runtime": result.runtime})
     return rows
 
@@ -473,29 +499,27 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from edgebench.instances import io
 
     _check_output_dir(args.output)
-    rows = run_demo(args.seed)
+    rows = run_demo(args.seed, sets=not args.no_sets)
     out = Path(args.output)
     table = []
-    for r in rows:
-        inst, sol, ev = r["instance"], r["solution"], r["evaluation"]
-        table.append((r["family"], inst.id, sol.solver, sol.status, "yes" if ev.feasible else "NO",
-                      f"{ev.primary} = " + ("n/a" if ev.primary not in ev.objectives
-                                            else _fmt_num(float(ev.objectives[ev.primary])))))
     summary = []
     for r in rows:
         inst, sol, ev = r["instance"], r["solution"], r["evaluation"]
+        table.append((r["family"], inst.id, sol.solver, sol.status, "yes" if ev.feasible else "NO", r["source"],
+                      f"{ev.primary} = " + ("n/a" if ev.primary not in ev.objectives
+                                            else _fmt_num(float(ev.objectives[ev.primary])))))
         stem = _safe_name(inst.id)
         ipath = io.write_json(out / "instances" / f"{stem}.json", inst)
         spath = io.write_json(out / "solutions" / f"{stem}.{sol.solver}.json", sol)
-        summary.append({"family": r["family"], "preset": r["preset"], "instance": str(ipath),
-                        "solution": str(spath), "solver": sol.solver, "status": sol.status,
-                        **ev.as_dict()})
+        summary.append({"source": r["source"], "family": r["family"], "instance": str(ipath),
+                        "solution": str(spath), "solver": sol.solver, "status": sol.status, **ev.as_dict()})
     io.write_json(out / "summary.json", {"seed": args.seed, "runs": summary})
-    head = ("family", "instance", "solver", "status", "feasible", "primary objective (referee)")
-    widths = [max(len(str(x[i])) for x in table + [head]) for i in range(5)]
+    head = ("family", "instance", "solver", "status", "feasible", "source", "primary objective (referee)")
+    ncol = len(head) - 1
+    widths = [max(len(str(x[i])) for x in table + [head]) for i in range(ncol)]
     for x in [head] + table:
-        print("  ".join(str(x[i]).ljust(widths[i]) for i in range(5)) + "  " + x[5])
-    print(f"instances and solutions written to {out}")
+        print("  ".join(str(x[i]).ljust(widths[i]) for i in range(ncol)) + "  " + x[ncol])
+    print(f"{len(rows)} instances solved; instances, solutions and summary.json written to {out}")
     ok = all(r["evaluation"].feasible for r in rows)
     if not ok:
         print(f"{PROG}: demo: some solutions are infeasible", file=sys.stderr)
@@ -607,6 +631,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true",
                    help="print a JSON list of {name, families, kind, description, params}")
 
+    p = _sub(sub, "sets", "list the embedded default instance sets",
+             "List the versioned instance sets shipped with edgebench (instances/data/<name>/manifest.json): "
+             "name, family, number of instances, description.",
+             "  edgebench sets\n"
+             "  edgebench sets --json\n",
+             cmd_sets)
+    p.add_argument("--json", action="store_true", help="print a JSON list of {name, family, instances, folder, "
+                   "description}")
+
     p = _sub(sub, "solve", "solve an instance with a registered solver",
              "Solve INSTANCE with solver NAME, evaluate the solution with the referee, write it "
              "atomically to SOLUTION and print its status and the referee's primary objective.",
@@ -621,14 +654,17 @@ def build_parser() -> argparse.ArgumentParser:
                    help="solver parameter (repeatable); VALUE is read as JSON, else as text")
     p.add_argument("-o", "--output", required=True, metavar="SOLUTION", help="solution file (.json or .json.gz)")
 
-    p = _sub(sub, "demo", "generate, solve and evaluate one small instance per family",
-             "For each family generate a small default instance (placement synthetic-3 with num_tasks=24, "
-             "mapping thesis, offloading heft-random with tasks=10), solve it with the 'random' baseline, "
-             "evaluate it with the referee, print a table and write instances, solutions and summary.json "
+    p = _sub(sub, "demo", "solve and evaluate the embedded default instances (and one fresh one per family)",
+             "Solve every instance of the embedded default instance sets (instances/data, see `edgebench "
+             "sets`) plus one freshly generated small instance per family (placement synthetic-3 with "
+             "num_tasks=24, mapping thesis, offloading heft-random with tasks=10) with the 'random' baseline, "
+             "evaluate each with the referee, print a table and write instances, solutions and summary.json "
              "to DIR. Exit code 0 only if every solution is feasible.",
              "  edgebench demo\n"
-             "  edgebench demo --seed 3 -o runs/demo3\n",
+             "  edgebench demo --seed 3 -o runs/demo3\n"
+             "  edgebench demo --no-sets            # only the three generated instances\n",
              cmd_demo)
+    p.add_argument("--no-sets", action="store_true", help="skip the embedded instance sets")
     p.add_argument("--seed", type=_seed, default=0, metavar="S", help="seed of generators and solver (default 0)")
     p.add_argument("-o", "--output", default=str(DEMO_DIR), metavar="DIR", help=f"default {DEMO_DIR}")
     return parser

@@ -32,12 +32,12 @@ setup() {
         return 0
     fi
     echo "[setup] installing dependencies into $VENV (first run takes a few minutes)" >&2
-    "$py" -m pip install --quiet --upgrade pip setuptools wheel
+    "$py" -m pip install -qq --upgrade pip setuptools wheel
     # torch first, pinned: the CPU build ships as a local file; an unpinned torch pulls CUDA wheels.
     if ! "$py" -c "import torch, sys; sys.exit(0 if torch.__version__.split('+')[0] == '$TORCH_VERSION' else 1)" >/dev/null 2>&1; then
-        "$py" -m pip install --quiet "torch==$TORCH_VERSION"
+        "$py" -m pip install -qq "torch==$TORCH_VERSION"
     fi
-    "$py" -m pip install --quiet -e ".[test]"
+    "$py" -m pip install -qq -e ".[test]"
     # OR-Tools and highspy both carry HiGHS: check they import side by side.
     "$py" -c 'import ortools.linear_solver.pywraplp, highspy, pulp, pyomo.environ, torch; print("[setup] imports ok: torch", torch.__version__)' >&2
     echo "$want" > "$VENV/.edgebench-stamp"

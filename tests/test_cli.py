@@ -41,7 +41,7 @@ def call(capsys, *args: str) -> tuple[int, str, str]:
 # help and version
 # --------------------------------------------------------------------------------------
 
-COMMANDS = ["generate", "validate", "info", "schema", "evaluate", "solvers", "solve", "demo"]
+COMMANDS = ["generate", "validate", "info", "schema", "evaluate", "solvers", "sets", "solve", "demo"]
 
 
 def test_version(capsys):
@@ -347,12 +347,16 @@ def test_demo_exits_0_and_writes_everything(tmp_path):
     proc = run_script("demo", "--seed", "1", "-o", str(out_dir))
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
-    assert lines[0].split()[:5] == ["family", "instance", "solver", "status", "feasible"]
+    assert lines[0].split()[:6] == ["family", "instance", "solver", "status", "feasible", "source"]
     rows = [line.split() for line in lines[1:4]]
     assert [r[0] for r in rows] == ["placement", "mapping", "offloading"]
-    assert all(r[2] == "random" and r[3] == "feasible" and r[4] == "yes" for r in rows)
+    assert all(r[2] == "random" and r[3] == "feasible" and r[4] == "yes" and r[5] == "generated" for r in rows)
     summary = json.loads((out_dir / "summary.json").read_text())
-    assert summary["seed"] == 1 and len(summary["runs"]) == 3
+    from edgebench.instances import sets
+
+    n_embedded = sum(len(sets.read_manifest(n)["instances"]) for n in sets.list_sets())
+    assert summary["seed"] == 1 and len(summary["runs"]) == 3 + n_embedded
+    assert {r["source"] for r in summary["runs"][3:]} == set(sets.list_sets())
     for run in summary["runs"]:
         inst = io.load_instance(run["instance"])
         sol = io.load_solution(run["solution"], inst)
@@ -365,7 +369,7 @@ def test_demo_exits_0_and_writes_everything(tmp_path):
 
 def test_demo_default_folder_is_runs_demo(capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    rc, out, err = call(capsys, "demo")
+    rc, out, err = call(capsys, "demo", "--no-sets")
     assert rc == 0, err
     assert sorted(os.listdir(tmp_path / "runs" / "demo")) == ["instances", "solutions", "summary.json"]
     assert len(list((tmp_path / "runs" / "demo" / "solutions").iterdir())) == 3
@@ -385,3 +389,14 @@ def test_convert_then_solve(capsys, tmp_path):
     assert rc == 0, err
     rc, out, err = call(capsys, "solve", str(inst_path), "--solver", "random", "-o", str(tmp_path / "sol.json"))
     assert rc == 0 and "feasible: true" in out, err
+
+
+def test_sets_lists_the_embedded_sets(capsys):
+    from edgebench.instances import sets
+
+    rc, out, err = call(capsys, "sets", "--json")
+    assert rc == 0, err
+    rows = json.loads(out)
+    assert [r["name"] for r in rows] == sets.list_sets()
+    assert {r["family"] for r in rows} == {"placement", "mapping", "offloading"}
+    assert all(r["instances"] > 0 for r in rows)
