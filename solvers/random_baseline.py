@@ -6,14 +6,16 @@ data), solve it (a seeded simulation that draws random choices), decode the raw 
 the family's decisions model — and every derived quantity (durations, routes, transfer
 times, bandwidth levels) comes from :mod:`edgebench.instances.semantics`.
 
-* placement: an online simulation, step by step. Arriving tasks join the queues of their
-  eligible clusters; at each step the clusters, in random order, start a random task of
-  their pending set (the ``pending_size`` earliest waiting tasks of their queue, taken at
-  the beginning of the step) with a random allocation among
-  ``semantics.allocation_options`` that fits the free capacity — one start per cluster per
-  step in variant "single", rounds of one start per cluster until nobody can start more in
-  variant "multi". The allocation is fixed for the task's life and its duration is
-  ``semantics.fixed_run_steps`` (noise included).
+* placement: the online simulator :mod:`edgebench.solvers.placement_sim` driven by
+  :class:`~edgebench.solvers.placement_baselines.RandomPolicy`. Arriving tasks join the
+  queues of their eligible clusters; at each step the clusters, in random order, start a
+  random task of their pending set (the ``pending_size`` earliest waiting tasks of their
+  queue, taken at the beginning of the step) with a random allocation among
+  ``semantics.allocation_options`` that fits the free capacity and lets the task finish —
+  one start per cluster per step in variant "single", rounds of one start per cluster until
+  nobody can start more in variant "multi". The allocation is fixed for the task's life and
+  its duration is ``semantics.fixed_run_steps`` (noise included). Steps in which nothing can
+  start are skipped up to the next arrival or completion.
 * mapping: jobs in arrival order, each at the time the previous one started or later: a
   random node per task node among the nodes with enough free CPU/RAM, canonical routes, a
   random bandwidth level clipped to the free bandwidth along the route (never below
@@ -42,11 +44,12 @@ from edgebench.solution import (
     LinkDecision,
     MappingDecisions,
     OffloadingDecisions,
-    PlacementDecision,
     PlacementDecisions,
     TaskSchedule,
     WorkflowDecision,
 )
+from edgebench.solvers.placement_baselines import RandomPolicy, runnable_clusters
+from edgebench.solvers.placement_sim import PlacementSim, SimTimeout, run_policy
 
 NAME = "random"
 #: mapping: random tries per job and resource state before the job waits
@@ -130,15 +133,11 @@ def solve(instance: Instance, *, time_limit: float | None = None, seed: int = 0,
 
 @dataclass
 class PlacementModel:
-    payload: PlacementPayload
-    #: task indices sorted by (arrival, index): the queue order
-    order: list[int]
-    #: per cluster, the tasks eligible there in queue order
-    queues: list[list[int]]
-    #: runnable[j]: eligible clusters on which task j can finish at some allocation
+    """The simulator of the episode and, per task, the eligible clusters on which it can
+    finish (the performance models are monotone in the allocation: the whole cluster decides)."""
+
+    sim: PlacementSim
     runnable: list[set[int]]
-    #: memory each task holds while running (None: not tracked)
-    memory: list[int | None]
 
     def unrunnable_reason(self) -> str:
         bad = [j for j, r in enumerate(self.runnable) if not r]
@@ -146,138 +145,22 @@ class PlacementModel:
 
 
 def build_placement(payload: PlacementPayload) -> PlacementModel:
-    tasks = payload.tasks
-    order = sorted(range(len(tasks)), key=lambda j: (tasks[j].arrival, j))
-    queues: list[list[int]] = [[] for _ in payload.clusters]
-    for j in order:
-        for n in tasks[j].eligible:
-            queues[n].append(j)
-    runnable: list[set[int]] = []
-    for j, task in enumerate(tasks):
-        ok = set()
-        for n in task.eligible:
-            cap = payload.clusters[n].capacity
-            # the performance models are monotone in the allocation: the whole cluster decides
-            if semantics.fits(task.minimum, cap) and semantics.fixed_run_steps(payload, j, cap.cpu, cap.gpu):
-                ok.add(n)
-        runnable.append(ok)
-    memory = [t.minimum.memory for t in tasks]
-    return PlacementModel(payload, order, queues, runnable, memory)
+    sim = PlacementSim(payload, record_metrics=False)
+    return PlacementModel(sim, runnable_clusters(sim))
 
 
-@dataclass
-class _Run:
-    task: int
-    end: int
-    cpu: int
-    gpu: int
-    mem: int
-
-
-def solve_placement(pm: PlacementModel, rng: np.random.Generator,
-                    deadline: float | None) -> dict[int, tuple[int, int, int, int, int]] | None:
-    """Simulate; returns task -> (cluster, start, cpu, gpu, steps), or None when a task can
-    finish nowhere."""
-    payload = pm.payload
+def solve_placement(pm: PlacementModel, rng: np.random.Generator, deadline: float | None) -> PlacementSim | None:
+    """Run the Random policy on the simulator; None when a task can finish nowhere."""
     if any(not r for r in pm.runnable):
         return None
-    tasks = payload.tasks
-    caps = [c.capacity for c in payload.clusters]
-    n_clusters = len(caps)
-    multi = payload.variant == "multi"
-    waiting = [list(q) for q in pm.queues]  # queue order, started tasks removed
-    running: list[list[_Run]] = [[] for _ in range(n_clusters)]
-    options_cache: dict[tuple[int, int], list[tuple[int, int]]] = {}
-    steps_cache: dict[tuple[int, int, int], int | None] = {}
-    out: dict[int, tuple[int, int, int, int, int]] = {}
-    arrivals = sorted({t.arrival for t in tasks})
-    t = arrivals[0]
-    total = len(tasks)
-
-    def free(n: int) -> tuple[int, int, int | None]:
-        cpu = caps[n].cpu - sum(r.cpu for r in running[n])
-        gpu = caps[n].gpu - sum(r.gpu for r in running[n])
-        mem = None
-        if caps[n].memory is not None:
-            mem = caps[n].memory - sum(r.mem for r in running[n])
-        return cpu, gpu, mem
-
-    def try_start(n: int, j: int, now: int) -> bool:
-        cpu, gpu, mem = free(n)
-        need_mem = pm.memory[j]
-        if mem is not None and need_mem is not None and need_mem > mem:
-            return False
-        key = (j, n)
-        if key not in options_cache:
-            options_cache[key] = semantics.allocation_options(payload, j, n)
-        fitting = [o for o in options_cache[key] if o[0] <= cpu and o[1] <= gpu]
-        while fitting:
-            c, g = fitting.pop(int(rng.integers(len(fitting))))
-            sk = (j, c, g)
-            if sk not in steps_cache:
-                steps_cache[sk] = semantics.fixed_run_steps(payload, j, c, g)
-            d = steps_cache[sk]
-            if d is None:
-                continue
-            running[n].append(_Run(j, now + d, c, g, need_mem if (mem is not None and need_mem) else 0))
-            out[j] = (n, now, c, g, d)
-            return True
-        return False
-
-    while len(out) < total:
-        _check_time(deadline)
-        for n in range(n_clusters):
-            running[n] = [r for r in running[n] if r.end > t]
-        # pending sets at the beginning of the step: the earliest arrived waiting tasks
-        windows = []
-        for n in range(n_clusters):
-            win = []
-            for j in waiting[n]:
-                if tasks[j].arrival > t or len(win) == payload.pending_size:
-                    break
-                win.append(j)
-            windows.append(win)
-        started_now: set[int] = set()
-        while True:
-            progress = False
-            for n in rng.permutation(n_clusters):
-                n = int(n)
-                cands = [j for j in windows[n] if j not in started_now and n in pm.runnable[j]]
-                for k in rng.permutation(len(cands)):
-                    j = cands[int(k)]
-                    if try_start(n, j, t):
-                        started_now.add(j)
-                        progress = True
-                        break
-            if not multi or not progress:
-                break
-        for j in started_now:
-            for n in tasks[j].eligible:
-                waiting[n].remove(j)
-        if len(out) == total:
-            break
-        if started_now:
-            t += 1
-            continue
-        # nothing could start: jump to the next arrival or completion
-        nxt = [r.end for runs in running for r in runs if r.end > t]
-        nxt += [a for a in arrivals if a > t]
-        if not nxt:  # pragma: no cover - impossible when every task is runnable somewhere
-            raise RuntimeError("placement simulation stalled")
-        t = min(nxt)
-    return out
+    try:
+        return run_policy(pm.sim, RandomPolicy(rng, pm.runnable), deadline=deadline)
+    except SimTimeout:
+        raise _Timeout from None
 
 
-def decode_placement(pm: PlacementModel, raw: dict[int, tuple[int, int, int, int, int]]
-                     ) -> tuple[PlacementDecisions, float]:
-    tasks = pm.payload.tasks
-    decisions = []
-    total = 0.0
-    for j in range(len(tasks)):
-        n, start, c, g, d = raw[j]
-        decisions.append(PlacementDecision(cluster=n, start=start, cpu=c, gpu=g))
-        total += start + d - tasks[j].arrival
-    return PlacementDecisions(tasks=tuple(decisions)), total
+def decode_placement(pm: PlacementModel, sim: PlacementSim) -> tuple[PlacementDecisions, float]:
+    return sim.decisions(), float(sim.total_completion_time())
 
 
 # ======================================================================================

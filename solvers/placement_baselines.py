@@ -1,0 +1,667 @@
+"""The TapFinger paper's baselines as online policies on :mod:`edgebench.solvers.placement_sim`.
+
+Registered solvers (kind ``"heuristic"``, family ``placement``, seeded, every output accepted
+by the referee); the modelling choices and where they differ from the authors' code are in
+``docs/placement-sim.md``:
+
+* ``optimus``: a speed model ``speed = 1 / (a/w + b + c*w/p + d*w + e*p)`` (p = CPU,
+  w = GPU) fitted per task type with ``scipy.optimize.curve_fit`` to the progress the
+  simulator shows a profiling run (one step from progress 0 at every allocation, noise
+  included, as the authors' pre-run); every step each cluster admits the earliest pending
+  task whose minimum fits, resets its tasks to their minimum and hands out one CPU or GPU at
+  a time to the task whose estimated remaining time ``(1 - progress) / speed`` drops most,
+  until no gain is positive or the resources run out. Re-allocates every step (pays the
+  switching overhead).
+* ``optimus-np``: the same model and greedy, applied only to the tasks started in the step
+  over the free resources; allocations are fixed for a task's life.
+* ``tiresias``: preemptive two-level least-attained-service on attained GPU-steps: the
+  threshold is the median attained service of the cluster's tasks (queue 0: at most the
+  median), FIFO by start step within a queue; tasks get their minimum GPUs in priority order
+  (``elastic=True``: then the remaining GPUs one at a time, the authors' default), the CPUs
+  are split evenly among the tasks holding GPUs; a task left without GPUs is paused (0, 0).
+  A new task is admitted when this allocation gives it resources (it may preempt).
+* ``tiresias-np``: non-preemptive: waiting tasks (all with zero attained service) start in
+  FIFO order at their minimum GPUs and an even CPU share, fixed for their life.
+* ``min``: a random pending task at its minimum allocation; ``placement-fifo`` (``fifo`` is
+  the mapping family's queue policy): the earliest arrived pending task that fits, at its
+  minimum; ``sjf``: ORACLE shortest job first: the pending task with the fewest steps at its minimum allocation (``semantics.fixed_run_steps``, read
+  from the instance: an oracle no online scheduler has), at its minimum.
+
+:class:`RandomPolicy` is the policy of the ``random`` baseline (``random_baseline.py``).
+Variant ``"single"``: at most one start per cluster and step; ``"multi"``: rounds of one
+start per cluster until no cluster can start more.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from typing import Any, Callable
+
+import numpy as np
+
+from edgebench.errors import InputError
+from edgebench.instances import semantics
+from edgebench.instances.model import Instance
+from edgebench.registry import Result, make_result, register
+from edgebench.solvers.placement_sim import PlacementSim, SimTimeout, Stalled, run_policy
+
+__all__ = [
+    "RandomPolicy", "MinPolicy", "FifoPolicy", "SjfPolicy", "OptimusPolicy", "TiresiasPolicy",
+    "runnable_clusters", "optimus_speed", "fit_optimus",
+]
+
+
+# ======================================================================================
+# helpers
+# ======================================================================================
+
+
+def runnable_clusters(sim: PlacementSim, *, at_minimum: bool = False) -> list[set[int]]:
+    """Per task, the eligible clusters on which it can finish: at the whole cluster (the
+    performance models are monotone in the allocation), or at its minimum allocation."""
+    out = []
+    for j in range(sim.num_tasks):
+        ok = set()
+        for n in sim.eligible[j]:
+            if sim.min_cpu[j] > sim.cap_cpu[n] or sim.min_gpu[j] > sim.cap_gpu[n]:
+                continue
+            mm, cm = sim.min_mem[j], sim.cap_mem[n]
+            if mm is not None and cm is not None and mm > cm:
+                continue
+            c, g = (sim.min_cpu[j], sim.min_gpu[j]) if at_minimum else (sim.cap_cpu[n], sim.cap_gpu[n])
+            if sim.run_steps(j, c, g) is not None:
+                ok.add(n)
+        out.append(ok)
+    return out
+
+
+def _unrunnable_reason(runnable: list[set[int]], what: str) -> str | None:
+    bad = [j for j, r in enumerate(runnable) if not r]
+    if not bad:
+        return None
+    return f"tasks {bad[:10]} can finish on none of their eligible clusters{what}"
+
+
+def _rounds(sim: PlacementSim, cluster_order: Callable[[], Any], pick: Callable[[int, set[int]], bool]) -> bool:
+    """Start tasks: one per cluster per round (one round in variant single, rounds until no
+    start in variant multi). ``pick(n, started)`` starts at most one task on n. Returns
+    whether anything started."""
+    started: set[int] = set()
+    any_start = False
+    while True:
+        progress = False
+        for n in cluster_order():
+            if pick(int(n), started):
+                progress = True
+                any_start = True
+        if not sim.multi or not progress:
+            return any_start
+
+
+# ======================================================================================
+# Random / Min / FIFO / SJF: start-only policies (allocation fixed for a task's life)
+# ======================================================================================
+
+
+class RandomPolicy:
+    """The ``random`` baseline: clusters in random order, each starts a random pending task
+    (random candidate order, first that can start) with a random allocation among
+    ``semantics.allocation_options`` that fits the free resources and lets it finish."""
+
+    def __init__(self, rng: np.random.Generator, runnable: list[set[int]]):
+        self.rng = rng
+        self.runnable = runnable
+        self._options: dict[tuple, list[tuple[int, int]]] = {}
+
+    def reset(self, sim: PlacementSim) -> None:
+        self.first_arrival = min(sim.arrival)
+
+    def _opts(self, sim: PlacementSim, j: int, n: int) -> tuple[list[tuple[int, int]], bool]:
+        """The allocation options of j on n and whether they form the full grid
+        [min_cpu, cap_cpu] x [min_gpu, cap_gpu] in row-major order."""
+        key = (sim.min_cpu[j], sim.min_gpu[j], sim.min_mem[j], n)
+        hit = self._options.get(key)
+        if hit is None:
+            opts = semantics.allocation_options(sim.payload, j, n)
+            lo_c, lo_g = sim.min_cpu[j], sim.min_gpu[j]
+            grid = [(c, g) for c in range(lo_c, sim.cap_cpu[n] + 1) for g in range(lo_g, sim.cap_gpu[n] + 1)]
+            hit = (opts, opts == grid)
+            self._options[key] = hit
+        return hit
+
+    def _try(self, sim: PlacementSim, n: int, j: int) -> bool:
+        cpu, gpu, mem = sim.free(n)
+        need = sim.min_mem[j]
+        if mem is not None and need is not None and need > mem:
+            return False
+        opts, is_grid = self._opts(sim, j, n)
+        rng = self.rng
+        if is_grid:
+            # the fitting options are the sub-grid [min, free]: draw the first one by index
+            # arithmetic (the same draw as popping from the filtered list)
+            lo_c, lo_g = sim.min_cpu[j], sim.min_gpu[j]
+            rows, cols = cpu - lo_c + 1, gpu - lo_g + 1
+            if rows <= 0 or cols <= 0:
+                return False
+            i = int(rng.integers(rows * cols))
+            c, g = lo_c + i // cols, lo_g + i % cols
+            if sim.run_steps(j, c, g) is not None:
+                sim.start(j, n, c, g)
+                return True
+            fitting = [o for o in opts if o[0] <= cpu and o[1] <= gpu]
+            fitting.pop(i)
+        else:
+            fitting = [o for o in opts if o[0] <= cpu and o[1] <= gpu]
+        while fitting:
+            c, g = fitting.pop(int(rng.integers(len(fitting))))
+            if sim.run_steps(j, c, g) is None:
+                continue
+            sim.start(j, n, c, g)
+            return True
+        return False
+
+    def act(self, sim: PlacementSim) -> bool:
+        if sim.t < self.first_arrival or sim.num_started == sim.num_tasks:
+            return True
+        rng = self.rng
+
+        def pick(n: int, started: set[int]) -> bool:
+            cands = [j for j in sim.pending(n) if n in self.runnable[j]]
+            for k in rng.permutation(len(cands)):
+                if self._try(sim, n, cands[int(k)]):
+                    return True
+            return False
+
+        return not _rounds(sim, lambda: rng.permutation(sim.num_clusters), pick)
+
+
+class _MinAllocation:
+    """Start-only policy at the minimum allocation; subclasses order the candidates."""
+
+    random_clusters = False
+
+    def __init__(self, rng: np.random.Generator, runnable: list[set[int]]):
+        self.rng = rng
+        self.runnable = runnable
+
+    def reset(self, sim: PlacementSim) -> None:
+        pass
+
+    def order(self, sim: PlacementSim, n: int, cands: list[int]) -> list[int]:
+        raise NotImplementedError
+
+    def act(self, sim: PlacementSim) -> bool:
+        if sim.num_started == sim.num_tasks:
+            return True
+
+        def pick(n: int, started: set[int]) -> bool:
+            cands = [j for j in sim.pending(n) if n in self.runnable[j]]
+            for j in self.order(sim, n, cands):
+                c, g = sim.min_cpu[j], sim.min_gpu[j]
+                if sim.fits(j, n, c, g):
+                    sim.start(j, n, c, g)
+                    return True
+            return False
+
+        if self.random_clusters:
+            return not _rounds(sim, lambda: self.rng.permutation(sim.num_clusters), pick)
+        return not _rounds(sim, lambda: range(sim.num_clusters), pick)
+
+
+class MinPolicy(_MinAllocation):
+    """Random pending task (clusters in random order), minimum allocation."""
+
+    random_clusters = True
+
+    def order(self, sim, n, cands):
+        return [cands[int(k)] for k in self.rng.permutation(len(cands))]
+
+
+class FifoPolicy(_MinAllocation):
+    """Earliest arrived pending task that fits (queue order), minimum allocation."""
+
+    def order(self, sim, n, cands):
+        return cands  # pending sets are in queue order: (arrival, index)
+
+
+class SjfPolicy(_MinAllocation):
+    """ORACLE shortest job first: fewest steps at the minimum allocation (true durations
+    from the instance, ``semantics.fixed_run_steps``), ties by arrival; minimum allocation."""
+
+    def order(self, sim, n, cands):
+        return sorted(cands, key=lambda j: (sim.run_steps(j, sim.min_cpu[j], sim.min_gpu[j]), sim.arrival[j], j))
+
+
+# ======================================================================================
+# Optimus
+# ======================================================================================
+
+
+def optimus_speed(X, a, b, c, d, e):
+    """The authors' Optimus speed form: 1 / (a/w + b + c*w/p + d*w + e*p), p = CPU, w = GPU."""
+    p, w = X
+    return 1.0 / (a / w + b + c * w / p + d * w + e * p)
+
+
+def fit_optimus(cpu: np.ndarray, gpu: np.ndarray, speed: np.ndarray) -> np.ndarray:
+    """Fit (a, b, c, d, e) >= 0 of :func:`optimus_speed` to observed speeds (progress per
+    step) with ``scipy.optimize.curve_fit`` (trust region reflective, started from the
+    non-negative least-squares fit of 1/speed, which is linear in the coefficients).
+    Zero-speed observations (below a type's minimum) are dropped; a zero GPU or CPU count
+    is read as 0.001 (the authors' guard against division by zero)."""
+    from scipy.optimize import curve_fit, nnls
+
+    p = np.maximum(np.asarray(cpu, dtype=float), 1e-3)
+    w = np.maximum(np.asarray(gpu, dtype=float), 1e-3)
+    s = np.asarray(speed, dtype=float)
+    keep = s > 1e-12
+    p, w, s = p[keep], w[keep], s[keep]
+    if s.size == 0:
+        raise ValueError("no positive speed observed")
+    feats = np.column_stack([1.0 / w, np.ones_like(w), w / p, w, p])
+    x0, _ = nnls(feats, 1.0 / s)
+    if not np.any(x0 > 0):  # pragma: no cover - 1/s > 0 always gives a positive b
+        x0[1] = 1.0 / float(np.mean(s))
+    try:
+        params, _ = curve_fit(optimus_speed, (p, w), s, p0=np.maximum(x0, 1e-9),
+                              bounds=(np.zeros(5), np.full(5, np.inf)), maxfev=20000)
+    except (RuntimeError, ValueError):  # pragma: no cover - keep the linear fit
+        params = x0
+    return np.asarray(params, dtype=float)
+
+
+class OptimusPolicy:
+    """Optimus (see the module docstring). ``preemptive`` False is ``optimus-np``."""
+
+    def __init__(self, *, preemptive: bool = True, gain: str = "drop", runnable: list[set[int]] | None = None):
+        self.preemptive = preemptive
+        self.gain = gain
+        self.runnable = runnable
+        self.params: dict[str, list[float]] = {}
+
+    # ---- profiling + fit -----------------------------------------------------------------
+
+    def reset(self, sim: PlacementSim) -> None:
+        if self.runnable is None:
+            self.runnable = runnable_clusters(sim)
+        self.max_c = max(sim.cap_cpu)
+        self.max_g = max(sim.cap_gpu)
+        self.table: dict[int, list[list[float]]] = {}
+        reps: dict[int, int] = {}
+        for j in range(sim.num_tasks):
+            reps.setdefault(sim.type_index[j], j)
+        for ti, j in sorted(reps.items()):
+            cs, gs, ss = [], [], []
+            k = 0
+            for c in range(max(sim.min_cpu[j], 0), self.max_c + 1):
+                for g in range(max(sim.min_gpu[j], 0), self.max_g + 1):
+                    if c + g <= 0:
+                        continue
+                    cs.append(c)
+                    gs.append(g)
+                    ss.append(sim.probe(j, c, g, k=k))  # one observed step of a fresh profiling run
+                    k += 1
+            params = fit_optimus(np.array(cs), np.array(gs), np.array(ss))
+            self.params[sim.type_names[ti]] = [float(x) for x in params]
+            cc, gg = np.meshgrid(np.maximum(np.arange(self.max_c + 1), 1e-3),
+                                 np.maximum(np.arange(self.max_g + 1), 1e-3), indexing="ij")
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                tab = optimus_speed((cc, gg), *params)
+            tab = np.where(np.isfinite(tab) & (tab > 0), tab, 0.0)
+            tab[: sim.min_cpu[j], :] = 0.0
+            tab[:, : sim.min_gpu[j]] = 0.0
+            self.table[ti] = tab.tolist()
+
+    # ---- greedy allocation -----------------------------------------------------------
+
+    def _remaining(self, tab: list[list[float]], rest: float, c: int, g: int) -> float:
+        s = tab[c][g]
+        return rest / s if s > 0 else math.inf
+
+    def _greedy(self, sim: PlacementSim, n: int, tasks: list[int], alloc: dict[int, list[int]],
+                free: list[int]) -> None:
+        """Hand out one CPU or GPU at a time to the task whose estimated remaining time drops
+        most (``gain="per-unit"``: divided by the units of that resource it holds, as the
+        authors' code) until no gain is positive or the resources run out."""
+        if not tasks:
+            return
+        cap = (sim.cap_cpu[n], sim.cap_gpu[n])
+        rest = {j: 1.0 - sim.progress(j) for j in tasks}
+        per_unit = self.gain == "per-unit"
+
+        def gains(j: int) -> list[float]:
+            tab = self.table[sim.type_index[j]]
+            c, g = alloc[j]
+            now = self._remaining(tab, rest[j], c, g)
+            out = []
+            for r, (nc, ng) in enumerate(((c + 1, g), (c, g + 1))):
+                if (nc, ng)[r] > cap[r] or (nc, ng)[r] > (self.max_c, self.max_g)[r]:
+                    out.append(-math.inf)
+                    continue
+                new = self._remaining(tab, rest[j], nc, ng)
+                if math.isinf(now):
+                    q = math.inf if not math.isinf(new) else 0.0
+                else:
+                    q = now - new
+                if per_unit and alloc[j][r] > 0:
+                    q /= alloc[j][r]
+                out.append(q)
+            return out
+
+        q = {j: gains(j) for j in tasks}
+        while free[0] > 0 or free[1] > 0:
+            best = None
+            best_q = 1e-12
+            for j in tasks:
+                for r in (0, 1):
+                    if free[r] > 0 and q[j][r] > best_q:
+                        best, best_q = (j, r), q[j][r]
+            if best is None:
+                break
+            j, r = best
+            alloc[j][r] += 1
+            free[r] -= 1
+            q[j] = gains(j)
+
+    # ---- one step -------------------------------------------------------------------
+
+    def act(self, sim: PlacementSim) -> bool:
+        any_change = False
+        for n in range(sim.num_clusters):
+            running = sim.running(n)
+            cap_c, cap_g = sim.cap_cpu[n], sim.cap_gpu[n]
+            if self.preemptive:
+                # every task of the cluster is reset to its minimum before the greedy
+                base_c = cap_c - sum(sim.min_cpu[j] for j in running)
+                base_g = cap_g - sum(sim.min_gpu[j] for j in running)
+            else:
+                base_c, base_g, _ = sim.free(n)
+            base_m = sim.free(n)[2]
+            new: list[int] = []
+            for j in sim.pending(n):
+                if not sim.multi and new:
+                    break
+                if n not in self.runnable[j]:
+                    continue
+                mc, mg, mm = sim.min_cpu[j], sim.min_gpu[j], sim.min_mem[j]
+                if mc > base_c or mg > base_g or (base_m is not None and mm is not None and mm > base_m):
+                    continue
+                new.append(j)
+                base_c -= mc
+                base_g -= mg
+                if base_m is not None and mm is not None:
+                    base_m -= mm
+            tasks = (running if self.preemptive else []) + new
+            if not tasks:
+                continue
+            alloc = {j: [sim.min_cpu[j], sim.min_gpu[j]] for j in tasks}
+            free = [base_c, base_g]
+            self._greedy(sim, n, tasks, alloc, free)
+            if self.preemptive and running:
+                changes = {j: (alloc[j][0], alloc[j][1]) for j in running
+                           if (alloc[j][0], alloc[j][1]) != sim.allocation(j)}
+                if changes:
+                    sim.set_allocations(n, changes)
+                    any_change = True
+            for j in new:
+                sim.start(j, n, alloc[j][0], alloc[j][1])
+                any_change = True
+        if self.preemptive:
+            return False  # estimates change with progress: re-evaluate every step
+        return not any_change
+
+
+# ======================================================================================
+# Tiresias
+# ======================================================================================
+
+
+class TiresiasPolicy:
+    """Tiresias (see the module docstring). ``preemptive`` False is ``tiresias-np``."""
+
+    def __init__(self, *, preemptive: bool = True, elastic: bool = False, runnable: list[set[int]] | None = None):
+        self.preemptive = preemptive
+        self.elastic = elastic
+        self.runnable = runnable
+
+    def reset(self, sim: PlacementSim) -> None:
+        if self.runnable is None:
+            self.runnable = runnable_clusters(sim)
+
+    @staticmethod
+    def _priority(keys: dict[int, float], start: dict[int, int], sim: PlacementSim) -> list[int]:
+        """Two-level queue: attained service <= median first; FIFO by start step within."""
+        if not keys:
+            return []
+        med = float(statistics.median(keys.values()))
+        fifo = sorted(keys, key=lambda j: (start[j], sim.arrival[j], j))
+        return [j for j in fifo if keys[j] <= med] + [j for j in fifo if keys[j] > med]
+
+    def _plan(self, sim: PlacementSim, n: int, tasks: list[int], att: dict[int, int],
+              start: dict[int, int]) -> dict[int, tuple[int, int]]:
+        cap_c, cap_g, cap_m = sim.cap_cpu[n], sim.cap_gpu[n], sim.cap_mem[n]
+        free_c, free_g = cap_c, cap_g
+        free_m = cap_m
+        gpu: dict[int, int] = {}
+        for j in self._priority({j: float(att[j]) for j in tasks}, start, sim):
+            mc, mg, mm = sim.min_cpu[j], sim.min_gpu[j], sim.min_mem[j]
+            need_m = mm if (mm is not None and cap_m is not None) else 0
+            if mg <= free_g and mc <= free_c and (free_m is None or need_m <= free_m) and (mc > 0 or mg > 0):
+                gpu[j] = mg
+                free_g -= mg
+                free_c -= mc  # the minimum CPUs are reserved now, the rest split below
+                if free_m is not None:
+                    free_m -= need_m
+        holders = list(gpu)
+        if self.elastic and holders:
+            # the authors' default: the remaining GPUs one at a time, least attained first
+            while free_g > 0:
+                keys = {j: float(att[j] + gpu[j]) for j in holders if gpu[j] < cap_g}
+                if not keys:
+                    break
+                j = self._priority(keys, start, sim)[0]
+                gpu[j] += 1
+                free_g -= 1
+        cpu = {j: sim.min_cpu[j] for j in holders}
+        # split the remaining CPUs evenly among the GPU holders (water filling: one at a time
+        # to the holder with the fewest, ties in priority order)
+        while free_c > 0 and holders:
+            j = min((h for h in holders if cpu[h] < cap_c), key=lambda h: cpu[h], default=None)
+            if j is None:
+                break
+            cpu[j] += 1
+            free_c -= 1
+        return {j: ((cpu[j], gpu[j]) if j in gpu else (0, 0)) for j in tasks}
+
+    def act(self, sim: PlacementSim) -> bool:
+        if not self.preemptive:
+            return self._act_np(sim)
+        t = sim.t
+        for n in range(sim.num_clusters):
+            tasks = sim.running(n)
+            att = {j: sim.attained_gpu(j) for j in tasks}
+            start = {j: sim.start_step(j) for j in tasks}
+            plan = self._plan(sim, n, tasks, att, start) if tasks else {}
+            new: list[int] = []
+            refused: set[tuple] = set()
+            for j in sim.pending(n):
+                if not sim.multi and new:
+                    break
+                if n not in self.runnable[j]:
+                    continue
+                # a later pending task with the same minimum takes the same place in the
+                # priority order (attained 0, start now, FIFO): refused as well
+                sig = (sim.min_cpu[j], sim.min_gpu[j], sim.min_mem[j])
+                if sig in refused:
+                    continue
+                trial_tasks = tasks + new + [j]
+                att[j], start[j] = 0, t
+                trial = self._plan(sim, n, trial_tasks, att, start)
+                if trial[j] != (0, 0):
+                    new.append(j)
+                    plan = trial
+                    refused.clear()
+                else:
+                    del att[j], start[j]
+                    refused.add(sig)
+            if not plan:
+                continue
+            changes = {j: plan[j] for j in tasks if plan[j] != sim.allocation(j)}
+            if changes:
+                sim.set_allocations(n, changes)
+            for j in new:
+                sim.start(j, n, *plan[j])
+        return False  # attained service grows every step: priorities change
+
+    @staticmethod
+    def _np_allocation(sim: PlacementSim, j: int, n: int) -> tuple[int, int]:
+        """tiresias-np: the minimum GPUs and the even CPU share of a full cluster: the CPUs
+        divided by the number of such tasks that fit at their minimum (the split the
+        preemptive version reaches when the cluster is full), at least the minimum."""
+        mc, mg = sim.min_cpu[j], sim.min_gpu[j]
+        slots = min(sim.cap_cpu[n] // mc if mc > 0 else sim.cap_cpu[n] + 1,
+                    sim.cap_gpu[n] // mg if mg > 0 else sim.cap_cpu[n] + 1)
+        share = sim.cap_cpu[n] // max(slots, 1)
+        return max(mc, share), mg
+
+    def _act_np(self, sim: PlacementSim) -> bool:
+        def pick(n: int, started: set[int]) -> bool:
+            for j in sim.pending(n):
+                if n not in self.runnable[j]:
+                    continue
+                c, g = self._np_allocation(sim, j, n)
+                if sim.fits(j, n, c, g):
+                    sim.start(j, n, c, g)
+                    return True
+            return False
+
+        return not _rounds(sim, lambda: range(sim.num_clusters), pick)
+
+
+# ======================================================================================
+# registration
+# ======================================================================================
+
+
+def _check_seed(seed: Any) -> int:
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise InputError(f"the seed must be a non-negative integer, got {seed!r}", field="seed")
+    return int(seed)
+
+
+def _parse(name: str, params: dict[str, Any], spec: dict[str, tuple[Any, Callable[[Any], bool], str]]
+           ) -> dict[str, Any]:
+    out = {k: v[0] for k, v in spec.items()}
+    for key, value in params.items():
+        if key not in spec:
+            known = ", ".join(spec) or "none"
+            raise InputError(f"unknown parameter of solver {name!r} (known: {known})", field=f"params.{key}")
+        ok, what = spec[key][1], spec[key][2]
+        if not ok(value):
+            raise InputError(f"must be {what}, got {value!r}", field=f"params.{key}")
+        out[key] = value
+    return out
+
+
+def run_episode(instance: Instance, name: str, make_policy: Callable[[PlacementSim, np.random.Generator], Any],
+                *, at_minimum: bool, time_limit: float | None, seed: int, params: dict[str, Any],
+                started: float) -> Result:
+    """Build the simulator, check every task can finish somewhere, run the policy, decode."""
+    seed = _check_seed(seed)
+    rng = np.random.default_rng(seed)
+    deadline = None if time_limit is None else started + float(time_limit)
+    sim = PlacementSim(instance)
+    runnable = runnable_clusters(sim, at_minimum=at_minimum)
+    why = _unrunnable_reason(runnable, " at their minimum allocation" if at_minimum else "")
+    if why is not None:
+        return make_result(instance, name, status="infeasible", seed=seed, params=params, started=started,
+                           stats={"reason": why})
+    policy = make_policy(sim, rng, runnable)
+    try:
+        run_policy(sim, policy, deadline=deadline)
+    except SimTimeout:
+        return make_result(instance, name, status="timeout", seed=seed, params=params, started=started,
+                           stats={"time_limit": time_limit})
+    except Stalled as exc:
+        return make_result(instance, name, status="error", seed=seed, params=params, started=started,
+                           stats={"reason": str(exc)})
+    total = sim.total_completion_time()
+    stats: dict[str, Any] = {"mean_completion_time": total / sim.num_tasks, "steps": sim.t}
+    fitted = getattr(policy, "params", None)
+    if fitted:
+        stats["speed_model"] = fitted
+    return make_result(instance, name, status="feasible", decisions=sim.decisions(), seed=seed, params=params,
+                       objective=float(total), started=started, stats=stats)
+
+
+def _bool(v: Any) -> bool:
+    return isinstance(v, bool)
+
+
+def _register_min_policy(name: str, cls: type, description: str) -> None:
+    @register(name, families=("placement",), kind="heuristic", description=description, params={})
+    def solve(instance: Instance, *, time_limit: float | None = None, seed: int = 0, **params: Any) -> Result:
+        started = time.perf_counter()
+        _parse(name, params, {})
+        return run_episode(instance, name, lambda sim, rng, runnable: cls(rng, runnable), at_minimum=True,
+                           time_limit=time_limit, seed=seed, params=params, started=started)
+
+    solve.__name__ = f"solve_{name.replace('-', '_')}"
+    globals()[solve.__name__] = solve
+
+
+_register_min_policy("min", MinPolicy, "TapFinger baseline Min: random pending task at its minimum allocation")
+_register_min_policy("placement-fifo", FifoPolicy, "Earliest arrived pending task that fits, at its minimum allocation")
+_register_min_policy("sjf", SjfPolicy, "ORACLE shortest-job-first (true durations from the instance), "
+                                       "minimum allocation")
+
+_OPTIMUS_PARAMS = {"gain": "'drop' (default: estimated remaining-time drop) or 'per-unit' (drop divided by the "
+                           "units held, as the authors' code)"}
+_OPTIMUS_SPEC = {"gain": ("drop", lambda v: v in ("drop", "per-unit"), "'drop' or 'per-unit'")}
+_TIRESIAS_PARAMS = {"elastic": "bool, default False: after the minimum GPUs, hand out the remaining GPUs one at a "
+                               "time by least attained service (the authors' default call)"}
+_TIRESIAS_SPEC = {"elastic": (False, _bool, "a boolean")}
+
+
+@register("optimus", families=("placement",), kind="heuristic", params=_OPTIMUS_PARAMS,
+          description="TapFinger baseline Optimus: fitted speed model, greedy marginal-gain re-allocation every step")
+def solve_optimus(instance: Instance, *, time_limit: float | None = None, seed: int = 0, **params: Any) -> Result:
+    started = time.perf_counter()
+    opts = _parse("optimus", params, _OPTIMUS_SPEC)
+    return run_episode(instance, "optimus",
+                       lambda sim, rng, runnable: OptimusPolicy(preemptive=True, gain=opts["gain"], runnable=runnable),
+                       at_minimum=False, time_limit=time_limit, seed=seed, params=params, started=started)
+
+
+@register("optimus-np", families=("placement",), kind="heuristic", params=_OPTIMUS_PARAMS,
+          description="Optimus without re-allocation: greedy allocation at start, fixed for the task's life")
+def solve_optimus_np(instance: Instance, *, time_limit: float | None = None, seed: int = 0, **params: Any) -> Result:
+    started = time.perf_counter()
+    opts = _parse("optimus-np", params, _OPTIMUS_SPEC)
+    return run_episode(instance, "optimus-np",
+                       lambda sim, rng, runnable: OptimusPolicy(preemptive=False, gain=opts["gain"],
+                                                                runnable=runnable),
+                       at_minimum=False, time_limit=time_limit, seed=seed, params=params, started=started)
+
+
+@register("tiresias", families=("placement",), kind="heuristic", params=_TIRESIAS_PARAMS,
+          description="TapFinger baseline Tiresias: preemptive 2-level least-attained GPU service, pauses tasks")
+def solve_tiresias(instance: Instance, *, time_limit: float | None = None, seed: int = 0, **params: Any) -> Result:
+    started = time.perf_counter()
+    opts = _parse("tiresias", params, _TIRESIAS_SPEC)
+    return run_episode(instance, "tiresias",
+                       lambda sim, rng, runnable: TiresiasPolicy(preemptive=True, elastic=opts["elastic"],
+                                                                 runnable=runnable),
+                       at_minimum=not opts["elastic"], time_limit=time_limit, seed=seed, params=params, started=started)
+
+
+@register("tiresias-np", families=("placement",), kind="heuristic", params={},
+          description="Tiresias without preemption: FIFO start at the minimum GPUs and an even CPU share, fixed")
+def solve_tiresias_np(instance: Instance, *, time_limit: float | None = None, seed: int = 0, **params: Any) -> Result:
+    started = time.perf_counter()
+    _parse("tiresias-np", params, {})
+    return run_episode(instance, "tiresias-np",
+                       lambda sim, rng, runnable: TiresiasPolicy(preemptive=False, runnable=runnable),
+                       at_minimum=True, time_limit=time_limit, seed=seed, params=params, started=started)
