@@ -1,0 +1,501 @@
+"""``PlacementParallelEnv``: TapFinger's multi-agent placement MDP (SPEC.md Family A) as a
+PettingZoo ``ParallelEnv`` driving :class:`edgebench.solvers.placement_sim.PlacementSim`.
+
+One agent per cluster, ``"cluster_0" .. "cluster_{N-1}"``. Agent n's action is a flat
+``Discrete(pending_size * G_n + 1)``: ``slot * G_n + cpu * (cap_gpu + 1) + gpu`` starts the
+task in pending slot ``slot`` of its cluster (``sim.pending(n)``, queue order) at
+``(cpu, gpu)`` of the cluster's allocation grid ``0..cap_cpu x 0..cap_gpu`` (``G_n =
+(cap_cpu + 1)(cap_gpu + 1)``); the last action, ``pending_size * G_n``, is the void action.
+Observations are dicts ``{"observation": float32 vector, "action_mask": int8 vector}``; a
+(slot, allocation) is allowed when the slot holds a task, the allocation is at least its
+minimum, fits the cluster's free CPU / GPU / memory and lets the task finish; the void action
+is always allowed.
+
+Conflicts: when several agents pick the same task, the env applies the paper's rule
+Pr(n | j) ~ Pr(j | n) Pr(n) with Pr(n) proportional to how many copies of j fit the free
+resources of cluster n at j's minimum, deterministically: the cluster with the most copies
+wins, ties go to the lowest cluster index; the losers take the void action this step.
+
+Variants (the instance's ``variant``): "single" -- every ``step`` is one real timestep (at
+most one start per cluster); "multi" -- several logical steps per real timestep: agents keep
+choosing until a logical step in which nobody starts a task, then the timestep executes;
+intermediate rewards are 0 (gamma = 1). In both, timesteps in which no agent has anything
+but the void action are executed at once (the simulator's ``skip_idle``). The reward of
+agent n for the timesteps executed by a ``step`` is minus the number of tasks associated
+with cluster n (running on it, or arrived and waiting in its queue) summed over those
+timesteps. At the end every agent's info carries ``"decisions"`` (the simulator's
+:class:`~edgebench.solution.PlacementDecisions`, which the referee accepts). See
+``docs/environments.md``.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from typing import Any, Mapping
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import seeding
+from pettingzoo import ParallelEnv
+
+from edgebench.errors import InputError
+from edgebench.instances import semantics
+from edgebench.learned.envs import InstanceSource
+
+__all__ = ["PlacementParallelEnv", "parallel_env", "env", "raw_env", "CLUSTER_FEATURES", "PENDING_FEATURES",
+           "RUNNING_FEATURES", "squash"]
+
+#: per-agent cluster features (first block of the observation)
+CLUSTER_FEATURES = ("free_cpu", "free_gpu", "cap_cpu", "cap_gpu", "queue", "running", "time")
+#: per pending slot, followed by a one-hot of the task type
+PENDING_FEATURES = ("present", "min_cpu", "min_gpu", "waited", "fits_now", "eligible")
+#: per running task (start order), followed by a one-hot of the task type
+RUNNING_FEATURES = ("present", "cpu", "gpu", "elapsed", "progress")
+
+#: time-like counts x are observed as x / (x + SQUASH) in [0, 1)
+SQUASH = 10.0
+
+
+def squash(x: float) -> float:
+    """Map a non-negative count (steps waited, queue length) into [0, 1)."""
+    return x / (x + SQUASH) if x > 0 else 0.0
+
+
+class PlacementParallelEnv(ParallelEnv):
+    """TapFinger placement as a PettingZoo parallel environment (see the module docstring).
+
+    Args:
+        instance: an Instance (or a path / plain dict) of family "placement" played in every
+            episode; None to draw instances from the generator.
+        preset, params: the generator spec (``generate("placement", preset, seed=<drawn>,
+            **params)``), used when ``instance`` is None (default "synthetic-3"); every drawn
+            instance must have the clusters (count and capacities) of the generator's
+            seed-0 instance, which fix the spaces.
+        variant: override the instance's "single" / "multi" variant (None: keep it).
+        max_running: running tasks shown per agent (default: the most tasks that fit a
+            cluster at the smallest minimum, over the clusters).
+        max_steps: truncate after this many timesteps (default: the last arrival plus the
+            sum of the tasks' run lengths at their minimum, plus one).
+        invalid_action: "void" (default; a masked action counts as the void action,
+            ``info["invalid_action"] = True``) or "raise" (ValueError).
+        render_mode: None or "ansi".
+    """
+
+    metadata = {"render_modes": ["ansi"], "name": "edgebench_placement_v0", "is_parallelizable": True}
+
+    def __init__(self, instance: Any = None, *, preset: str = "synthetic-3",
+                 params: Mapping[str, Any] | None = None, variant: str | None = None,
+                 max_running: int | None = None, max_steps: int | None = None,
+                 invalid_action: str = "void", render_mode: str | None = None) -> None:
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise InputError(f"render_mode must be None or one of {self.metadata['render_modes']}",
+                             field="render_mode")
+        if variant not in (None, "single", "multi"):
+            raise InputError("variant must be None, 'single' or 'multi'", field="variant")
+        if invalid_action not in ("void", "raise"):
+            raise InputError("invalid_action must be 'void' or 'raise'", field="invalid_action")
+        self.render_mode = render_mode
+        self.variant_override = variant
+        self.max_steps_arg = max_steps
+        self.invalid_action = invalid_action
+        self.source = InstanceSource("placement", instance, None if instance is not None else preset, params)
+        probe = self.source.probe().placement
+        self._caps = [(c.capacity.cpu, c.capacity.gpu) for c in probe.clusters]
+        self.pending_size = probe.pending_size
+        self.type_names = sorted(probe.performance.types)
+        N = len(self._caps)
+        if max_running is None:
+            min_c = min((t.minimum.cpu for t in probe.tasks if t.minimum.cpu > 0), default=1)
+            min_g = min((t.minimum.gpu for t in probe.tasks if t.minimum.gpu > 0), default=1)
+            max_running = max(min(c // min_c, g // min_g) for c, g in self._caps)
+        if isinstance(max_running, bool) or not isinstance(max_running, (int, np.integer)) or max_running < 1:
+            raise InputError(f"max_running must be a positive integer, got {max_running!r}", field="max_running")
+        self.max_running = int(max_running)
+        self.possible_agents = [f"cluster_{n}" for n in range(N)]
+        self.agents: list[str] = []
+        self._index = {a: n for n, a in enumerate(self.possible_agents)}
+        T = len(self.type_names)
+        self.obs_size = (len(CLUSTER_FEATURES) + self.pending_size * (len(PENDING_FEATURES) + T)
+                         + self.max_running * (len(RUNNING_FEATURES) + T))
+        self._grid = [(c + 1) * (g + 1) for c, g in self._caps]
+        self._n_actions = [self.pending_size * G + 1 for G in self._grid]
+        self._action_spaces = {a: spaces.Discrete(self._n_actions[n]) for n, a in enumerate(self.possible_agents)}
+        self._obs_spaces = {
+            a: spaces.Dict({
+                "observation": spaces.Box(0.0, 1.0, (self.obs_size,), np.float32),
+                "action_mask": spaces.Box(0, 1, (self._n_actions[n],), np.int8),
+            })
+            for n, a in enumerate(self.possible_agents)
+        }
+        self.state_space = spaces.Box(0.0, 1.0, (self.obs_size * N,), np.float32)
+        self._np_random: np.random.Generator | None = None
+        self.sim = None
+        self.instance = None
+        self.instance_seed: int | None = None
+
+    # ---- spaces -----------------------------------------------------------------------
+
+    @functools.lru_cache(maxsize=None)
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self._obs_spaces[agent]
+
+    @functools.lru_cache(maxsize=None)
+    def action_space(self, agent: str) -> spaces.Space:
+        return self._action_spaces[agent]
+
+    def void_action(self, agent: str) -> int:
+        return self._n_actions[self._index[agent]] - 1
+
+    def encode_action(self, agent: str, slot: int, cpu: int, gpu: int) -> int:
+        """The flat action that starts pending slot ``slot`` at (cpu, gpu)."""
+        n = self._index[agent]
+        cap_c, cap_g = self._caps[n]
+        if not (0 <= slot < self.pending_size and 0 <= cpu <= cap_c and 0 <= gpu <= cap_g):
+            raise ValueError(f"({slot}, {cpu}, {gpu}) is outside agent {agent}'s action grid")
+        return slot * self._grid[n] + cpu * (cap_g + 1) + gpu
+
+    def decode_action(self, agent: str, action: int) -> tuple[int, int, int] | None:
+        """(slot, cpu, gpu) of a flat action; None for the void action."""
+        n = self._index[agent]
+        a = int(action)
+        if a == self._n_actions[n] - 1:
+            return None
+        slot, alloc = divmod(a, self._grid[n])
+        cpu, gpu = divmod(alloc, self._caps[n][1] + 1)
+        return slot, cpu, gpu
+
+    # ---- episode ----------------------------------------------------------------------
+
+    @property
+    def np_random(self) -> np.random.Generator:
+        if self._np_random is None:
+            self._np_random, _ = seeding.np_random()
+        return self._np_random
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None):
+        from edgebench.solvers.placement_sim import PlacementSim
+
+        if seed is not None or self._np_random is None:
+            self._np_random, _ = seeding.np_random(seed)
+        inst, gen_seed = self.source.draw(self._np_random, options)
+        p = inst.placement
+        caps = [(c.capacity.cpu, c.capacity.gpu) for c in p.clusters]
+        if caps != self._caps:
+            raise InputError(f"the instance's clusters {caps} differ from the environment's {self._caps}",
+                             field="clusters")
+        if p.pending_size != self.pending_size:
+            raise InputError(f"the instance's pending_size {p.pending_size} differs from the environment's "
+                             f"{self.pending_size}", field="pending_size")
+        unknown = sorted(set(p.performance.types) - set(self.type_names))
+        if unknown:
+            raise InputError(f"task types {unknown} are not among the environment's {self.type_names}",
+                             field="performance.types")
+        if self.variant_override is not None and p.variant != self.variant_override:
+            from edgebench.instances import io
+
+            data = inst.model_dump(mode="json")
+            data["placement"]["variant"] = self.variant_override
+            inst = io.instance_from_dict(data)
+            p = inst.placement
+        self.instance = inst
+        self.instance_seed = gen_seed
+        self.sim = sim = PlacementSim(inst)
+        self._types = [self.type_names.index(t.type) for t in p.tasks]
+        self._finish_grid: dict[tuple[int, int], np.ndarray] = {}
+        self._type_grid: dict[tuple, tuple[np.ndarray, list[tuple[int, int]]]] = {}
+        self._noise_floor = 1.0 - p.noise
+        if self.max_steps_arg is not None:
+            self.max_steps = int(self.max_steps_arg)
+        else:
+            total = 0
+            for j in range(sim.num_tasks):
+                d = sim.run_steps(j, sim.min_cpu[j], sim.min_gpu[j])
+                if d is None:
+                    d = min((sim.run_steps(j, sim.cap_cpu[n], sim.cap_gpu[n]) or semantics.MAX_RUN_STEPS)
+                            for n in sim.eligible[j])
+                total += d
+            self.max_steps = max(sim.arrival) + total + 1
+        self.agents = list(self.possible_agents)
+        self.logical_step = 0
+        self._last_started: dict[str, int | None] = {a: None for a in self.agents}
+        # timesteps executed before the first decision: their rewards go to the first step
+        self._carry = self._skip_idle()
+        obs = self._observe_all()
+        infos = {a: self._agent_info(a, obs[a]) for a in self.agents}
+        return obs, infos
+
+    def _guaranteed(self, j: int, c: int, g: int) -> bool:
+        """Task j run from scratch at the constant allocation (c, g) surely finishes within
+        the referee's step limit: the performance models' per-step gain is monotone in the
+        progress, so its smallest value over a run is at progress 0 or 1, and that bound times
+        the noise floor decides. Depends only on j's type and minimum."""
+        p = self.sim.payload
+        lo = min(semantics.increment(p, j, c, g, 0.0), semantics.increment(p, j, c, g, 1.0 - semantics.PROGRESS_EPS))
+        return lo > 0 and math.ceil(1.0 / (lo * self._noise_floor)) <= semantics.MAX_RUN_STEPS
+
+    def _grid_of(self, j: int, n: int) -> np.ndarray:
+        """Static int8 grid (cap_cpu + 1, cap_gpu + 1): allocations of j on n that are at
+        least its minimum, within the capacity and let it finish (allocations whose finish
+        the bound does not guarantee are simulated: ``PlacementSim.run_steps``)."""
+        key = (j, n)
+        grid = self._finish_grid.get(key)
+        if grid is not None:
+            return grid
+        sim = self.sim
+        task = sim.payload.tasks[j]
+        mn = task.minimum
+        tkey = (task.type, mn.cpu, mn.gpu, mn.memory, n)
+        hit = self._type_grid.get(tkey)
+        if hit is None:
+            cap_c, cap_g = self._caps[n]
+            sure = np.zeros((cap_c + 1, cap_g + 1), dtype=np.int8)
+            unsure: list[tuple[int, int]] = []
+            if semantics.fits(mn, sim.payload.clusters[n].capacity):
+                for c in range(mn.cpu, cap_c + 1):
+                    for g in range(mn.gpu, cap_g + 1):
+                        if c <= 0 and g <= 0:
+                            continue
+                        if self._guaranteed(j, c, g):
+                            sure[c, g] = 1
+                        else:
+                            unsure.append((c, g))
+            hit = self._type_grid[tkey] = (sure, unsure)
+        sure, unsure = hit
+        if unsure:
+            grid = sure.copy()
+            for c, g in unsure:
+                if sim.run_steps(j, c, g) is not None:
+                    grid[c, g] = 1
+        else:
+            grid = sure
+        self._finish_grid[key] = grid
+        return grid
+
+    def _mask(self, n: int) -> np.ndarray:
+        sim = self.sim
+        G = self._grid[n]
+        mask = np.zeros(self._n_actions[n], dtype=np.int8)
+        mask[-1] = 1
+        if sim.done:  # (variant "single": every step executes a timestep, so no cluster has started yet)
+            return mask
+        fc, fg, fm = sim.free(n)
+        for slot, j in enumerate(sim.pending(n)[: self.pending_size]):
+            mm = sim.min_mem[j]
+            if fm is not None and mm is not None and mm > fm:
+                continue
+            if sim.min_cpu[j] > fc or sim.min_gpu[j] > fg:
+                continue
+            sub = self._grid_of(j, n).copy()
+            sub[fc + 1:, :] = 0
+            sub[:, fg + 1:] = 0
+            mask[slot * G:(slot + 1) * G] = sub.ravel()
+        return mask
+
+    def _anyone_can_act(self) -> bool:
+        return any(self._mask(n)[:-1].any() for n in range(len(self._caps)))
+
+    def _associated(self) -> list[int]:
+        """Tasks associated with each cluster now: running on it or waiting in its queue."""
+        sim = self.sim
+        return [len(sim.running(n)) + len(sim.waiting(n)) for n in range(len(self._caps))]
+
+    def _skip_idle(self) -> list[float]:
+        """Execute every timestep in which no agent can start anything; returns the rewards
+        (minus the associated tasks times the steps executed) per cluster."""
+        from edgebench.solvers.placement_sim import Stalled
+
+        sim = self.sim
+        rew = [0.0] * len(self._caps)
+        self._stalled = False
+        while not sim.done and sim.t < self.max_steps and not self._anyone_can_act():
+            counts = self._associated()
+            t0 = sim.t
+            try:
+                sim.skip_idle()
+            except Stalled:
+                self._stalled = True
+                break
+            for n, c in enumerate(counts):
+                rew[n] -= c * (sim.t - t0)
+        return rew
+
+    def step(self, actions: Mapping[str, Any]):
+        sim = self.sim
+        if sim is None or not self.agents:
+            raise RuntimeError("the episode is over: call reset()")
+        N = len(self._caps)
+        masks = [self._mask(n) for n in range(N)]
+        pending = [sim.pending(n) for n in range(N)]
+        invalid = {a: False for a in self.agents}
+        picks: dict[int, list[tuple[int, int, int]]] = {}  # task -> [(cluster, cpu, gpu)]
+        for a in self.agents:
+            n = self._index[a]
+            act = actions.get(a)
+            if act is None:
+                act = self.void_action(a)
+            act = int(np.asarray(act).item())
+            ok = 0 <= act < self._n_actions[n] and masks[n][act]
+            if not ok:
+                if self.invalid_action == "raise":
+                    raise ValueError(f"agent {a}: action {act} is masked")
+                invalid[a] = True
+                continue
+            dec = self.decode_action(a, act)
+            if dec is None:
+                continue
+            slot, c, g = dec
+            picks.setdefault(pending[n][slot], []).append((n, c, g))
+        started: dict[str, int | None] = {a: None for a in self.agents}
+        lost = {a: False for a in self.agents}
+        for j in sorted(picks):
+            cands = picks[j]
+            win = max(cands, key=lambda x: (self._copies(j, x[0]), -x[0]))
+            for n, c, g in cands:
+                if n == win[0]:
+                    continue
+                lost[self.possible_agents[n]] = True
+            n, c, g = win
+            sim.start(j, n, c, g)
+            started[self.possible_agents[n]] = j
+        self._last_started = started
+        self.logical_step += 1
+        rew, self._carry = self._carry, [0.0] * N
+        any_start = any(v is not None for v in started.values())
+        advance = (not sim.multi) or (not any_start) or not self._anyone_can_act()
+        if advance:
+            counts = self._associated()
+            sim.step()
+            for n, c in enumerate(counts):
+                rew[n] -= c
+            extra = self._skip_idle()
+            rew = [r + e for r, e in zip(rew, extra)]
+        done = sim.done
+        trunc = not done and (sim.t >= self.max_steps or getattr(self, "_stalled", False))
+        agents = list(self.agents)
+        obs = self._observe_all()
+        rewards = {a: float(rew[self._index[a]]) for a in agents}
+        terms = {a: done for a in agents}
+        truncs = {a: trunc for a in agents}
+        infos = {}
+        for a in agents:
+            info = self._agent_info(a, obs[a])
+            info["invalid_action"] = invalid[a]
+            info["conflict_lost"] = lost[a]
+            info["started"] = started[a]
+            info["advanced"] = advance
+            infos[a] = info
+        if done or trunc:
+            decisions = sim.decisions()
+            objectives = None
+            if done:
+                from edgebench.referee import evaluate_decisions
+
+                ev = evaluate_decisions(self.instance, decisions)
+                objectives = dict(ev.objectives)
+            for a in agents:
+                infos[a]["decisions"] = decisions
+                infos[a]["objectives"] = objectives
+                infos[a]["stalled"] = bool(getattr(self, "_stalled", False))
+            self.agents = []
+        return obs, rewards, terms, truncs, infos
+
+    def _copies(self, j: int, n: int) -> float:
+        """How many copies of task j fit the free resources of cluster n at its minimum."""
+        sim = self.sim
+        fc, fg, fm = sim.free(n)
+        k = math.inf
+        if sim.min_cpu[j] > 0:
+            k = min(k, fc // sim.min_cpu[j])
+        if sim.min_gpu[j] > 0:
+            k = min(k, fg // sim.min_gpu[j])
+        mm = sim.min_mem[j]
+        if fm is not None and mm:
+            k = min(k, fm // mm)
+        return k
+
+    # ---- observations -----------------------------------------------------------------
+
+    def _observe(self, n: int) -> dict[str, np.ndarray]:
+        sim = self.sim
+        T = len(self.type_names)
+        cap_c, cap_g = self._caps[n]
+        max_c = max(c for c, _ in self._caps)
+        max_g = max(g for _, g in self._caps)
+        fc, fg, _ = sim.free(n)
+        vec = np.zeros(self.obs_size, dtype=np.float32)
+        running = sim.running(n)
+        vec[0:7] = (fc / cap_c, fg / cap_g, cap_c / max_c, cap_g / max_g, squash(sim.queue_length(n)),
+                    squash(len(running)), squash(sim.t))
+        pos = len(CLUSTER_FEATURES)
+        width = len(PENDING_FEATURES) + T
+        for slot, j in enumerate(sim.pending(n)[: self.pending_size]):
+            row = vec[pos + slot * width: pos + (slot + 1) * width]
+            row[0] = 1.0
+            row[1] = min(sim.min_cpu[j] / cap_c, 1.0)
+            row[2] = min(sim.min_gpu[j] / cap_g, 1.0)
+            row[3] = squash(sim.t - sim.arrival[j])
+            row[4] = float(sim.min_cpu[j] <= fc and sim.min_gpu[j] <= fg)
+            row[5] = len(sim.eligible[j]) / len(self._caps)
+            row[len(PENDING_FEATURES) + self._types[j]] = 1.0
+        pos += self.pending_size * width
+        width = len(RUNNING_FEATURES) + T
+        for i, j in enumerate(running[: self.max_running]):
+            row = vec[pos + i * width: pos + (i + 1) * width]
+            c, g = sim.allocation(j)
+            row[0] = 1.0
+            row[1] = c / cap_c
+            row[2] = g / cap_g
+            row[3] = squash(sim.t - sim.start_step(j))
+            row[4] = min(max(sim.progress(j), 0.0), 1.0)
+            row[len(RUNNING_FEATURES) + self._types[j]] = 1.0
+        return {"observation": vec, "action_mask": self._mask(n)}
+
+    def _observe_all(self) -> dict[str, dict[str, np.ndarray]]:
+        return {a: self._observe(self._index[a]) for a in self.agents}
+
+    def _agent_info(self, agent: str, obs: dict[str, np.ndarray]) -> dict[str, Any]:
+        n = self._index[agent]
+        return {"action_mask": obs["action_mask"].copy(), "t": self.sim.t, "logical_step": self.logical_step,
+                "pending": self.sim.pending(n)[: self.pending_size], "instance_seed": self.instance_seed}
+
+    def state(self) -> np.ndarray:
+        """Global state for a centralised critic: every agent's observation vector, in agent
+        order."""
+        return np.concatenate([self._observe(n)["observation"] for n in range(len(self._caps))])
+
+    def decisions(self):
+        """The simulator's PlacementDecisions (complete once the episode has terminated)."""
+        return None if self.sim is None else self.sim.decisions()
+
+    def render(self) -> str | None:
+        if self.render_mode != "ansi":
+            return None
+        sim = self.sim
+        if sim is None:
+            return "PlacementParallelEnv (not reset)"
+        lines = [f"PlacementParallelEnv step {sim.t} (logical {self.logical_step}), variant {sim.variant}, "
+                 f"{sim.num_tasks - sum(sim.is_finished(j) for j in range(sim.num_tasks))} tasks unfinished"]
+        for n in range(len(self._caps)):
+            fc, fg, _ = sim.free(n)
+            lines.append(f"  cluster {n}: free ({fc} cpu, {fg} gpu), running {sim.running(n)}, "
+                         f"pending {sim.pending(n)[: self.pending_size]}")
+        return "\n".join(lines)
+
+    def close(self) -> None:
+        pass
+
+
+raw_env = PlacementParallelEnv
+
+
+def parallel_env(**kwargs: Any) -> PlacementParallelEnv:
+    """The PettingZoo parallel environment (keyword arguments of PlacementParallelEnv)."""
+    return PlacementParallelEnv(**kwargs)
+
+
+def env(**kwargs: Any):
+    """The same environment as a PettingZoo AEC environment (``parallel_to_aec``)."""
+    from pettingzoo.utils.conversions import parallel_to_aec
+
+    return parallel_to_aec(parallel_env(**kwargs))
