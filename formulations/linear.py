@@ -57,12 +57,13 @@ class LinearModel:
 
     def add_row(self, terms: Iterable[tuple[int, float]], lo: float = -INF, hi: float = INF,
                 name: str = "") -> int:
-        idx: list[int] = []
-        val: list[float] = []
+        # merge repeated variables: the backends disagree on a variable listed twice in one row
+        # (pywraplp and PuLP keep the last coefficient, Pyomo adds them)
+        merged: dict[int, float] = {}
         for i, c in terms:
-            if c != 0:
-                idx.append(int(i))
-                val.append(float(c))
+            merged[int(i)] = merged.get(int(i), 0.0) + float(c)
+        idx = [i for i, c in merged.items() if c != 0]
+        val = [merged[i] for i in idx]
         self.rows.append((idx, val))
         self.row_lo.append(float(lo))
         self.row_hi.append(float(hi))
@@ -191,8 +192,9 @@ def _solve_pywraplp(model, solver_id, time_limit, threads, seed, mip_gap, log) -
     inf = s.infinity()
     xs = [s.IntVar(_finite(lb, inf), _finite(ub, inf), n) if it else s.NumVar(_finite(lb, inf), _finite(ub, inf), n)
           for n, lb, ub, it in zip(model.names, model.lb, model.ub, model.integer)]
-    for (idx, val), lo, hi, name in zip(model.rows, model.row_lo, model.row_hi, model.row_names):
-        c = s.RowConstraint(_finite(lo, inf), _finite(hi, inf), name)
+    for r, ((idx, val), lo, hi) in enumerate(zip(model.rows, model.row_lo, model.row_hi)):
+        # positional names: a repeated user name aborts the whole process inside OR-Tools
+        c = s.RowConstraint(_finite(lo, inf), _finite(hi, inf), f"c{r}")
         for i, v in zip(idx, val):
             c.SetCoefficient(xs[i], v)
     obj = s.Objective()
@@ -205,9 +207,13 @@ def _solve_pywraplp(model, solver_id, time_limit, threads, seed, mip_gap, log) -
     s.SetNumThreads(max(1, threads))
     if log:
         s.EnableOutput()
+    elif solver_id == "HIGHS":
+        s.SetSolverSpecificParametersAsString("output_flag=false")  # silences HiGHS's banner on stdout
     params = pywraplp.MPSolverParameters()
     params.SetDoubleParam(pywraplp.MPSolverParameters.RELATIVE_MIP_GAP, mip_gap)
+    t_start = time.perf_counter()
     code = s.Solve(params)
+    elapsed = time.perf_counter() - t_start
     has = code in (pywraplp.Solver.OPTIMAL, pywraplp.Solver.FEASIBLE)
     values = np.array([x.solution_value() for x in xs]) if has else None
     bound = None
@@ -219,7 +225,9 @@ def _solve_pywraplp(model, solver_id, time_limit, threads, seed, mip_gap, log) -
     status = {pywraplp.Solver.OPTIMAL: "optimal", pywraplp.Solver.FEASIBLE: "feasible",
               pywraplp.Solver.INFEASIBLE: "infeasible"}.get(code)
     if status is None:
-        status = "timeout" if code == pywraplp.Solver.NOT_SOLVED else "error"
+        # HiGHS through pywraplp answers an unlisted code (99) when the time limit stops it with no incumbent
+        hit_limit = time_limit is not None and elapsed >= 0.9 * time_limit
+        status = "timeout" if code == pywraplp.Solver.NOT_SOLVED or hit_limit else "error"
     if status == "optimal":
         bound = obj.Value() if bound is None or not any(model.integer) else bound
     return LinearSolution(status, values, None, bound, 0.0, "", f"pywraplp status {code}")

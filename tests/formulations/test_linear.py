@@ -89,3 +89,14 @@ def test_equality_and_ranged_rows():
         assert sol.status == "optimal"
         # x = 4, y = 3.5 -> -4 + 7 + 1
         assert sol.objective == pytest.approx(4.0)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_repeated_variable_in_a_row_is_summed_and_names_may_repeat(backend):
+    m = LinearModel("dups", "max")
+    x = m.add_var("x", 0, 10, integer=True)
+    m.add_le([(x, 1), (x, 1)], 8, name="same")  # 2x <= 8
+    m.add_le([(x, 3)], 100, name="same")
+    m.set_objective([(x, 1)])
+    sol = solve_linear(m, backend, time_limit=10)
+    assert sol.status == "optimal" and sol.objective == pytest.approx(4.0)
