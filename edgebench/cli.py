@@ -667,6 +667,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-sets", action="store_true", help="skip the embedded instance sets")
     p.add_argument("--seed", type=_seed, default=0, metavar="S", help="seed of generators and solver (default 0)")
     p.add_argument("-o", "--output", default=str(DEMO_DIR), metavar="DIR", help=f"default {DEMO_DIR}")
+
+    from edgebench.runner.cli import add_run_parsers  # run, report, bestknown
+
+    add_run_parsers(sub)
     return parser
 
 

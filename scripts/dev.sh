@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # edgebench developer entry point. Every sub-command first does all set-up, idempotently:
 #   bash scripts/dev.sh setup   create .venv, install torch 2.13.0 (CPU) first, then edgebench[test]
-#   bash scripts/dev.sh run     set-up, then the main job on the embedded default instances
+#   bash scripts/dev.sh run     set-up, then the main job: `edgebench run`, the default benchmark suite
 #   bash scripts/dev.sh test    set-up, then the test suite
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -47,7 +47,7 @@ cmd="${1:-test}"
 shift || true
 case "$cmd" in
     setup) setup ;;
-    run) setup; exec "$VENV/bin/edgebench" demo "$@" ;;
+    run) setup; exec "$VENV/bin/edgebench" run "$@" ;;
     test) setup; exec "$VENV/bin/python" -m pytest -q "$@" ;;
     *) echo "usage: bash scripts/dev.sh {setup|run|test} [args...]" >&2; exit 2 ;;
 esac

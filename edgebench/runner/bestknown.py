@@ -1,0 +1,217 @@
+"""Best known solutions and bounds, and the gaps measured against them.
+
+Per instance (by content hash) the store keeps the best **referee-verified** objective (the
+primary objective of a feasible solution, as the referee recomputed it) and the best
+**proven** bound, each with its provenance (solver, run key, date):
+
+* A run's objective counts when the referee found its solution feasible.
+* A run's bound counts only when the solver's reported objective equals the referee's
+  primary value (relative/absolute tolerance 1e-6, the referee's): then the solver optimised
+  the referee's primary objective and its bound is in the same units. A run with status
+  ``optimal`` that passes this check ("proven") contributes its objective as a bound.
+* An instance is *optimal* when its best objective and best bound agree within the
+  tolerance. A referee-verified objective better than the best bound beyond the tolerance
+  is recorded as a *conflict* (a solver claimed a bound it did not have).
+* Improvement is strict: ties keep the older provenance.
+
+Instances from an instance set start from the ``best_known`` fields of the set's manifest;
+``edgebench bestknown --write-manifests`` writes improvements back (atomically; values only
+ever improve).
+
+Gaps (documented in ``docs/runner.md``), for a feasible run with referee value ``v``:
+
+* ``gap = (v - best) / |best|`` for minimisation and ``(best - v) / |best|`` for
+  maximisation (>= 0; when ``|best| < 1e-9`` the denominator is 1: an absolute gap);
+* ``bound_gap`` — the same with the best bound in place of the best objective, shown where
+  optimality is not proven.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from edgebench.referee.common import ATOL, RTOL
+
+TINY = 1e-9
+
+_COLS = ("instance_hash", "instance_id", "instance_set", "family", "size", "primary_name", "sense",
+         "objective", "obj_solver", "obj_run", "obj_date", "bound", "bound_solver", "bound_run", "bound_date",
+         "optimal", "conflict")
+
+
+def close(a: float, b: float) -> bool:
+    return abs(a - b) <= ATOL + RTOL * max(abs(a), abs(b))
+
+
+def _finite(x: Any) -> float | None:
+    if x is None:
+        return None
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def obj_better(a: float, b: float | None, sense: str) -> bool:
+    return b is None or (a < b if sense == "min" else a > b)
+
+
+def bound_better(a: float, b: float | None, sense: str) -> bool:
+    # a lower bound for minimisation, an upper bound for maximisation
+    return b is None or (a > b if sense == "min" else a < b)
+
+
+def gap(value: float | None, best: float | None, sense: str) -> float | None:
+    """Relative gap of ``value`` to ``best`` in the improving direction (None when either is
+    missing; +inf for a missing / infinite value against a known best)."""
+    if best is None:
+        return None
+    if value is None or not math.isfinite(value):
+        return math.inf
+    den = abs(best) if abs(best) >= TINY else 1.0
+    g = (value - best) / den if sense == "min" else (best - value) / den
+    return 0.0 if abs(g) < 1e-9 else g
+
+
+def candidates(row: dict[str, Any]) -> tuple[float | None, float | None]:
+    """(objective, bound) that a finished run contributes to the best-known table."""
+    value = _finite(row.get("primary_value")) if row.get("feasible") else None
+    bound = None
+    if row.get("proven") and value is not None:
+        bound = value  # proven optimal for the referee's objective: the optimum is the tightest bound
+    elif row.get("units_ok"):
+        bound = _finite(row.get("bound"))
+    return value, bound
+
+
+def _current(conn: sqlite3.Connection, h: str) -> dict[str, Any] | None:
+    cur = conn.execute(f"SELECT {', '.join(_COLS)} FROM bestknown WHERE instance_hash=?", (h,))
+    r = cur.fetchone()
+    return dict(zip(_COLS, tuple(r))) if r is not None else None
+
+
+def _write(conn: sqlite3.Connection, rec: dict[str, Any]) -> None:
+    conn.execute(f"INSERT OR REPLACE INTO bestknown ({', '.join(_COLS)}) VALUES ({', '.join('?' * len(_COLS))})",
+                 [rec.get(c) for c in _COLS])
+
+
+def _merge(rec: dict[str, Any], obj: float | None, bound: float | None, prov_obj: tuple, prov_bound: tuple) -> bool:
+    sense = rec["sense"]
+    changed = False
+    if obj is not None and obj_better(obj, rec.get("objective"), sense):
+        rec["objective"], (rec["obj_solver"], rec["obj_run"], rec["obj_date"]) = obj, prov_obj
+        changed = True
+    if bound is not None and bound_better(bound, rec.get("bound"), sense):
+        rec["bound"], (rec["bound_solver"], rec["bound_run"], rec["bound_date"]) = bound, prov_bound
+        changed = True
+    o, b = rec.get("objective"), rec.get("bound")
+    conflict = None
+    optimal = False
+    if o is not None and b is not None:
+        if close(o, b):
+            optimal = True
+        elif obj_better(o, b, sense):  # the objective is beyond the bound: the bound is wrong
+            conflict = (f"objective {o:.10g} ({rec.get('obj_solver')}, run {str(rec.get('obj_run'))[:12]}) is better "
+                        f"than the bound {b:.10g} ({rec.get('bound_solver')}, run {str(rec.get('bound_run'))[:12]})")
+    if bool(rec.get("optimal")) != optimal or rec.get("conflict") != conflict:
+        changed = True
+    rec["optimal"], rec["conflict"] = int(optimal), conflict
+    return changed
+
+
+def _fresh(row: dict[str, Any]) -> dict[str, Any]:
+    return {"instance_hash": row["instance_hash"], "instance_id": row.get("instance_id"),
+            "instance_set": row.get("instance_set"), "family": row.get("family"), "size": row.get("size"),
+            "primary_name": row.get("primary_name"), "sense": row.get("sense"), "optimal": 0}
+
+
+def update(conn: sqlite3.Connection, row: dict[str, Any]) -> bool:
+    """Fold a finished run (a store row) into the best-known table; inside the caller's
+    transaction. Returns True when something improved."""
+    rec = _current(conn, row["instance_hash"])
+    new = rec is None
+    if new:
+        rec = _fresh(row)
+    obj, bound = candidates(row)
+    date = (row.get("finished") or "")[:10] or None
+    prov = (row.get("label") or row.get("solver"), row.get("key"), date)
+    changed = _merge(rec, obj, bound, prov, prov)
+    if changed or new:
+        _write(conn, rec)
+    return changed
+
+
+def seed(conn: sqlite3.Connection, entry: dict[str, Any]) -> None:
+    """Start an instance's record from its manifest ``best_known`` fields (``entry`` has the
+    instance fields of a store row plus ``best_known``)."""
+    rec = _current(conn, entry["instance_hash"])
+    new = rec is None
+    if new:
+        rec = _fresh(entry)
+    bk = entry.get("best_known") or {}
+    obj = _finite(bk.get("objective"))
+    bound = _finite(bk.get("bound"))
+    if bk.get("optimal") and obj is not None and bound is None:
+        bound = obj
+    prov_obj = (bk.get("solver"), bk.get("run"), bk.get("date"))
+    prov_bound = (bk.get("bound_solver", bk.get("solver")), bk.get("bound_run", bk.get("run")),
+                  bk.get("bound_date", bk.get("date")))
+    if _merge(rec, obj, bound, prov_obj, prov_bound) or new:
+        _write(conn, rec)
+
+
+def table(store) -> dict[str, dict[str, Any]]:
+    """instance hash -> best-known record."""
+    return {r["instance_hash"]: r for r in store.bestknown()}
+
+
+# ======================================================================================
+# manifests
+# ======================================================================================
+
+
+def write_manifests(store, data_dir: str | Path | None = None) -> list[str]:
+    """Write the store's best-known values into the ``best_known`` fields of every instance
+    set manifest under ``data_dir`` (default: the embedded sets) whose instances are in the
+    store; only improvements, atomically. Returns one line per changed instance."""
+    from edgebench.instances import sets
+    from edgebench.instances.io import read_json, write_text_atomic
+
+    d = Path(data_dir) if data_dir is not None else sets.DATA_DIR
+    best = table(store)
+    changes: list[str] = []
+    for name in sets.list_sets(d):
+        path = d / name / "manifest.json"
+        manifest = read_json(path)
+        touched = False
+        for entry in manifest.get("instances", []):
+            rec = best.get(entry.get("hash"))
+            if rec is None or rec.get("sense") not in ("min", "max"):
+                continue
+            bk = dict(entry.get("best_known") or {})
+            old = dict(bk)
+            sense = rec["sense"]
+            o = _finite(rec.get("objective"))
+            if o is not None and obj_better(o, _finite(bk.get("objective")), sense):
+                bk.update(objective=o, solver=rec.get("obj_solver"), run=rec.get("obj_run"), date=rec.get("obj_date"))
+            b = _finite(rec.get("bound"))
+            if b is not None and bound_better(b, _finite(bk.get("bound")), sense):
+                bk.update(bound=b, bound_solver=rec.get("bound_solver"), bound_run=rec.get("bound_run"),
+                          bound_date=rec.get("bound_date"))
+            bo, bb = _finite(bk.get("objective")), _finite(bk.get("bound"))
+            if bo is not None and bb is not None:
+                bk["optimal"] = close(bo, bb)  # a conflict (objective beyond the bound) is never optimal
+            else:
+                bk["optimal"] = bool(bk.get("optimal")) and bo == _finite(old.get("objective"))
+            for k in ("objective", "bound", "optimal", "solver", "run", "date"):
+                bk.setdefault(k, None)
+            if bk != old:
+                entry["best_known"] = bk
+                touched = True
+                changes.append(f"{name}/{entry.get('file')}: objective {old.get('objective')} -> {bk['objective']}, "
+                               f"bound {old.get('bound')} -> {bk['bound']}, optimal {bool(bk['optimal'])}")
+        if touched:
+            write_text_atomic(path, json.dumps(manifest, indent=1) + "\n")
+    return changes

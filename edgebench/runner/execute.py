@@ -1,0 +1,540 @@
+"""Executing a sweep: isolated worker processes with a hard wall-clock kill, locally or on a
+Dask cluster; the driver alone writes the store.
+
+Isolation. Each run executes in a worker process (``python -m edgebench.runner.worker``,
+see :mod:`.worker`) started in its own session. A worker serves runs one after another
+(imports and parsed instances are reused: the runner's overhead per run stays in the
+milliseconds) and is replaced after anything that may have left it in a bad state:
+
+* the hard kill — a run still going ``time_limit * 1.2 + kill_grace`` seconds after it was
+  sent: the worker's whole process group gets SIGKILL, the run is stored as ``killed``;
+* ``memory`` — a MemoryError under the suite's ``memory_limit_mb`` (RLIMIT_AS, set in the
+  worker around each run), or a worker that vanished by SIGKILL we did not send (the
+  kernel's OOM killer), or whose log ends in an allocation failure;
+* ``crash`` — any other death of the worker (segfault, abort, ``os._exit``).
+
+Solver exceptions are stored as ``error`` and the worker carries on.
+
+Dask (``--dask ADDRESS``): the same runs are submitted to a ``dask.distributed`` cluster;
+each Dask worker thread keeps one isolated worker process and returns results to the
+driver, which writes them (one writer).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter, deque
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection, wait
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from edgebench.runner.suite import Plan, RunSpec, suite_to_toml
+from edgebench.runner.worker import THREAD_VARS, environment, utcnow, vm_hwm_mb
+
+#: seconds a worker may take to start (import every solver module)
+START_TIMEOUT = 300.0
+#: log markers of an allocation failure
+MEMORY_MARKERS = ("MemoryError", "std::bad_alloc", "Cannot allocate memory", "out of memory", "Out of memory")
+
+
+class WorkerStartError(RuntimeError):
+    """A worker process could not start (an environment problem, not a run's)."""
+
+
+def _failure(key: str, status: str, message: str, runtime: float | None = None,
+             peak: float | None = None) -> dict[str, Any]:
+    now = utcnow()
+    return {"type": "result", "key": key, "status": status, "message": message, "runtime": runtime,
+            "peak_mem_mb": peak, "feasible": 0, "started": now, "finished": now}
+
+
+class WorkerProc:
+    """One worker process and its pipes; states: dead, starting, idle, busy."""
+
+    def __init__(self, init: dict[str, Any], threads: int = 1, log_dir: str | None = None) -> None:
+        self.init = init
+        self.threads = threads
+        self.log_dir = log_dir or tempfile.gettempdir()
+        self.state = "dead"
+        self.proc: subprocess.Popen | None = None
+        self.rx: Connection | None = None
+        self.tx: Connection | None = None
+        self.log_path: str | None = None
+        self.env: dict[str, Any] | None = None
+        self.env_hash: str | None = None
+        self.load_errors: dict[str, str] = {}
+        self.task_key: str | None = None
+        self.sent_at = 0.0
+        self.deadline = 0.0
+        self.started_at = 0.0
+        self.log_offset = 0
+        self.killed_by_us = False
+
+    # ---- life cycle ------------------------------------------------------------------
+
+    def start(self) -> None:
+        self.close()
+        to_r, to_w = os.pipe()
+        from_r, from_w = os.pipe()
+        env = dict(os.environ)
+        for v in THREAD_VARS:
+            env[v] = str(self.threads)
+        fd, self.log_path = tempfile.mkstemp(prefix="edgebench-worker-", suffix=".log", dir=self.log_dir)
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "edgebench.runner.worker", str(to_r), str(from_w)],
+                pass_fds=(to_r, from_w), stdin=subprocess.DEVNULL, stdout=fd, stderr=subprocess.STDOUT,
+                start_new_session=True, env=env, close_fds=True)
+        finally:
+            os.close(fd)
+            os.close(to_r)
+            os.close(from_w)
+        self.tx = Connection(to_w, readable=False)
+        self.rx = Connection(from_r, writable=False)
+        self.tx.send({**self.init, "ppid": os.getpid()})
+        self.state = "starting"
+        self.started_at = time.monotonic()
+        self.killed_by_us = False
+
+    def close(self) -> None:
+        """Stop the process (SIGKILL to its group) and release pipes and log."""
+        if self.proc is not None:
+            if self.proc.poll() is None:
+                try:
+                    os.killpg(self.proc.pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
+        for c in (self.rx, self.tx):
+            if c is not None:
+                try:
+                    c.close()
+                except OSError:
+                    pass
+        if self.log_path is not None:
+            try:
+                os.unlink(self.log_path)
+            except OSError:
+                pass
+        self.proc = self.rx = self.tx = None
+        self.log_path = None
+        self.state = "dead"
+
+    def _log_tail(self, n: int = 1500) -> str:
+        if self.log_path is None:
+            return ""
+        try:
+            with open(self.log_path, "rb") as fh:
+                fh.seek(0, os.SEEK_END)
+                size = fh.tell()
+                start = max(self.log_offset, size - n)
+                fh.seek(start)
+                return fh.read().decode("utf-8", "replace").strip()
+        except OSError:
+            return ""
+
+    # ---- runs ------------------------------------------------------------------------
+
+    def assign(self, task: dict[str, Any], kill_after: float) -> None:
+        assert self.state == "idle" and self.tx is not None
+        try:
+            self.log_offset = os.path.getsize(self.log_path) if self.log_path else 0
+        except OSError:
+            self.log_offset = 0
+        self.task_key = task["key"]
+        self.sent_at = time.monotonic()
+        self.deadline = self.sent_at + kill_after
+        self.state = "busy"
+        try:
+            self.tx.send(task)
+        except OSError:
+            pass  # the worker died; its EOF is read next
+
+    def on_readable(self) -> dict[str, Any] | None:
+        """Read what the worker sent; returns a result when a run finished (or died)."""
+        assert self.rx is not None
+        try:
+            msg = self.rx.recv()
+        except (EOFError, OSError):
+            return self._died()
+        if self.state == "starting":
+            if msg.get("type") == "fatal":
+                tail = msg.get("message", "")
+                self.close()
+                raise WorkerStartError(f"a worker failed to start: {tail.strip()}")
+            self.env, self.env_hash = msg["env"], msg["env_hash"]
+            self.load_errors = msg.get("load_errors", {})
+            self.state = "idle"
+            return None
+        wall = time.monotonic() - self.sent_at
+        msg["wall"] = wall
+        msg["env"] = self.env_hash
+        self.task_key = None
+        if msg.get("recycle"):
+            self.close()
+        else:
+            self.state = "idle"
+        return msg
+
+    def _died(self) -> dict[str, Any] | None:
+        code = self.proc.wait(timeout=10) if self.proc is not None else None
+        tail = self._log_tail()
+        if self.state == "starting":
+            self.close()
+            raise WorkerStartError(f"a worker exited while starting (exit code {code}): {tail[-1000:]}")
+        key = self.task_key
+        elapsed = time.monotonic() - self.sent_at
+        self.close()
+        if key is None:
+            return None
+        if code is not None and code < 0:
+            try:
+                signame = signal.Signals(-code).name
+            except ValueError:
+                signame = f"signal {-code}"
+            how = f"killed by {signame}"
+        else:
+            how = f"exit code {code}"
+        last = tail.splitlines()[-1][:300] if tail else ""
+        memory = (code == -signal.SIGKILL) or any(m in tail for m in MEMORY_MARKERS)
+        status = "memory" if memory else "crash"
+        why = " (not sent by the runner: the kernel's OOM killer)" if code == -signal.SIGKILL else ""
+        res = _failure(key, status, f"worker {how}{why}" + (f"; last output: {last}" if last else ""), elapsed)
+        res["wall"] = elapsed
+        res["env"] = self.env_hash
+        return res
+
+    def kill_for_timeout(self) -> dict[str, Any]:
+        key = self.task_key or ""
+        peak = vm_hwm_mb(self.proc.pid) if self.proc is not None else None
+        elapsed = time.monotonic() - self.sent_at
+        env = self.env_hash
+        self.killed_by_us = True
+        self.close()
+        res = _failure(key, "killed", f"hard wall-clock kill after {elapsed:.1f} s", elapsed,
+                       round(peak, 3) if peak is not None else None)
+        res["wall"] = elapsed
+        res["env"] = env
+        return res
+
+    def run_blocking(self, task: dict[str, Any], kill_after: float) -> dict[str, Any]:
+        """Start if needed, run one task, wait for it (or kill it): the Dask path."""
+        if self.state == "dead":
+            self.start()
+        while self.state == "starting":
+            if not self.rx.poll(max(0.0, START_TIMEOUT - (time.monotonic() - self.started_at))):
+                self.close()
+                raise WorkerStartError(f"a worker did not start within {START_TIMEOUT:.0f} s")
+            self.on_readable()
+        self.assign(task, kill_after)
+        while True:
+            left = self.deadline - time.monotonic()
+            if left <= 0:
+                return self.kill_for_timeout()
+            if self.rx.poll(left):
+                res = self.on_readable()
+                if res is not None:
+                    return res
+
+
+# ======================================================================================
+# local pool
+# ======================================================================================
+
+
+def make_task(spec: RunSpec, texts: dict[str, str]) -> dict[str, Any]:
+    text = texts.get(spec.inst.hash)
+    if text is None:
+        from edgebench.instances.io import canonical_json
+
+        text = texts[spec.inst.hash] = canonical_json(spec.inst.instance)
+    return {"key": spec.key, "instance": text, "instance_hash": spec.inst.hash, "solver": spec.solver,
+            "params": spec.params, "seed": spec.seed, "time_limit": spec.time_limit,
+            "memory_limit_mb": spec.memory_limit_mb}
+
+
+def worker_init(plugins: list[str]) -> dict[str, Any]:
+    return {"sys_path": [p for p in sys.path if p], "plugins": list(plugins)}
+
+
+def run_local(specs: list[RunSpec], on_result: Callable[[RunSpec, dict[str, Any]], None], *, workers: int,
+              init: dict[str, Any], threads: int = 1, on_ready: Callable[[WorkerProc], None] | None = None) -> None:
+    """Run ``specs`` on ``workers`` local worker processes; ``on_result(spec, result)`` is
+    called in the driver for every finished run, in completion order."""
+    if not specs:
+        return
+    texts: dict[str, str] = {}
+    queue = deque(specs)
+    slots = [WorkerProc(init, threads) for _ in range(max(1, min(workers, len(specs))))]
+    running: dict[int, RunSpec] = {}
+    try:
+        for s in slots:
+            s.start()
+        while queue or running:
+            for i, s in enumerate(slots):
+                if s.state == "dead" and queue:
+                    s.start()
+                if s.state == "idle" and queue and i not in running:
+                    spec = queue.popleft()
+                    running[i] = spec
+                    s.assign(make_task(spec, texts), spec.kill_after)
+            now = time.monotonic()
+            conns = [s.rx for s in slots if s.state in ("starting", "busy") and s.rx is not None]
+            deadlines = [s.deadline for s in slots if s.state == "busy"]
+            timeout = 0.5 if not deadlines else max(0.0, min(0.5, min(deadlines) - now))
+            ready = set(map(id, wait(conns, timeout))) if conns else set()
+            if not conns:
+                time.sleep(timeout)
+            for i, s in enumerate(slots):
+                if s.rx is not None and id(s.rx) in ready:
+                    was_starting = s.state == "starting"
+                    res = s.on_readable()
+                    if was_starting and s.state == "idle" and on_ready is not None:
+                        on_ready(s)
+                    if res is not None and i in running:
+                        on_result(running.pop(i), res)
+                    elif i in running and s.state == "dead":  # died between runs
+                        pass
+            now = time.monotonic()
+            for i, s in enumerate(slots):
+                if s.state == "busy" and now >= s.deadline and i in running:
+                    on_result(running.pop(i), s.kill_for_timeout())
+                elif s.state == "starting" and now - s.started_at > START_TIMEOUT:
+                    s.close()
+                    raise WorkerStartError(f"a worker did not start within {START_TIMEOUT:.0f} s")
+    finally:
+        for s in slots:
+            s.close()
+
+
+# ======================================================================================
+# Dask
+# ======================================================================================
+
+_slots_lock = threading.Lock()
+_slots: dict[int, WorkerProc] = {}
+
+
+def _thread_slot(init: dict[str, Any], threads: int) -> WorkerProc:
+    tid = threading.get_ident()
+    with _slots_lock:
+        slot = _slots.get(tid)
+        if slot is None or slot.init != init or slot.threads != threads:
+            if slot is not None:
+                slot.close()
+            slot = _slots[tid] = WorkerProc(init, threads)
+    return slot
+
+
+def close_slots() -> int:
+    """Stop the worker processes of this process's Dask threads (``client.run`` target)."""
+    with _slots_lock:
+        n = len(_slots)
+        for s in _slots.values():
+            s.close()
+        _slots.clear()
+    return n
+
+
+def dask_execute(task: dict[str, Any], init: dict[str, Any], threads: int, kill_after: float) -> dict[str, Any]:
+    """The function a Dask worker runs for one task: an isolated worker process per Dask
+    thread, the same hard kill as locally."""
+    slot = _thread_slot(init, threads)
+    try:
+        res = slot.run_blocking(task, kill_after)
+    except WorkerStartError as exc:
+        res = _failure(task["key"], "crash", str(exc)[:2000])
+    res["env_data"] = slot.env
+    return res
+
+
+def run_dask(specs: list[RunSpec], on_result: Callable[[RunSpec, dict[str, Any]], None], *, address: Any,
+             init: dict[str, Any], threads: int = 1) -> None:
+    """Send ``specs`` to the Dask cluster at ``address`` (a scheduler address, or a
+    ``distributed.Client``); results come back to this process, which calls ``on_result``."""
+    if not specs:
+        return
+    from distributed import Client, as_completed
+
+    own = not isinstance(address, Client)
+    client = Client(address, timeout="30s") if own else address
+    try:
+        nthreads = max(1, sum(client.nthreads().values()))
+        texts: dict[str, str] = {}
+        it = iter(specs)
+        pending: dict[str, RunSpec] = {}
+        ac = as_completed()
+
+        def submit() -> bool:
+            spec = next(it, None)
+            if spec is None:
+                return False
+            fut = client.submit(dask_execute, make_task(spec, texts), init, threads, spec.kill_after, pure=False)
+            pending[fut.key] = spec
+            ac.add(fut)
+            return True
+
+        for _ in range(2 * nthreads):
+            if not submit():
+                break
+        for fut in ac:
+            spec = pending.pop(fut.key)
+            try:
+                res = fut.result()
+            except Exception as exc:  # the Dask worker itself failed
+                res = _failure(spec.key, "crash", f"Dask task failed: {type(exc).__name__}: {exc}")
+            on_result(spec, res)
+            submit()
+        try:
+            client.run(close_slots)
+        except Exception:  # a worker that left the cluster
+            pass
+    finally:
+        if own:
+            client.close()
+
+
+# ======================================================================================
+# sweeps
+# ======================================================================================
+
+
+@dataclass
+class SweepResult:
+    store: str
+    sweep: int
+    planned: int
+    skipped: int
+    done: int
+    statuses: Counter = field(default_factory=Counter)
+    keys: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def make_row(spec: RunSpec, res: dict[str, Any], *, sweep: int | None, suite: str | None) -> dict[str, Any]:
+    """The store row of a finished run."""
+    from edgebench.referee.common import PRIMARY, SENSE
+
+    fam = spec.family
+    status = res.get("status") or "error"
+    feasible = int(bool(res.get("feasible")))
+    units_ok = int(bool(res.get("units_ok")))
+    return {
+        "key": spec.key, "sweep": sweep, "suite": suite, "instance_id": spec.inst.id,
+        "instance_hash": spec.inst.hash, "instance_set": spec.inst.set, "family": fam, "size": spec.inst.size,
+        "solver": spec.solver, "label": spec.label, "kind": spec.kind,
+        "params": json.dumps(spec.params, sort_keys=True), "params_hash": spec.params_hash, "seed": spec.seed,
+        "time_limit": spec.time_limit, "memory_limit_mb": spec.memory_limit_mb, "status": status,
+        "feasible": feasible, "proven": int(status == "optimal" and feasible and units_ok), "units_ok": units_ok,
+        "primary_name": PRIMARY[fam], "sense": SENSE[fam], "primary_value": res.get("primary_value"),
+        "objectives": res.get("objectives"), "violations": res.get("violations"),
+        "reported_objective": res.get("reported_objective"), "bound": res.get("bound"),
+        "runtime": res.get("runtime"), "solver_wall": res.get("solver_wall"), "wall": res.get("wall"),
+        "peak_mem_mb": res.get("peak_mem_mb"), "message": res.get("message"), "trace": res.get("trace"),
+        "pareto": res.get("pareto"), "env": res.get("env"), "started": res.get("started"),
+        "finished": res.get("finished"), "solution": res.get("solution"),
+    }
+
+
+def _progress(total: int, enabled: bool | None):
+    from tqdm import tqdm
+
+    tty = sys.stderr.isatty()
+    if enabled is None:
+        enabled = True
+    return tqdm(total=total, unit="run", file=sys.stderr, disable=not enabled, dynamic_ncols=True,
+                mininterval=0.5 if tty else 15.0, smoothing=0.1,
+                bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}<{remaining}, {rate_fmt}]{postfix}")
+
+
+def run_sweep(plan: Plan, store_path: str | Path, *, workers: int | None = None, dask: Any = None,
+              retry_failed: bool = False, progress: bool | None = None, argv: list[str] | None = None,
+              log: Callable[[str], None] | None = None) -> SweepResult:
+    """Run every planned run that the store does not hold yet; each finished run is written
+    in its own transaction. ``dask``: a scheduler address or a ``distributed.Client``."""
+    from edgebench.runner.store import FAILED_STATUSES, Store
+
+    say = log or (lambda s: print(s, file=sys.stderr))
+    t0 = time.monotonic()
+    store = Store.open(store_path, create=True)
+    try:
+        have = store.keys()
+        if retry_failed:
+            have -= store.keys(FAILED_STATUSES)
+        todo = [r for r in plan.runs if r.key not in have]
+        skipped = len(plan.runs) - len(todo)
+        # best known values recorded in instance-set manifests
+        store.seed_bestknown([
+            {"instance_hash": i.hash, "instance_id": i.id, "instance_set": i.set, "family": i.family,
+             "size": i.size, "primary_name": _primary(i.family)[0], "sense": _primary(i.family)[1],
+             "best_known": i.best_known}
+            for i in plan.instances if i.best_known])
+        # longest time limit first: a better makespan on several workers
+        todo.sort(key=lambda r: -r.time_limit)
+        host = environment()
+        sweep = store.begin_sweep(suite=plan.suite.name, suite_toml=suite_to_toml(plan.suite),
+                                  argv=list(argv if argv is not None else sys.argv), host=host,
+                                  planned=len(plan.runs), skipped=skipped)
+        result = SweepResult(store=str(store_path), sweep=sweep, planned=len(plan.runs), skipped=skipped, done=0,
+                             keys=[r.key for r in plan.runs], notes=list(plan.notes))
+        envs: dict[str, dict[str, Any]] = {}
+        bar = _progress(len(todo), progress if todo else False)
+
+        def on_ready(w: WorkerProc) -> None:
+            if w.env_hash:
+                envs[w.env_hash] = w.env
+            for m, e in sorted(w.load_errors.items()):
+                note = f"warning: solver module {m} failed to import in a worker ({e})"
+                if note not in result.notes and not any(m in n for n in result.notes):
+                    result.notes.append(note)
+                    bar.write(note, file=sys.stderr)
+
+        def on_result(spec: RunSpec, res: dict[str, Any]) -> None:
+            env_data = res.pop("env_data", None)
+            if env_data is not None and res.get("env"):
+                envs[res["env"]] = env_data
+            row = make_row(spec, res, sweep=sweep, suite=plan.suite.name)
+            store.add_run(row, envs.get(row["env"]) if row.get("env") else None, replace=retry_failed)
+            result.done += 1
+            result.statuses[row["status"]] += 1
+            bar.set_postfix_str(" ".join(f"{k}={v}" for k, v in sorted(result.statuses.items())), refresh=False)
+            bar.update(1)
+
+        init = worker_init(plan.plugins)
+        n_workers = workers or plan.suite.workers or 1
+        try:
+            if dask is not None:
+                run_dask(todo, on_result, address=dask, init=init, threads=plan.suite.threads)
+            else:
+                run_local(todo, on_result, workers=n_workers, init=init, threads=plan.suite.threads,
+                          on_ready=on_ready)
+        finally:
+            bar.close()
+        store.end_sweep(sweep, result.done)
+        result.seconds = time.monotonic() - t0
+        return result
+    finally:
+        store.close()
+
+
+def _primary(family: str) -> tuple[str, str]:
+    from edgebench.referee.common import PRIMARY, SENSE
+
+    return PRIMARY[family], SENSE[family]
+
+
+def estimate_seconds(specs: Iterable[RunSpec], workers: int) -> float:
+    """The time-limit budget of ``specs`` on ``workers`` (runs usually stop sooner)."""
+    return sum(s.time_limit for s in specs) / max(1, workers)

@@ -1,0 +1,342 @@
+"""The results store: one SQLite file in WAL mode, one transaction per finished run.
+
+Tables:
+
+* ``meta`` — ``format_version`` (this code writes and reads :data:`FORMAT_VERSION`; a store
+  written by a newer version is refused, never overwritten), ``created``, ``edgebench``.
+* ``runs`` — one row per finished run, keyed by the run key (see :mod:`.suite`): instance
+  id / hash / set / family / size, solver / label / kind / parameters / parameter hash, seed,
+  time limit, status, the referee's verdict (feasible, primary name / sense / value, every
+  objective as JSON, number of violations), the solver's reported objective and bound,
+  runtime, wall time, peak memory, message, anytime trace and Pareto front (JSON), the
+  environment hash, start / finish times (UTC) and the solution (zlib-compressed JSON).
+* ``envs`` — environment hash -> package and solver-library versions and host (JSON).
+* ``bestknown`` — per instance: best referee-verified objective and best proven bound,
+  each with provenance (solver, run key, date); see :mod:`.bestknown`.
+* ``sweeps`` — one row per ``edgebench run``: the suite (as TOML), the command line, the
+  host, the numbers planned / skipped / done.
+
+Only the driver writes (local workers and Dask workers send their results back to it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from edgebench.errors import InputError
+
+FORMAT_VERSION = 1
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+#: runner statuses besides the solver statuses (optimal, feasible, infeasible, timeout, error)
+RUNNER_STATUSES = ("killed", "memory", "crash")
+#: statuses that --retry-failed runs again
+FAILED_STATUSES = ("error", "killed", "memory", "crash")
+
+RUN_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("key", "TEXT PRIMARY KEY"),
+    ("sweep", "INTEGER"),
+    ("suite", "TEXT"),
+    ("instance_id", "TEXT NOT NULL"),
+    ("instance_hash", "TEXT NOT NULL"),
+    ("instance_set", "TEXT"),
+    ("family", "TEXT NOT NULL"),
+    ("size", "INTEGER"),
+    ("solver", "TEXT NOT NULL"),
+    ("label", "TEXT NOT NULL"),
+    ("kind", "TEXT"),
+    ("params", "TEXT"),
+    ("params_hash", "TEXT"),
+    ("seed", "INTEGER"),
+    ("time_limit", "REAL"),
+    ("memory_limit_mb", "REAL"),
+    ("status", "TEXT NOT NULL"),
+    ("feasible", "INTEGER"),
+    ("proven", "INTEGER"),
+    ("units_ok", "INTEGER"),
+    ("primary_name", "TEXT"),
+    ("sense", "TEXT"),
+    ("primary_value", "REAL"),
+    ("objectives", "TEXT"),
+    ("violations", "INTEGER"),
+    ("reported_objective", "REAL"),
+    ("bound", "REAL"),
+    ("runtime", "REAL"),
+    ("solver_wall", "REAL"),
+    ("wall", "REAL"),
+    ("peak_mem_mb", "REAL"),
+    ("message", "TEXT"),
+    ("trace", "TEXT"),
+    ("pareto", "TEXT"),
+    ("env", "TEXT"),
+    ("started", "TEXT"),
+    ("finished", "TEXT"),
+    ("solution", "BLOB"),
+)
+COLUMN_NAMES = tuple(c for c, _ in RUN_COLUMNS)
+#: every column but the solution blob (what reports read)
+SCALAR_COLUMNS = tuple(c for c in COLUMN_NAMES if c != "solution")
+
+_SCHEMA = [
+    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)",
+    "CREATE TABLE IF NOT EXISTS runs (" + ", ".join(f"{c} {t}" for c, t in RUN_COLUMNS) + ")",
+    "CREATE INDEX IF NOT EXISTS runs_instance ON runs (instance_hash)",
+    "CREATE INDEX IF NOT EXISTS runs_family_label ON runs (family, label)",
+    "CREATE TABLE IF NOT EXISTS envs (hash TEXT PRIMARY KEY, data TEXT NOT NULL)",
+    """CREATE TABLE IF NOT EXISTS bestknown (
+        instance_hash TEXT PRIMARY KEY, instance_id TEXT, instance_set TEXT, family TEXT, size INTEGER,
+        primary_name TEXT, sense TEXT,
+        objective REAL, obj_solver TEXT, obj_run TEXT, obj_date TEXT,
+        bound REAL, bound_solver TEXT, bound_run TEXT, bound_date TEXT,
+        optimal INTEGER NOT NULL DEFAULT 0, conflict TEXT)""",
+    """CREATE TABLE IF NOT EXISTS sweeps (
+        id INTEGER PRIMARY KEY AUTOINCREMENT, started TEXT, finished TEXT, suite TEXT, suite_toml TEXT,
+        argv TEXT, host TEXT, planned INTEGER, skipped INTEGER, done INTEGER)""",
+]
+
+
+def utcnow() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def _unreadable(path: str, reason: str) -> InputError:
+    return InputError(f"unreadable results store: {reason}", file=path)
+
+
+class Store:
+    """An open results store. Use :meth:`open`; close with :meth:`close` (or ``with``)."""
+
+    def __init__(self, conn: sqlite3.Connection, path: str, readonly: bool) -> None:
+        self.conn = conn
+        self.path = path
+        self.readonly = readonly
+
+    # ---- opening ---------------------------------------------------------------------
+
+    @classmethod
+    def open(cls, path: str | os.PathLike, *, create: bool = True, readonly: bool = False) -> "Store":
+        """Open (or, with ``create``, create) a store. InputError for a file that is not an
+        edgebench store, an unreadable one, or one written by a newer format version."""
+        p = Path(path)
+        sp = str(p)
+        exists = p.exists()
+        if exists:
+            if p.is_dir():
+                raise _unreadable(sp, "is a folder")
+            try:
+                with open(p, "rb") as fh:
+                    head = fh.read(len(SQLITE_MAGIC))
+            except OSError as exc:
+                raise _unreadable(sp, exc.strerror or str(exc)) from None
+            if head and head != SQLITE_MAGIC:
+                raise _unreadable(sp, "not an SQLite file")
+        elif not create:
+            raise InputError("no such results store", file=sp)
+        else:
+            for parent in p.parents:
+                if parent.exists():
+                    if not parent.is_dir():
+                        raise InputError(f"{parent} is not a folder", file=sp)
+                    break
+            p.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            if readonly:
+                conn = sqlite3.connect(f"file:{p.resolve()}?mode=ro", uri=True, timeout=60.0)
+            else:
+                conn = sqlite3.connect(sp, timeout=60.0, isolation_level=None)
+            conn.row_factory = sqlite3.Row
+            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        except sqlite3.DatabaseError as exc:
+            raise _unreadable(sp, str(exc)) from None
+        store = cls(conn, sp, readonly)
+        try:
+            if "meta" in tables:
+                row = conn.execute("SELECT value FROM meta WHERE key='format_version'").fetchone()
+                version = int(row[0]) if row is not None else None
+                if version is None:
+                    raise _unreadable(sp, "no format_version in its meta table")
+                if version > FORMAT_VERSION:
+                    raise InputError(f"store format version {version} was written by a newer edgebench "
+                                     f"(this one reads up to {FORMAT_VERSION}); refusing to touch it", file=sp,
+                                     field="meta.format_version")
+                if not readonly:
+                    store._init_schema()
+            elif tables:
+                raise _unreadable(sp, f"not an edgebench results store (tables: {', '.join(sorted(tables))})")
+            elif readonly:
+                raise _unreadable(sp, "empty file, not an edgebench results store")
+            else:
+                store._init_schema()
+                with store.transaction():
+                    conn.executemany("INSERT OR IGNORE INTO meta VALUES (?, ?)", [
+                        ("format_version", str(FORMAT_VERSION)), ("created", utcnow()),
+                        ("edgebench", _edgebench_version())])
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            raise _unreadable(sp, str(exc)) from None
+        except BaseException:
+            conn.close()
+            raise
+        return store
+
+    def _init_schema(self) -> None:
+        self.conn.execute("PRAGMA journal_mode=WAL")
+        # WAL + NORMAL: a committed run survives a crash or kill of the process (a power cut may
+        # lose the last commits, which are then simply run again).
+        self.conn.execute("PRAGMA synchronous=NORMAL")
+        for stmt in _SCHEMA:
+            self.conn.execute(stmt)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    # ---- transactions ----------------------------------------------------------------
+
+    class _Tx:
+        def __init__(self, conn: sqlite3.Connection) -> None:
+            self.conn = conn
+
+        def __enter__(self) -> sqlite3.Connection:
+            self.conn.execute("BEGIN IMMEDIATE")
+            return self.conn
+
+        def __exit__(self, et, ev, tb) -> None:
+            if et is None:
+                self.conn.execute("COMMIT")
+            else:
+                self.conn.execute("ROLLBACK")
+
+    def transaction(self) -> "_Tx":
+        return Store._Tx(self.conn)
+
+    # ---- writing ---------------------------------------------------------------------
+
+    def add_run(self, row: dict[str, Any], env: dict[str, Any] | None = None, *, replace: bool = False) -> bool:
+        """Insert one finished run and update the best-known table, in one transaction.
+        Returns False (and changes nothing) when the key is already stored and ``replace`` is
+        false; with ``replace`` a stored run of a failed status is replaced."""
+        from edgebench.runner import bestknown
+
+        with self.transaction() as conn:
+            old = conn.execute("SELECT status FROM runs WHERE key=?", (row["key"],)).fetchone()
+            if old is not None:
+                if not replace or old[0] not in FAILED_STATUSES:
+                    return False
+                conn.execute("DELETE FROM runs WHERE key=?", (row["key"],))
+            if env is not None and row.get("env"):
+                conn.execute("INSERT OR IGNORE INTO envs VALUES (?, ?)", (row["env"], json.dumps(env, sort_keys=True)))
+            cols = [c for c in COLUMN_NAMES if c in row]
+            conn.execute(f"INSERT INTO runs ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
+                         [row[c] for c in cols])
+            bestknown.update(conn, row)
+        return True
+
+    def add_runs_bulk(self, rows: Iterable[dict[str, Any]], envs: dict[str, dict[str, Any]] | None = None) -> int:
+        """Insert many runs in one transaction (imports and benchmarks; best known updated)."""
+        from edgebench.runner import bestknown
+
+        n = 0
+        with self.transaction() as conn:
+            for h, data in (envs or {}).items():
+                conn.execute("INSERT OR IGNORE INTO envs VALUES (?, ?)", (h, json.dumps(data, sort_keys=True)))
+            for row in rows:
+                cols = [c for c in COLUMN_NAMES if c in row]
+                cur = conn.execute(f"INSERT OR IGNORE INTO runs ({', '.join(cols)}) VALUES "
+                                   f"({', '.join('?' * len(cols))})", [row[c] for c in cols])
+                if cur.rowcount:
+                    bestknown.update(conn, row)
+                    n += 1
+        return n
+
+    def seed_bestknown(self, entries: Iterable[dict[str, Any]]) -> None:
+        from edgebench.runner import bestknown
+
+        with self.transaction() as conn:
+            for e in entries:
+                bestknown.seed(conn, e)
+
+    def begin_sweep(self, *, suite: str, suite_toml: str, argv: list[str], host: dict[str, Any], planned: int,
+                    skipped: int) -> int:
+        with self.transaction() as conn:
+            cur = conn.execute("INSERT INTO sweeps (started, suite, suite_toml, argv, host, planned, skipped, done) "
+                               "VALUES (?, ?, ?, ?, ?, ?, ?, 0)",
+                               (utcnow(), suite, suite_toml, json.dumps(argv), json.dumps(host, sort_keys=True),
+                                planned, skipped))
+            return int(cur.lastrowid)
+
+    def end_sweep(self, sweep: int, done: int) -> None:
+        with self.transaction() as conn:
+            conn.execute("UPDATE sweeps SET finished=?, done=? WHERE id=?", (utcnow(), done, sweep))
+
+    # ---- reading ---------------------------------------------------------------------
+
+    def keys(self, statuses: Iterable[str] | None = None) -> set[str]:
+        if statuses is None:
+            return {r[0] for r in self.conn.execute("SELECT key FROM runs")}
+        st = list(statuses)
+        q = f"SELECT key FROM runs WHERE status IN ({', '.join('?' * len(st))})"
+        return {r[0] for r in self.conn.execute(q, st)}
+
+    def count(self) -> int:
+        return int(self.conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0])
+
+    def runs(self, columns: Iterable[str] = SCALAR_COLUMNS, where: str = "", args: tuple = ()) -> list[dict[str, Any]]:
+        cols = list(columns)
+        for c in cols:
+            if c not in COLUMN_NAMES:
+                raise ValueError(f"unknown column {c!r}")
+        q = f"SELECT {', '.join(cols)} FROM runs {where} ORDER BY rowid"
+        cur = self.conn.execute(q, args)
+        cur.row_factory = None  # plain tuples: much faster than Row for 100k rows
+        return [dict(zip(cols, r)) for r in cur]
+
+    def iter_rows(self, columns: Iterable[str] = SCALAR_COLUMNS) -> Iterator[tuple]:
+        cols = list(columns)
+        cur = self.conn.execute(f"SELECT {', '.join(cols)} FROM runs ORDER BY rowid")
+        cur.row_factory = None
+        return iter(cur)
+
+    def run(self, key: str) -> dict[str, Any] | None:
+        row = self.conn.execute("SELECT * FROM runs WHERE key=?", (key,)).fetchone()
+        return dict(row) if row is not None else None
+
+    def solution(self, key: str):
+        """The stored Solution of a run (None when the run has none)."""
+        import zlib
+
+        from edgebench.instances.io import solution_from_dict
+
+        row = self.conn.execute("SELECT solution FROM runs WHERE key=?", (key,)).fetchone()
+        if row is None or row[0] is None:
+            return None
+        return solution_from_dict(json.loads(zlib.decompress(row[0]).decode("utf-8")), file=f"{self.path}#{key}")
+
+    def bestknown(self) -> list[dict[str, Any]]:
+        return [dict(r) for r in self.conn.execute("SELECT * FROM bestknown ORDER BY family, instance_set, instance_id")]
+
+    def envs(self) -> dict[str, dict[str, Any]]:
+        return {r[0]: json.loads(r[1]) for r in self.conn.execute("SELECT hash, data FROM envs")}
+
+    def sweeps(self) -> list[dict[str, Any]]:
+        return [dict(r) for r in self.conn.execute("SELECT * FROM sweeps ORDER BY id")]
+
+    def meta(self) -> dict[str, str]:
+        return {r[0]: r[1] for r in self.conn.execute("SELECT key, value FROM meta")}
+
+
+def _edgebench_version() -> str:
+    from edgebench import __version__
+
+    return __version__
+

@@ -1,0 +1,326 @@
+"""The worker process: ``python -m edgebench.runner.worker IN_FD OUT_FD``.
+
+Started by :mod:`edgebench.runner.execute` (locally, or inside a Dask worker) in its own
+session / process group, so that a hard kill (``killpg(SIGKILL)``) also ends the processes a
+solver started (CBC). It reads pickled messages from ``IN_FD`` and answers on ``OUT_FD``:
+
+1. ``init`` -> ``{"type": "ready", "env": ..., "env_hash": ..., "load_errors": ...}``
+   (``sys.path`` and plugin files of the driver; every solver module is imported once here);
+2. a task -> its result: the solver's run, scored by the referee, with runtime, peak memory,
+   anytime trace, Pareto front and the compressed solution.
+
+Its stdout and stderr go to a log file (solver logs never reach the terminal). A thread
+watches the parent: when the driver dies the worker kills its own process group, so a killed
+sweep leaves no solver running.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import platform
+import resource
+import signal
+import sys
+import threading
+import time
+import traceback
+import zlib
+from datetime import datetime, timezone
+from typing import Any
+
+#: package versions recorded with every run
+PACKAGES = ("edgebench", "numpy", "scipy", "pydantic", "networkx", "ortools", "highspy", "pulp", "pyomo", "torch",
+            "deap", "gymnasium")
+THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS",
+               "VECLIB_MAXIMUM_THREADS")
+#: at most this many points of an anytime trace are kept (evenly thinned, last point kept)
+TRACE_POINTS = 200
+_CACHE_SIZE = 8
+
+
+def utcnow() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def _cpu_model() -> str | None:
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or None
+
+
+def environment() -> dict[str, Any]:
+    """Package and solver-library versions, host and thread settings of this process."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    versions: dict[str, str | None] = {"python": platform.python_version()}
+    for p in PACKAGES:
+        try:
+            versions[p] = version(p)
+        except PackageNotFoundError:
+            versions[p] = None
+    host = {"node": platform.node(), "cpus": os.cpu_count(), "platform": platform.platform(),
+            "machine": platform.machine(), "cpu": _cpu_model()}
+    threads = {k: os.environ.get(k) for k in THREAD_VARS}
+    return {"versions": versions, "host": host, "threads": threads}
+
+
+def env_hash(env: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(env, sort_keys=True).encode()).hexdigest()[:16]
+
+
+# ---- memory ---------------------------------------------------------------------------
+
+
+def _reset_peak() -> bool:
+    try:
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")  # resets the peak resident set size (VmHWM) of this process
+        return True
+    except OSError:
+        return False
+
+
+def vm_hwm_mb(pid: int | str = "self") -> float | None:
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024.0
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def _peak_mb(children_before: float) -> float | None:
+    own = vm_hwm_mb()
+    if own is None:  # no /proc: the process's lifetime peak
+        own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024.0
+    if kids > children_before:  # a solver subprocess (CBC) finished during this run
+        own = max(own, kids)
+    return round(own, 3)
+
+
+# ---- results --------------------------------------------------------------------------
+
+
+def _num(x: Any) -> float | None:
+    try:
+        x = float(x)
+    except (TypeError, ValueError):
+        return None
+    return x if math.isfinite(x) else None
+
+
+def close(a: float, b: float) -> bool:
+    from edgebench.referee.common import ATOL, RTOL
+
+    return abs(a - b) <= ATOL + RTOL * max(abs(a), abs(b))
+
+
+def normalize_trace(stats: dict[str, Any]) -> list[list[float]] | None:
+    """``stats["trace"]`` ([seconds, evaluations, best objective] rows) or
+    ``stats["incumbent_trace"]`` ([seconds, objective] rows) -> [[seconds, objective], ...]."""
+    raw = stats.get("trace")
+    if raw is None:
+        raw = stats.get("incumbent_trace")
+    if not isinstance(raw, (list, tuple)) or not raw:
+        return None
+    pts = []
+    for item in raw:
+        if not isinstance(item, (list, tuple)) or len(item) < 2:
+            continue
+        t, v = _num(item[0]), _num(item[-1])
+        if t is not None and v is not None:
+            pts.append([round(t, 6), v])
+    if not pts:
+        return None
+    if len(pts) > TRACE_POINTS:
+        step = (len(pts) - 1) / (TRACE_POINTS - 1)
+        pts = [pts[round(i * step)] for i in range(TRACE_POINTS)]
+    return pts
+
+
+def normalize_pareto(stats: dict[str, Any]) -> list[dict[str, float]] | None:
+    """``stats["pareto"]``: a list of points (dicts of objective values; other keys, such as
+    each point's solution, are dropped)."""
+    raw = stats.get("pareto")
+    if not isinstance(raw, (list, tuple)) or not raw:
+        return None
+    out = []
+    for p in raw:
+        if isinstance(p, dict):
+            pt = {k: _num(v) for k, v in p.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+            pt = {k: v for k, v in pt.items() if v is not None}
+            if pt:
+                out.append(pt)
+    return out or None
+
+
+def _set_memory_limit(mb: float | None):
+    if not mb:
+        return None
+    old = resource.getrlimit(resource.RLIMIT_AS)
+    limit = int(mb * 1024 * 1024)
+    hard = old[1]
+    if hard != resource.RLIM_INFINITY and limit > hard:
+        limit = hard
+    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+    return old
+
+
+def run_task(task: dict[str, Any], cache: dict[str, Any]) -> dict[str, Any]:
+    """Run one task in this process: solve, score with the referee, measure."""
+    from edgebench import registry
+    from edgebench.errors import InputError
+    from edgebench.instances.io import canonical_json, instance_from_dict
+    from edgebench.referee import evaluate
+
+    out: dict[str, Any] = {"type": "result", "key": task["key"], "started": utcnow(), "recycle": False,
+                           "status": "error", "feasible": 0, "message": None}
+    inst = cache.get(task["instance_hash"])
+    if inst is None:
+        inst = instance_from_dict(json.loads(task["instance"]))
+        if len(cache) >= _CACHE_SIZE:
+            cache.pop(next(iter(cache)))
+        cache[task["instance_hash"]] = inst
+    info = registry.get(task["solver"])
+    children_before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024.0
+    _reset_peak()
+    old_limit = None
+    sol = None
+    ev = None
+    t0 = time.perf_counter()
+    try:
+        old_limit = _set_memory_limit(task.get("memory_limit_mb"))
+        try:
+            res = info.fn(inst, time_limit=task["time_limit"], seed=task["seed"], **task["params"])
+            out["runtime"] = time.perf_counter() - t0
+            sol = res.solution
+            out["solver_wall"] = _num(res.runtime)
+            out["status"] = sol.status
+        except MemoryError:
+            out.update(status="memory", message="MemoryError (memory limit reached)", recycle=True)
+        except Exception as exc:  # a solver bug is a result, not the end of the sweep
+            tb = traceback.extract_tb(exc.__traceback__)
+            where = f" at {tb[-1].filename}:{tb[-1].lineno}" if tb else ""
+            out.update(status="error", message=f"{type(exc).__name__}: {exc}{where}"[:2000])
+        if sol is not None:
+            try:
+                ev = evaluate(inst, sol)
+            except MemoryError:
+                out.update(status="memory", message="MemoryError in the referee (memory limit reached)",
+                           recycle=True)
+            except InputError as err:
+                out.update(status="error", message=f"the solver's solution does not fit the instance: {err}")
+    finally:
+        if old_limit is not None:
+            resource.setrlimit(resource.RLIMIT_AS, old_limit)
+    out.setdefault("runtime", time.perf_counter() - t0)
+    out["peak_mem_mb"] = _peak_mb(children_before)
+    if sol is not None:
+        out["reported_objective"] = _num(sol.objective)
+        out["bound"] = _num(sol.bound)
+        msg = sol.stats.get("message")
+        if out["message"] is None and isinstance(msg, str):
+            out["message"] = msg[:500]
+        try:
+            out["solution"] = zlib.compress(canonical_json(sol).encode("utf-8"), 6)
+        except (TypeError, ValueError) as exc:  # stats that are not JSON data
+            out["solution"] = None
+            out["message"] = f"solution not stored: {exc}"
+        if ev is not None:
+            value = ev.objectives.get(ev.primary)
+            out.update(feasible=int(bool(ev.feasible)), primary_value=_num(value),
+                       objectives=json.dumps({k: _num(v) for k, v in ev.objectives.items()}, sort_keys=True),
+                       violations=len(ev.violations))
+            rep = out["reported_objective"]
+            units_ok = bool(ev.feasible and rep is not None and out["primary_value"] is not None
+                            and close(rep, out["primary_value"]))
+            out["units_ok"] = int(units_ok)
+            if units_ok:
+                trace = normalize_trace(sol.stats)
+                out["trace"] = json.dumps(trace) if trace else None
+            pareto = normalize_pareto(sol.stats)
+            out["pareto"] = json.dumps(pareto) if pareto else None
+    out["finished"] = utcnow()
+    return out
+
+
+# ---- the process ----------------------------------------------------------------------
+
+
+def _watchdog(ppid: int) -> None:
+    while True:
+        time.sleep(0.5)
+        if os.getppid() != ppid:  # the driver is gone: end this worker and whatever it started
+            try:
+                os.killpg(os.getpgrp(), signal.SIGKILL)
+            finally:
+                os._exit(3)
+
+
+def serve(rx, tx, init: dict[str, Any]) -> int:
+    for p in reversed(init.get("sys_path", [])):
+        if p not in sys.path:
+            sys.path.insert(0, p)
+    threading.Thread(target=_watchdog, args=(init.get("ppid", os.getppid()),), daemon=True).start()
+    try:
+        from edgebench import registry
+        from edgebench.runner.suite import load_plugin
+
+        registry.solvers()
+        for path in init.get("plugins", []):
+            load_plugin(path)
+        env = environment()
+        tx.send({"type": "ready", "pid": os.getpid(), "env": env, "env_hash": env_hash(env),
+                 "load_errors": dict(registry.LOAD_ERRORS)})
+    except BaseException as exc:  # noqa: BLE001 - reported to the driver, which stops the sweep
+        tx.send({"type": "fatal", "message": f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}"})
+        return 1
+    cache: dict[str, Any] = {}
+    while True:
+        try:
+            task = rx.recv()
+        except (EOFError, OSError):
+            return 0
+        if task is None:
+            return 0
+        try:
+            result = run_task(task, cache)
+        except MemoryError:
+            result = {"type": "result", "key": task.get("key"), "status": "memory", "recycle": True,
+                      "message": "MemoryError outside the solver", "started": utcnow(), "finished": utcnow()}
+        except Exception as exc:  # the instance or the registry failed, not the solver
+            result = {"type": "result", "key": task.get("key"), "status": "error",
+                      "message": f"{type(exc).__name__}: {exc}", "started": utcnow(), "finished": utcnow()}
+        sys.stdout.flush()
+        sys.stderr.flush()
+        tx.send(result)
+        if result.get("recycle"):
+            return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    from multiprocessing.connection import Connection
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    rx = Connection(int(args[0]), writable=False)
+    tx = Connection(int(args[1]), readable=False)
+    try:
+        init = rx.recv()
+    except (EOFError, OSError):
+        return 1
+    return serve(rx, tx, init)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,107 @@
+"""The results store (one transaction per run, no duplicates, failed runs replaced only on
+request) and best known values: provenance, proven bounds, conflicts, gaps, manifests."""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+
+import pytest
+
+from edgebench.instances import sets
+from edgebench.runner import bestknown as B
+from edgebench.runner.store import Store
+
+
+def row(key, value, *, h="h1", sense="min", status="feasible", feasible=1, proven=0, units_ok=1, bound=None,
+        label="s", finished="2026-01-02T00:00:00+00:00"):
+    return {"key": key, "instance_id": "i", "instance_hash": h, "family": "placement" if sense == "min" else "mapping",
+            "size": 3, "solver": label, "label": label, "kind": "heuristic", "seed": 0, "status": status,
+            "feasible": feasible, "proven": proven, "units_ok": units_ok, "primary_name": "p", "sense": sense,
+            "primary_value": value, "reported_objective": value, "bound": bound, "runtime": 0.1,
+            "finished": finished}
+
+
+def test_store_insert_once_and_replace_failed(tmp_path):
+    db = tmp_path / "r.sqlite"
+    with Store.open(db) as st:
+        assert st.add_run(row("a", 10.0))
+        assert not st.add_run(row("a", 5.0))  # stored: never duplicated or overwritten
+        assert not st.add_run(row("a", 5.0), replace=True)  # a finished success is not replaced
+        assert st.add_run(row("b", None, status="killed", feasible=0))
+        assert st.add_run(row("b", 9.0), replace=True)  # --retry-failed
+        assert st.count() == 2
+        assert st.keys() == {"a", "b"}
+        assert st.run("b")["status"] == "feasible"
+    with Store.open(db) as st:  # reopened: WAL, same content
+        assert st.meta()["format_version"] == "1"
+        assert st.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert st.count() == 2
+
+
+def test_bestknown_min_objective_bound_optimal_and_conflict(tmp_path):
+    with Store.open(tmp_path / "r.sqlite") as st:
+        st.add_run(row("r1", 12.0, label="h1"))
+        st.add_run(row("r2", 10.0, label="h2", bound=7.0))  # units ok: its bound counts
+        st.add_run(row("r3", 11.0, label="h3", bound=9.0, units_ok=0))  # units unchecked: bound ignored
+        st.add_run(row("r4", 10.0, label="h4"))  # a tie keeps the older provenance
+        bk = B.table(st)["h1"]
+        assert (bk["objective"], bk["obj_solver"], bk["obj_run"]) == (10.0, "h2", "r2")
+        assert (bk["bound"], bk["bound_solver"], bk["optimal"]) == (7.0, "h2", 0)
+        assert bk["obj_date"] == "2026-01-02"
+        st.add_run(row("r5", 10.0, label="exact", status="optimal", proven=1))
+        bk = B.table(st)["h1"]
+        assert (bk["bound"], bk["bound_solver"], bk["optimal"], bk["conflict"]) == (10.0, "exact", 1, None)
+        # an infeasible or failed run contributes nothing
+        st.add_run(row("r6", 1.0, feasible=0, status="infeasible"))
+        assert B.table(st)["h1"]["objective"] == 10.0
+        # a referee-verified objective beyond the proven bound: a conflict, never optimal
+        st.add_run(row("r7", 9.5, label="lucky"))
+        bk = B.table(st)["h1"]
+        assert bk["objective"] == 9.5 and bk["optimal"] == 0 and "better than the bound" in bk["conflict"]
+
+
+def test_bestknown_max_direction(tmp_path):
+    with Store.open(tmp_path / "r.sqlite") as st:
+        st.add_run(row("a", 0.5, h="m", sense="max", bound=0.9))
+        st.add_run(row("b", 0.8, h="m", sense="max", bound=0.95))  # a weaker upper bound: ignored
+        bk = B.table(st)["m"]
+        assert (bk["objective"], bk["bound"], bk["bound_run"]) == (0.8, 0.9, "a")
+
+
+def test_gap_conventions():
+    assert B.gap(11.0, 10.0, "min") == pytest.approx(0.1)
+    assert B.gap(0.9, 1.0, "max") == pytest.approx(0.1)
+    assert B.gap(10.0, 10.0, "min") == 0.0
+    assert B.gap(None, 10.0, "min") == math.inf
+    assert B.gap(5.0, None, "min") is None
+    assert B.gap(0.5, 0.0, "min") == 0.5  # |best| < 1e-9: absolute gap
+    assert B.gap(10.0 + 1e-12, 10.0, "min") == 0.0
+
+
+def test_write_manifests_only_improves(tmp_path):
+    data = tmp_path / "data"
+    shutil.copytree(sets.DATA_DIR / "offloading-patent-example-v1", data / "offloading-patent-example-v1")
+    path = data / "offloading-patent-example-v1" / "manifest.json"
+    manifest = json.loads(path.read_text())
+    h = manifest["instances"][0]["hash"]
+    with Store.open(tmp_path / "r.sqlite") as st:
+        st.add_run(row("x", 3.0, h=h, label="heft"))
+        assert len(B.write_manifests(st, data)) == 1
+        bk = json.loads(path.read_text())["instances"][0]["best_known"]
+        assert (bk["objective"], bk["solver"], bk["run"], bk["optimal"]) == (3.0, "heft", "x", False)
+        assert B.write_manifests(st, data) == []  # nothing new: file untouched
+        st.add_run(row("y", 2.8, h=h, label="cpsat", status="optimal", proven=1))
+        B.write_manifests(st, data)
+    bk = json.loads(path.read_text())["instances"][0]["best_known"]
+    assert (bk["objective"], bk["bound"], bk["optimal"], bk["bound_solver"]) == (2.8, 2.8, True, "cpsat")
+    # a worse store never degrades the manifest
+    with Store.open(tmp_path / "worse.sqlite") as st:
+        st.add_run(row("z", 4.0, h=h, label="random"))
+    from edgebench.cli import main
+
+    assert main(["bestknown", "--db", str(tmp_path / "worse.sqlite"), "--write-manifests", "--data-dir", str(data)]) == 0
+    assert json.loads(path.read_text())["instances"][0]["best_known"]["objective"] == 2.8
+    # the set still loads (hashes unchanged) and a new store starts from the manifest's values
+    assert sets.load_set("offloading-patent-example-v1", data)
