@@ -319,8 +319,10 @@ def _solve_pulp(model, backend, time_limit, threads, seed, mip_gap, log) -> Line
             bound = info.mip_dual_bound if any(model.integer) else info.objective_function_value
             if not math.isfinite(bound):
                 bound = None
-            elif model.sense == "max":  # PuLP hands HiGHS the negated objective of a maximisation
-                bound = -bound
+            else:
+                if model.sense == "max":  # PuLP hands HiGHS the negated objective of a maximisation
+                    bound = -bound
+                bound += model.obj_const  # PuLP leaves the objective's constant out of the model it passes
         except Exception:
             bound = None
     if st == "Optimal" and values is not None:

@@ -1,0 +1,473 @@
+"""Exact decomposition of the mapping problem: branch and bound over the node mapping, the
+bandwidth sub-problem solved exactly at the leaves (canonical shortest-path routing).
+
+The search assigns task nodes one at a time (largest demand first, then the task with the
+most task links to those already placed) and is *vectorised*: a batch of up to a few
+thousand partial mappings of the same depth is expanded at once with numpy (capacity,
+routability, link-capacity at BWmin, incremental loads), every child gets an upper bound,
+children that cannot beat the incumbent are dropped, the rest are pushed best-first onto a
+depth-first stack of batches.
+
+Upper bound of a partial mapping (maximising ``const + alpha*D_BW - beta*L``)::
+
+    const - beta*(w1*LB(std_cpu) + w2*LB(std_ram)) + UB(alpha*D_BW - beta*w3*std_bw)
+
+* ``LB(std)`` (nodes): for any completion, ``P var = min_c sum_p (U_p - c)^2`` and, since
+  the loads a task adds are non-negative, ``(U0_p + sum a - c)^2 >= (U0_p - c)^2 + sum
+  [a^2 + 2a(U0_p - c)]`` — a bound separable over the remaining tasks (each goes *whole* to
+  its best feasible node, so the lumpiness of the tasks counts; only their stacking is
+  relaxed). The minimum over c is taken over the reachable range of the final mean on a
+  grid: the quadratic part exactly per interval, the concave per-task minima at the
+  interval ends.
+* ``UB`` (bandwidth): ``||M u|| >= g.u`` for the unit centred direction g of the current
+  link loads, which makes the bandwidth part separable over task links: each routed link
+  takes the better end of its bandwidth range; the links of an unplaced task node to placed
+  ones share that node's one placement q (a feasible node: route to / from q or
+  co-location); a link with no end placed takes the best route between any two nodes (or
+  co-location); capped by ``alpha`` (D_BW <= 1, std >= 0).
+* The parts are computed in stages (CPU, RAM, bandwidth), each only for the children the
+  previous stages did not prune.
+
+At a leaf the same linearisation at the reference bandwidths (BWmax when D_BW counts, else
+BWmin) is exact when every link keeps its reference end; otherwise (or when the reference
+violates a link capacity) the exact bandwidth sub-problem is solved
+(:func:`edgebench.formulations.mapping_problem.solve_bandwidth`).
+
+Symmetry: task nodes that are interchangeable (same demands, same task links to every
+other task node with the same ranges) are ordered (p(i) <= p(j)).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from edgebench.formulations.mapping_problem import CAP_EPS, Goal, MappingProblem, solve_bandwidth
+
+#: pruning tolerance: a node is dropped when its bound is at most incumbent + PRUNE_TOL
+PRUNE_TOL = 1e-9
+#: grid intervals of the mean in the node-part bound
+GRID = 3
+
+
+@dataclass
+class BnBResult:
+    status: str  # optimal | feasible | infeasible | timeout
+    x: np.ndarray | None
+    b: np.ndarray | None
+    value: float  # internal (maximised) value of the goal
+    bound: float
+    stats: dict = field(default_factory=dict)
+
+
+def task_order(pr: MappingProblem) -> list[int]:
+    """Largest normalised demand first; then repeatedly the task with the most task links to
+    the tasks already ordered (ties: larger demand, lower index)."""
+    if pr.n == 0:
+        return []
+    size = pr.dc / max(pr.free_cpu.max(), 1e-9) + pr.dr / max(pr.free_ram.max(), 1e-9)
+    adj = np.zeros((pr.n, pr.n), dtype=int)
+    for s, t in zip(pr.lsrc, pr.ldst):
+        adj[s, t] += 1
+        adj[t, s] += 1
+    order = [int(np.argmax(size))]
+    left = set(range(pr.n)) - set(order)
+    while left:
+        best = max(left, key=lambda t: (adj[t, order].sum(), size[t], -t))
+        order.append(best)
+        left.remove(best)
+    return order
+
+
+def twins(pr: MappingProblem) -> list[tuple[int, int]]:
+    """Pairs (i, j), i < j, of interchangeable task nodes of the same job."""
+    links = {}
+    for v in range(pr.V):
+        links[(int(pr.lsrc[v]), int(pr.ldst[v]))] = (float(pr.bmin[v]), float(pr.bmax[v]))
+    out = []
+    for i in range(pr.n):
+        for j in range(i + 1, pr.n):
+            if pr.dc[i] != pr.dc[j] or pr.dr[i] != pr.dr[j]:
+                continue
+            ok = links.get((i, j)) == links.get((j, i))
+            for k in range(pr.n):
+                if not ok:
+                    break
+                if k in (i, j):
+                    continue
+                ok = links.get((i, k)) == links.get((j, k)) and links.get((k, i)) == links.get((k, j))
+            if ok:
+                out.append((i, j))
+    # keep only classes in which every pair is interchangeable (then sorting the class's
+    # nodes is a valid symmetry breaking; partial overlaps are left alone)
+    adj: dict[int, set[int]] = {}
+    for i, j in out:
+        adj.setdefault(i, set()).add(j)
+        adj.setdefault(j, set()).add(i)
+    keep = []
+    for i, j in out:
+        cls = {i} | adj[i]
+        if all(adj[a] >= cls - {a} for a in cls):
+            keep.append((i, j))
+    return keep
+
+
+class _Search:
+    def __init__(self, pr: MappingProblem, g: Goal, *, time_limit: float | None, tol: float,
+                 order: list[int] | None = None, symmetry: bool = True):
+        self.pr = pr
+        self.g = g
+        self.tol = tol
+        self.deadline = None if time_limit is None else time.perf_counter() + float(time_limit)
+        self.order = order if order is not None else task_order(pr)
+        n = pr.n
+        self.pos = np.empty(n, dtype=int)
+        self.pos[self.order] = np.arange(n)
+        w1, w2, w3 = pr.weights
+        self.w = (w1, w2, w3)
+        self.kappa = g.beta * w3 / math.sqrt(pr.R) if pr.R else 0.0
+        self.vt = pr.v_total
+        self.a_v = g.alpha / self.vt if self.vt else 0.0  # value of delta = 1 for one link
+        # reference bandwidths of the incremental loads
+        self.b0 = pr.bmax.copy() if g.alpha > 0 or g.beta * w3 == 0 else pr.bmin.copy()
+        # per depth: links routed when the task at that depth is placed
+        self.routed_at: list[list[tuple[int, int, bool]]] = [[] for _ in range(n)]
+        for v in range(pr.V):
+            ps, pt = self.pos[pr.lsrc[v]], self.pos[pr.ldst[v]]
+            d = max(ps, pt)
+            other = min(ps, pt)
+            self.routed_at[d].append((v, int(other), bool(ps == d)))  # (link, pos of other end, new is src)
+        self.twin_prev: list[list[int]] = [[] for _ in range(n)]
+        if symmetry:
+            for i, j in twins(pr):
+                a, b = sorted((int(self.pos[i]), int(self.pos[j])))
+                self.twin_prev[b].append(a)  # node(at depth b) >= node(at depth a)
+        self.max_hops = int(pr.hops.max()) if pr.P else 0
+        from scipy.sparse import csr_matrix
+
+        self.inc_sparse = csr_matrix(pr.inc.reshape(pr.P * pr.P, max(pr.R, 0)))
+        self.qidx = np.arange(pr.P)
+        self.offdiag = (pr.routable & ~np.eye(pr.P, dtype=bool)).reshape(-1)
+        self.chunk = int(max(64, min(4096, (1 << 21) // max(1, pr.P * max(pr.R, 1)))))
+        self.inc_value = -math.inf
+        self.inc_x: np.ndarray | None = None
+        self.inc_b: np.ndarray | None = None
+        self.nodes = 0
+        self.leaves = 0
+        self.subproblems = 0
+        self.sub_gap = 0.0  # largest unclosed gap of a leaf sub-problem taken as solved
+        self.timed_out = False
+        self.t0 = time.perf_counter()
+        self.trace: list[tuple[float, float]] = []
+
+    # ---- incumbent --------------------------------------------------------------------
+    def offer(self, x: np.ndarray, b: np.ndarray, value: float) -> None:
+        if value > self.inc_value:
+            self.trace.append((time.perf_counter() - self.t0, float(value)))
+            self.inc_value = float(value)
+            self.inc_x = np.asarray(x, dtype=int).copy()
+            self.inc_b = np.asarray(b, dtype=float).copy()
+
+    # ---- bounds -----------------------------------------------------------------------
+    def _node_lb(self, U: np.ndarray, a: np.ndarray, fm: np.ndarray) -> np.ndarray:
+        """Lower bound of std over completions. U (K,P) current utilisation; a (m,P) the
+        remaining tasks' increments; fm (K,m,P) feasible placements."""
+        K, P = U.shape
+        if a.shape[0] == 0:
+            return _pstd(U)
+        big = 1e18
+        amin = np.where(fm, a[None], big).min(axis=2)  # (K,m)
+        amax = np.where(fm, a[None], -big).max(axis=2)
+        su = U.sum(axis=1)
+        cmin = (su + amin.sum(axis=1)) / P
+        cmax = (su + amax.sum(axis=1)) / P
+        grid = cmin[:, None] + (cmax - cmin)[:, None] * np.linspace(0.0, 1.0, GRID + 1)[None, :]  # (K,G+1)
+        base = a[None] * a[None] + 2.0 * a[None] * U[:, None, :]  # (K,m,P)
+        base = np.where(fm, base, big)
+        # T(c) = min_p base - 2 a c   -> (K,G+1,m)
+        T = (base[:, None, :, :] - 2.0 * a[None, None, :, :] * grid[:, :, None, None]).min(axis=3)
+        Tsum = np.minimum(T[:, :-1, :], T[:, 1:, :]).sum(axis=2)  # (K,G)
+        mean = su / P
+        S0 = ((U - mean[:, None]) ** 2).sum(axis=1)
+        cl = np.clip(mean[:, None], grid[:, :-1], grid[:, 1:])
+        Q = P * (cl - mean[:, None]) ** 2 + S0[:, None]
+        lb = (Q + Tsum).min(axis=1)
+        return np.sqrt(np.maximum(lb, 0.0) / P)
+
+    def _link_terms(self, h: np.ndarray, v: int) -> np.ndarray:
+        """Best value of task link v's separable term given h = g.(route)/BW (K,)."""
+        pr = self.pr
+        k = self.kappa
+        if pr.elastic[v]:
+            return np.maximum(self.a_v - k * pr.bmax[v] * h, -k * pr.bmin[v] * h)
+        return self.a_v - k * pr.bmax[v] * h
+
+    def _bw_ub(self, asg: np.ndarray, depth: int, ul: np.ndarray, fm: np.ndarray | None,
+               rem: list[int]) -> np.ndarray:
+        """Upper bound of alpha*D - beta*w3*std_bw over completions. asg (K,depth) nodes of
+        the first ``depth`` tasks of the order; ul (K,R) loads at the reference bandwidths."""
+        pr, g = self.pr, self.g
+        K = asg.shape[0]
+        if pr.V == 0 or self.vt == 0:
+            return np.full(K, g.alpha)
+        if self.kappa == 0.0 or pr.R == 0:
+            return np.full(K, g.alpha)
+        u = pr.base_ub[None, :] + ul / pr.bw[None, :]
+        dv = u - u.mean(axis=1, keepdims=True)
+        nrm = np.sqrt((dv * dv).sum(axis=1))
+        gd = np.where(nrm[:, None] > 1e-15, dv / np.maximum(nrm, 1e-300)[:, None], 0.0)
+        return self._bw_ub_dir(asg, depth, gd, fm, rem)
+
+    def _bw_ub_dir(self, asg: np.ndarray, depth: int, gd: np.ndarray, fm: np.ndarray | None,
+                   rem: list[int]) -> np.ndarray:
+        """The separable bound for unit centred directions gd (K,R) (any such direction gives a
+        valid bound; the current loads' direction is used)."""
+        pr, g = self.pr, self.g
+        K = asg.shape[0]
+        gB = gd / pr.bw[None, :]  # (K,R)
+        # HB[k, p*P+q] = sum_r gB[k,r] inc[p,q,r]: g-weight of every canonical route
+        HB = np.asarray(self.inc_sparse @ gB.T).T  # (K, P*P)
+        P = pr.P
+        total = self.a_v * pr.fixed_delta - self.kappa * (gd @ pr.base_ub)
+        rows = np.arange(K)
+        hmin_all = None
+        acc: dict[int, np.ndarray] = {}
+        for v in range(pr.V):
+            ps, pt = self.pos[pr.lsrc[v]], self.pos[pr.ldst[v]]
+            if ps < depth and pt < depth:
+                a, b = asg[:, ps], asg[:, pt]
+                h = HB[rows, a * P + b]
+                term = np.where(a == b, self.a_v, self._link_terms(h, v))
+            elif ps < depth or pt < depth:
+                # grouped by the unplaced end: all its links share its node q (below)
+                src_known = ps < depth
+                p0 = asg[:, ps] if src_known else asg[:, pt]
+                other = pr.ldst[v] if src_known else pr.lsrc[v]
+                j = rem.index(int(other))
+                cols = p0[:, None] * P + self.qidx[None, :] if src_known else self.qidx[None, :] * P + p0[:, None]
+                H = np.take_along_axis(HB, cols, axis=1)  # (K,P): h of the route p0 -> q (or q -> p0)
+                okq = pr.routable[p0] if src_known else pr.routable[:, p0].T
+                same = self.qidx[None, :] == p0[:, None]
+                tq = np.where(same, self.a_v, np.where(okq, self._link_terms(H, v), -np.inf))
+                acc[j] = tq if j not in acc else acc[j] + tq
+                continue
+            else:
+                if hmin_all is None:  # best route between any two distinct nodes
+                    hmin_all = np.where(self.offdiag[None, :], HB, np.inf).min(axis=1)
+                    hmin_all = np.where(np.isfinite(hmin_all), hmin_all, 0.0)
+                term = np.maximum(self._link_terms(hmin_all, v), self.a_v)
+            total = total + term
+        for j, tq in acc.items():  # each unplaced task node takes one node for all its links
+            total = total + np.where(fm[:, j, :], tq, -np.inf).max(axis=1)
+        return np.minimum(total, g.alpha)
+
+    # ---- leaves -----------------------------------------------------------------------
+    def _leaves(self, asg: np.ndarray, lc: np.ndarray, lr: np.ndarray, ul: np.ndarray) -> None:
+        pr, g = self.pr, self.g
+        K = asg.shape[0]
+        self.leaves += K
+        w1, w2, w3 = self.w
+        sc = _pstd(pr.base_uc[None] + lc / pr.cpu[None])
+        sr = _pstd(pr.base_ur[None] + lr / pr.ram[None])
+        node_part = g.const - g.beta * (w1 * sc + w2 * sr)
+        ub = node_part + self._bw_ub(asg, pr.n, ul, None, [])
+        x = asg[:, self.pos]  # task -> node
+        # value at the reference bandwidths
+        col = x[:, pr.lsrc] == x[:, pr.ldst] if pr.V else np.zeros((K, 0), dtype=bool)
+        if pr.R:
+            u = pr.base_ub[None] + ul / pr.bw[None]
+            sb = _pstd(u)
+            cap_ok = (ul <= pr.res_bw[None] + CAP_EPS * (1 + pr.bw[None])).all(axis=1)
+        else:
+            sb = np.zeros(K)
+            cap_ok = np.ones(K, dtype=bool)
+        at_max = self.b0 >= pr.bmax
+        dl = np.where(col | ~pr.elastic[None] | at_max[None], 1.0, 0.0)
+        D0 = (pr.fixed_delta + dl.sum(axis=1)) / self.vt if self.vt else np.ones(K)
+        val0 = node_part + g.alpha * D0 - g.beta * w3 * sb
+        ok0 = cap_ok.copy()
+        if g.d_min is not None:
+            ok0 &= D0 >= g.d_min - 1e-12
+        exact = ok0 & (ub - val0 <= self.tol * 0.5)
+        order = np.argsort(-ub, kind="stable")
+        for i in order:
+            if ub[i] <= self.inc_value + self.tol:
+                break
+            if exact[i]:
+                b = pr.bmax.copy()
+                b[~col[i]] = self.b0[~col[i]]
+                self.offer(x[i], b, float(val0[i]))
+                continue
+            if self._out_of_time():
+                self.timed_out = True
+                self._open.append(float(ub[i]))
+                continue
+            self.subproblems += 1
+            res = solve_bandwidth(pr, g, x[i])
+            if res.b is None:
+                continue
+            self.offer(x[i], res.b, float(node_part[i] + res.value))
+            if res.status != "optimal":
+                self.sub_gap = max(self.sub_gap, res.bound - res.value)
+
+    def _out_of_time(self) -> bool:
+        return self.deadline is not None and time.perf_counter() > self.deadline
+
+    # ---- expansion ----------------------------------------------------------------------
+    def _expand(self, depth: int, asg, lc, lr, ul, umin):
+        """Children of a batch at ``depth`` (tasks order[:depth] placed)."""
+        pr = self.pr
+        t = self.order[depth]
+        P = pr.P
+        ok = (lc + pr.dc[t] <= pr.free_cpu[None] + CAP_EPS) & (lr + pr.dr[t] <= pr.free_ram[None] + CAP_EPS)
+        for prev in self.twin_prev[depth]:
+            ok &= np.arange(P)[None, :] >= asg[:, prev][:, None]
+        links = self.routed_at[depth]
+        for v, other, new_is_src in links:
+            po = asg[:, other]
+            ok &= pr.routable[:, po].T if new_is_src else pr.routable[po]
+        i, p = np.nonzero(ok)
+        asg2 = np.concatenate([asg[i], p[:, None]], axis=1)
+        K = len(i)
+        lc2 = lc[i]
+        lc2[np.arange(K), p] += pr.dc[t]
+        lr2 = lr[i]
+        lr2[np.arange(K), p] += pr.dr[t]
+        ul2 = ul[i]
+        um2 = umin[i]
+        if links and pr.R:
+            for v, other, new_is_src in links:
+                po = asg2[:, other]
+                rt = pr.inc[p, po] if new_is_src else pr.inc[po, p]  # (K,R)
+                ul2 += self.b0[v] * rt
+                um2 += pr.bmin[v] * rt
+            good = (um2 <= pr.res_bw[None, :] + CAP_EPS * (1 + pr.bw[None, :])).all(axis=1)
+            if not good.all():
+                asg2, lc2, lr2, ul2, um2 = asg2[good], lc2[good], lr2[good], ul2[good], um2[good]
+        return asg2, lc2, lr2, ul2, um2
+
+    def _bound(self, depth: int, asg, lc, lr, ul):
+        """Upper bounds of children at ``depth`` (order[:depth] placed, depth < n); -inf for
+        children proven infeasible or pruned. The parts are computed in stages (CPU, RAM,
+        bandwidth), each on the children that the previous stages could not prune."""
+        pr, g = self.pr, self.g
+        rem = self.order[depth:]
+        K = asg.shape[0]
+        out = np.full(K, -np.inf)
+        fc = pr.free_cpu[None] - lc
+        fr = pr.free_ram[None] - lr
+        fm = (pr.dc[rem][None, :, None] <= fc[:, None, :] + CAP_EPS) & (pr.dr[rem][None, :, None] <= fr[:, None, :]
+                                                                         + CAP_EPS)
+        alive = np.nonzero(fm.any(axis=2).all(axis=1))[0]
+        w1, w2, w3 = self.w
+        # optimistic remainder before each stage: bandwidth part <= alpha, other std >= 0
+        ub = np.full(len(alive), g.const + g.alpha)
+        thr = self.inc_value + self.tol
+        with np.errstate(over="ignore", invalid="ignore"):
+            if g.beta > 0:
+                for wk, dem, cap, base, load in ((w1, pr.dc, pr.cpu, pr.base_uc, lc), (w2, pr.dr, pr.ram, pr.base_ur, lr)):
+                    if wk <= 0 or len(alive) == 0:
+                        continue
+                    U = base[None] + load[alive] / cap[None]
+                    ub = ub - g.beta * wk * self._node_lb(U, dem[rem][:, None] / cap[None], fm[alive])
+                    keep = ub > thr
+                    alive, ub = alive[keep], ub[keep]
+            if len(alive):
+                ub = ub - g.alpha + self._bw_ub(asg[alive], depth, ul[alive], fm[alive], [int(r) for r in rem])
+        out[alive] = ub
+        return out
+
+    # ---- driver -----------------------------------------------------------------------
+    def run(self) -> None:
+        pr = self.pr
+        R = pr.R
+        self._open: list[float] = []
+        root = (0, np.zeros((1, 0), dtype=int), np.zeros((1, pr.P)), np.zeros((1, pr.P)), np.zeros((1, R)),
+                np.zeros((1, R)), np.array([np.inf]))
+        stack = [root]
+        while stack:
+            depth, asg, lc, lr, ul, um, ub = stack.pop()
+            keep = ub > self.inc_value + self.tol
+            if not keep.any():
+                continue
+            if not keep.all():
+                asg, lc, lr, ul, um, ub = asg[keep], lc[keep], lr[keep], ul[keep], um[keep], ub[keep]
+            if self._out_of_time():
+                self.timed_out = True
+                self._open.append(float(ub.max()))
+                for item in stack:
+                    self._open.append(float(item[6].max()) if len(item[6]) else -math.inf)
+                return
+            self.nodes += asg.shape[0]
+            asg2, lc2, lr2, ul2, um2 = self._expand(depth, asg, lc, lr, ul, um)
+            if asg2.shape[0] == 0:
+                continue
+            if depth + 1 == pr.n:
+                self._leaves(asg2, lc2, lr2, ul2)
+                continue
+            ub2 = self._bound(depth + 1, asg2, lc2, lr2, ul2)
+            keep = ub2 > self.inc_value + self.tol
+            if not keep.any():
+                continue
+            idx = np.nonzero(keep)[0]
+            idx = idx[np.argsort(-ub2[idx], kind="stable")]
+            C = self.chunk
+            pieces = [idx[k:k + C] for k in range(0, len(idx), C)]
+            for piece in reversed(pieces):
+                stack.append((depth + 1, asg2[piece], lc2[piece], lr2[piece], ul2[piece], um2[piece], ub2[piece]))
+
+
+def _pstd(u: np.ndarray) -> np.ndarray:
+    if u.shape[-1] == 0:
+        return np.zeros(u.shape[:-1])
+    d = u - u.mean(axis=-1, keepdims=True)
+    return np.sqrt((d * d).mean(axis=-1))
+
+
+def branch_and_bound(pr: MappingProblem, g: Goal, *, time_limit: float | None = None, tol: float = PRUNE_TOL,
+                     incumbent: tuple[np.ndarray, np.ndarray] | None = None, order: list[int] | None = None,
+                     symmetry: bool = True) -> BnBResult:
+    """Solve the mapping problem exactly (shortest-path routing) for goal ``g``.
+
+    ``incumbent`` (x, b) seeds the search (its exact value is recomputed). Returns the best
+    mapping, its exact bandwidths, its value and a proven upper bound: ``incumbent + tol``
+    when the search finished, the largest open bound when the time limit stopped it."""
+    t0 = time.perf_counter()
+    if pr.routing != "shortest_path":
+        raise ValueError("the branch and bound handles canonical shortest-path routing only")
+    s = _Search(pr, g, time_limit=time_limit, tol=tol, order=order, symmetry=symmetry)
+    if pr.n == 0:
+        x = np.zeros(0, dtype=int)
+        res = solve_bandwidth(pr, g, x)
+        if res.b is None:
+            return BnBResult("infeasible", None, None, -math.inf, -math.inf, {})
+        v = g.const - g.beta * (pr.weights[0] * _pstd(pr.base_uc[None])[0] + pr.weights[1]
+                                * _pstd(pr.base_ur[None])[0]) + res.value
+        return BnBResult("optimal", x, res.b, float(v), float(v), {"nodes": 0})
+    if incumbent is not None:
+        x, b = incumbent
+        x = np.asarray(x, dtype=int)
+        if pr.fits(x[None])[0] and pr.routable_all(x[None])[0]:
+            res = solve_bandwidth(pr, g, x)
+            if res.b is not None:
+                node_part = g.const - g.beta * (pr.weights[0] * pr.node_std(x[None])[0][0]
+                                                + pr.weights[1] * pr.node_std(x[None])[1][0])
+                s.offer(x, res.b, float(node_part + res.value))
+    s.run()
+    stats = {"nodes": s.nodes, "leaves": s.leaves, "subproblems": s.subproblems, "order": s.order,
+             "symmetric_pairs": sum(len(v) for v in s.twin_prev), "runtime": time.perf_counter() - t0,
+             "incumbent_trace": s.trace,
+             "tolerance": tol}
+    if s.timed_out:
+        open_ub = max(s._open) if s._open else -math.inf
+        bound = max(open_ub, s.inc_value + tol)
+        if s.inc_x is None:
+            return BnBResult("timeout", None, None, -math.inf, bound, stats)
+        return BnBResult("feasible", s.inc_x, s.inc_b, s.inc_value, bound + s.sub_gap, stats)
+    if s.inc_x is None:
+        return BnBResult("infeasible", None, None, -math.inf, -math.inf, stats)
+    status = "optimal"
+    return BnBResult(status, s.inc_x, s.inc_b, s.inc_value, s.inc_value + tol + s.sub_gap, stats)

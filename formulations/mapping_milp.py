@@ -1,0 +1,354 @@
+"""The mapping problem as one MILP (:class:`~edgebench.formulations.linear.LinearModel`),
+solved through every LinearModel backend (OR-Tools SCIP / CBC / HiGHS, PuLP CBC / HiGHS,
+Pyomo HiGHS), plus an outer-approximation loop that makes the standard deviations exact.
+
+Variables (thesis numbering):
+
+* ``x[t,p]`` binary — task node t on physical node p (X, (4-1)); ``sum_p x[t,p] = 1`` (4-3);
+  ``sum_t CPU(t) x[t,p] <= cpu(p) - bg_cpu(p)`` (4-4) and RAM (4-5).
+* routing (Y, (4-2)):
+  - ``shortest_path``: ``w[v,p,q]`` in [0,1] — task link v's ends on (p, q); ``sum_q w[v,p,q] =
+    x[src,p]``, ``sum_p w[v,p,q] = x[dst,q]`` (integral for integral x); only pairs with a
+    canonical route (or p = q) exist; ``Y[v,r] = sum of w[v,p,q] over the pairs whose canonical
+    route crosses r``;
+  - ``free``: ``f[v,r]`` binary with flow conservation ``out(p) - in(p) = x[src,p] - x[dst,p]``
+    and MTZ order variables ``o[v,p]`` (``o[v,b] >= o[v,a] + 1 - P (1 - f[v,r])`` for r = a->b)
+    so that the arcs form one simple path (no detached cycles); ``Y[v,r] = f[v,r]``.
+* ``B[v]`` in [BWmin, BWmax] (4-6); ``z[v,r] = B[v] Y[v,r]`` linearised (``z >= B - BWmax (1-Y)``,
+  and for the balance objectives also ``z <= B``, ``z <= BWmax Y``); ``sum_v z[v,r] <=
+  BW(r)`` (4-7).  A co-located link has Y = 0 everywhere, so it consumes nothing and its B is
+  free: the model sets it to BWmax (delta = 1), as the decoder does.
+* ``D_BW = (sum of constant deltas + sum_v (B[v] - BWmin)/(BWmax - BWmin)) / |V|`` (4-18), (4-19).
+* standard deviations (4-14)-(4-16): a continuous ``s`` per resource bounded below by linear
+  *under-estimators* of the std — the mean absolute deviation ``(1/P) sum_p |U_p - mean|``
+  (``e_p >= +-(U_p - mean)``; MAD <= std by Cauchy-Schwarz) and tangent planes ``s >= g.U /
+  sqrt(P)`` for unit centred directions g.  With MAD alone the model optimises the **MAD
+  proxy** of L, and its optimum is a valid *bound* (L_proxy <= L); the outer-approximation
+  loop (:func:`solve_milp_exact`) adds the tangent at each solution until the bound and the
+  best exact value meet — the exact optimum of L / the composite through a linear solver.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from edgebench.formulations.linear import LinearModel, LinearSolution, solve_linear
+from edgebench.formulations.mapping_problem import CAP_EPS, Goal, MappingProblem, solve_bandwidth
+
+
+@dataclass
+class MilpModel:
+    model: LinearModel
+    x: np.ndarray  # (n, P) variable indices
+    b: np.ndarray  # (V,)
+    s: dict[str, int]  # "cpu" | "ram" | "bw" -> std variable (balance goals)
+    U: dict[str, list[list[tuple[int, float]]]]  # resource -> per element linear terms (without constant)
+    U0: dict[str, np.ndarray]  # resource -> constant part per element
+    route_arcs: dict[int, list[tuple[int, int]]] = field(default_factory=dict)  # v -> [(r, f index)] (free)
+    const: float = 0.0  # objective constant (outside the LinearModel)
+    cuts: int = 0
+
+
+def build_milp(pr: MappingProblem, g: Goal, *, d_min: float | None = None) -> MilpModel:
+    """The MILP of goal ``g`` (D_BW exact; L through its MAD under-estimator + tangent cuts)."""
+    m = LinearModel(name=f"mapping-{g.name}", sense="max")
+    P, R, n, V = pr.P, pr.R, pr.n, pr.V
+    balance = g.beta > 0
+    x = np.empty((n, P), dtype=int)
+    for t in range(n):
+        for p in range(P):
+            fits = pr.dc[t] <= pr.free_cpu[p] + CAP_EPS and pr.dr[t] <= pr.free_ram[p] + CAP_EPS
+            x[t, p] = m.add_var(f"x[{t},{p}]", 0.0, 1.0 if fits else 0.0, True)
+        m.add_eq([(x[t, p], 1.0) for p in range(P)], 1.0, f"assign[{t}]")  # (4-3)
+    for p in range(P):
+        m.add_le([(x[t, p], pr.dc[t]) for t in range(n)], pr.free_cpu[p] + CAP_EPS, f"cpu[{p}]")  # (4-4)
+        m.add_le([(x[t, p], pr.dr[t]) for t in range(n)], pr.free_ram[p] + CAP_EPS, f"ram[{p}]")  # (4-5)
+
+    b = np.array([m.add_var(f"B[{v}]", pr.bmin[v], pr.bmax[v]) for v in range(V)], dtype=int)  # (4-6)
+    # Y[v][r] as linear terms
+    Y: list[dict[int, list[tuple[int, float]]]] = []
+    route_arcs: dict[int, list[tuple[int, int]]] = {}
+    if pr.routing == "shortest_path":
+        for v in range(V):
+            s, t = pr.lsrc[v], pr.ldst[v]
+            w = {}
+            for p in range(P):
+                for q in range(P):
+                    if pr.routable[p, q]:
+                        w[p, q] = m.add_var(f"w[{v},{p},{q}]", 0.0, 1.0)
+            for p in range(P):
+                m.add_eq([(w[p, q], 1.0) for q in range(P) if (p, q) in w] + [(x[s, p], -1.0)], 0.0,
+                         f"pair_src[{v},{p}]")
+                m.add_eq([(w[q, p], 1.0) for q in range(P) if (q, p) in w] + [(x[t, p], -1.0)], 0.0,
+                         f"pair_dst[{v},{p}]")
+            yv: dict[int, list[tuple[int, float]]] = {}
+            for (p, q), k in w.items():
+                if p == q:
+                    continue
+                for r in np.nonzero(pr.inc[p, q])[0]:
+                    yv.setdefault(int(r), []).append((k, 1.0))
+            Y.append(yv)
+    else:
+        out = [[] for _ in range(P)]
+        inn = [[] for _ in range(P)]
+        for r in range(R):
+            lk = pr.instance.mapping.links[r]  # type: ignore[union-attr]
+            out[lk.src].append(r)
+            inn[lk.dst].append(r)
+        for v in range(V):
+            s, t = pr.lsrc[v], pr.ldst[v]
+            f = [m.add_binary(f"f[{v},{r}]") for r in range(R)]
+            o = [m.add_var(f"o[{v},{p}]", 0.0, float(P - 1)) for p in range(P)]
+            for p in range(P):
+                m.add_eq([(f[r], 1.0) for r in out[p]] + [(f[r], -1.0) for r in inn[p]]
+                         + [(x[s, p], -1.0), (x[t, p], 1.0)], 0.0, f"flow[{v},{p}]")
+                m.add_le([(f[r], 1.0) for r in out[p]], 1.0, f"out1[{v},{p}]")
+            for r in range(R):
+                lk = pr.instance.mapping.links[r]  # type: ignore[union-attr]
+                # o[dst] >= o[src] + 1 - P (1 - f)
+                m.add_ge([(o[lk.dst], 1.0), (o[lk.src], -1.0), (f[r], -float(P))], 1.0 - P, f"mtz[{v},{r}]")
+            Y.append({r: [(f[r], 1.0)] for r in range(R)})
+            route_arcs[v] = [(r, f[r]) for r in range(R)]
+
+    # z = B * Y and the link capacities (4-7)
+    load: list[list[tuple[int, float]]] = [[] for _ in range(R)]
+    for v in range(V):
+        hi = pr.bmax[v]
+        for r, terms in Y[v].items():
+            z = m.add_var(f"z[{v},{r}]", 0.0, hi)
+            # z >= B - hi (1 - Y)  <=>  z - B - hi*Y >= -hi
+            m.add_ge([(z, 1.0), (b[v], -1.0)] + [(k, -hi * c) for k, c in terms], -hi, f"zlo[{v},{r}]")
+            if balance:
+                m.add_le([(z, 1.0), (b[v], -1.0)], 0.0, f"zb[{v},{r}]")
+                m.add_le([(z, 1.0)] + [(k, -hi * c) for k, c in terms], 0.0, f"zy[{v},{r}]")
+            load[r].append((z, 1.0))
+    for r in range(R):
+        if load[r]:
+            m.add_le(load[r], pr.res_bw[r] + CAP_EPS, f"bw[{r}]")
+
+    # D_BW (4-18), (4-19)
+    vt = pr.v_total
+    d_terms: list[tuple[int, float]] = []
+    d_const = pr.fixed_delta
+    for v in range(V):
+        if pr.elastic[v]:
+            d_terms.append((b[v], 1.0 / (vt * pr.spread[v])))
+            d_const -= pr.bmin[v] / pr.spread[v]
+        else:
+            d_const += 1.0
+    d_const = d_const / vt if vt else 1.0
+    if d_min is not None and vt:
+        m.add_ge(d_terms, d_min - d_const - 1e-12, "d_min")
+
+    # standard deviations: MAD under-estimator
+    s_idx: dict[str, int] = {}
+    U: dict[str, list[list[tuple[int, float]]]] = {}
+    U0: dict[str, np.ndarray] = {}
+    obj: list[tuple[int, float]] = [(k, g.alpha * c) for k, c in d_terms]
+    const = g.const + g.alpha * d_const
+    if balance:
+        U["cpu"] = [[(x[t, p], pr.dc[t] / pr.cpu[p]) for t in range(n)] for p in range(P)]
+        U0["cpu"] = pr.base_uc.copy()
+        U["ram"] = [[(x[t, p], pr.dr[t] / pr.ram[p]) for t in range(n)] for p in range(P)]
+        U0["ram"] = pr.base_ur.copy()
+        if R:
+            U["bw"] = [[(z, 1.0 / pr.bw[r]) for z, _ in load[r]] for r in range(R)]
+            U0["bw"] = pr.base_ub.copy()
+        for key, wk in zip(("cpu", "ram", "bw"), pr.weights):
+            if key not in U:
+                continue
+            terms, base = U[key], U0[key]
+            E = len(terms)
+            s = m.add_var(f"std_{key}", 0.0, math.inf)
+            s_idx[key] = s
+            obj.append((s, -g.beta * wk))
+            # mean = (sum base + sum terms) / E ; e_k >= +-(U_k - mean)
+            mean_terms: dict[int, float] = {}
+            for row in terms:
+                for k, c in row:
+                    mean_terms[k] = mean_terms.get(k, 0.0) + c / E
+            mean_const = float(base.sum()) / E
+            es = []
+            for e_i, row in enumerate(terms):
+                e = m.add_var(f"dev_{key}[{e_i}]", 0.0, math.inf)
+                es.append(e)
+                diff: dict[int, float] = {k: -c for k, c in mean_terms.items()}
+                for k, c in row:
+                    diff[k] = diff.get(k, 0.0) + c
+                dconst = base[e_i] - mean_const
+                # e >= diff + dconst ; e >= -(diff + dconst)
+                m.add_ge([(e, 1.0)] + [(k, -c) for k, c in diff.items()], dconst, f"devp_{key}[{e_i}]")
+                m.add_ge([(e, 1.0)] + [(k, c) for k, c in diff.items()], -dconst, f"devm_{key}[{e_i}]")
+            m.add_ge([(s, 1.0)] + [(e, -1.0 / E) for e in es], 0.0, f"mad_{key}")
+    # The constant is kept outside the model (some backends report a best bound without the
+    # objective offset); solve_milp adds it back to objective and bound.
+    m.set_objective(obj, constant=0.0, sense="max")
+    mm = MilpModel(model=m, x=x, b=b, s=s_idx, U=U, U0=U0, route_arcs=route_arcs, const=const)
+    return mm
+
+
+def add_tangent(mm: MilpModel, key: str, util: np.ndarray) -> bool:
+    """Cut ``s_key >= g.U / sqrt(E)`` at the utilisation vector ``util`` (g = its centred unit
+    direction). Valid for every solution: ||U - mean|| >= g.(U - mean) = g.U."""
+    if key not in mm.s:
+        return False
+    dv = util - util.mean()
+    nrm = float(np.linalg.norm(dv))
+    if nrm <= 1e-12:
+        return False
+    gdir = dv / nrm
+    E = len(util)
+    coef: dict[int, float] = {}
+    for e_i, row in enumerate(mm.U[key]):
+        for k, c in row:
+            coef[k] = coef.get(k, 0.0) + gdir[e_i] * c / math.sqrt(E)
+    rhs = float(gdir @ mm.U0[key]) / math.sqrt(E)
+    terms = [(mm.s[key], 1.0)]
+    for k, c in coef.items():
+        if abs(c) > 1e-12:
+            terms.append((k, -c))
+        elif c > 0:  # dropping -c*x_k (x_k in [lb, ub]) must not cut off points: relax the rhs
+            rhs -= c * max(mm.model.ub[k], 0.0) if math.isfinite(mm.model.ub[k]) else 0.0
+        else:
+            rhs -= -c * max(-mm.model.lb[k], 0.0) if math.isfinite(mm.model.lb[k]) else 0.0
+    mm.model.add_ge(terms, rhs, f"tangent_{key}[{mm.cuts}]")
+    mm.cuts += 1
+    return True
+
+
+def decode_x(pr: MappingProblem, mm: MilpModel, values: np.ndarray) -> np.ndarray:
+    return np.argmax(values[mm.x], axis=1).astype(int)
+
+
+def decode_routes(pr: MappingProblem, mm: MilpModel, x: np.ndarray, values: np.ndarray) -> list[tuple[int, ...]]:
+    """Routes of the task links: canonical (shortest_path) or the path of the flow arcs (free)."""
+    routes: list[tuple[int, ...]] = []
+    links = pr.instance.mapping.links  # type: ignore[union-attr]
+    for v in range(pr.V):
+        a, c = int(x[pr.lsrc[v]]), int(x[pr.ldst[v]])
+        if a == c:
+            routes.append(())
+        elif pr.routing == "shortest_path":
+            routes.append(tuple(pr.routes[a][c]))  # type: ignore[arg-type]
+        else:
+            arcs = {links[r].src: r for r, k in mm.route_arcs[v] if values[k] > 0.5}
+            path, cur, seen = [], a, {a}
+            while cur != c and cur in arcs:
+                r = arcs[cur]
+                path.append(r)
+                cur = links[r].dst
+                if cur in seen:
+                    break
+                seen.add(cur)
+            routes.append(tuple(path))
+    return routes
+
+
+def routes_incidence(pr: MappingProblem, routes: list[tuple[int, ...]]) -> np.ndarray:
+    inc = np.zeros((pr.V, pr.R))
+    for v, rt in enumerate(routes):
+        if rt:
+            inc[v, list(rt)] = 1.0
+    return inc
+
+
+@dataclass
+class MilpOutcome:
+    status: str  # optimal | feasible | infeasible | timeout | error
+    x: np.ndarray | None
+    b: np.ndarray | None
+    routes: list[tuple[int, ...]] | None
+    value: float  # exact internal value of (x, b)
+    bound: float | None  # proven upper bound of the internal value
+    message: str
+    size: dict
+    rounds: int = 0
+    solver_runtime: float = 0.0
+    proxy_value: float | None = None
+
+
+def _exact_value(pr: MappingProblem, g: Goal, x: np.ndarray, routes: list[tuple[int, ...]]):
+    """Best bandwidths for (x, routes) and the exact value of the goal."""
+    inc = routes_incidence(pr, routes)
+    res = solve_bandwidth(pr, g, x, routes_inc=inc)
+    if res.b is None:
+        return None, -math.inf, 0.0
+    sc, sr = pr.node_std(x[None, :])
+    node = g.const - g.beta * (pr.weights[0] * float(sc[0]) + pr.weights[1] * float(sr[0]))
+    return res.b, node + res.value, max(res.bound - res.value, 0.0)
+
+
+def solve_milp(pr: MappingProblem, g: Goal, backend: str, *, time_limit: float | None = None, threads: int = 1,
+               seed: int = 0, exact: bool = True, max_rounds: int = 200, tol: float = 1e-7,
+               d_min: float | None = None) -> MilpOutcome:
+    """Solve through ``backend``. For the balance goals (composite, L) with ``exact`` the
+    outer-approximation loop adds tangent cuts until bound - value <= tol (absolute), else
+    one MILP of the MAD proxy is solved; the returned (x, b) is always re-evaluated exactly
+    (bandwidths re-optimised for the mapping) and ``bound`` is a proven bound of the exact
+    problem (the proxy's optimum under-estimates L)."""
+    t0 = time.perf_counter()
+    mm = build_milp(pr, g, d_min=d_min)
+    gg = g.with_d_min(d_min)
+    best = (None, None, None, -math.inf)
+    bound = math.inf
+    rounds = 0
+    solver_rt = 0.0
+    msg = ""
+    last: LinearSolution | None = None
+    proxy_value = None
+    balance = g.beta > 0
+    while True:
+        left = None if time_limit is None else time_limit - (time.perf_counter() - t0)
+        if left is not None and left <= 0.05:
+            msg = msg or "time limit"
+            break
+        sol = solve_linear(mm.model, backend, time_limit=left, threads=threads, seed=seed, mip_gap=1e-9)
+        rounds += 1
+        solver_rt += sol.runtime
+        last = sol
+        msg = sol.message
+        if sol.status in ("infeasible", "error"):
+            if best[0] is None:
+                return MilpOutcome(sol.status, None, None, None, -math.inf, None, sol.message, mm.model.size(),
+                                   rounds, solver_rt)
+            break
+        if sol.values is None:
+            break
+        if proxy_value is None and sol.objective is not None:
+            proxy_value = sol.objective + mm.const
+        if sol.bound is not None and math.isfinite(sol.bound):
+            bound = min(bound, float(sol.bound) + mm.const)  # every round's relaxation over-estimates the exact value
+        x = decode_x(pr, mm, sol.values)
+        routes = decode_routes(pr, mm, x, sol.values)
+        bb, val, gap = _exact_value(pr, gg, x, routes)
+        if bb is not None and val > best[3]:
+            best = (x, bb, routes, val)
+        if not (exact and balance) or sol.status != "optimal":
+            break
+        if bound - best[3] <= tol or rounds >= max_rounds:
+            break
+        # tangent cuts at this solution (exact utilisations of the MILP point)
+        added = False
+        vals = sol.values
+        for key in mm.s:
+            util = mm.U0[key] + np.array([sum(c * vals[k] for k, c in row) for row in mm.U[key]])
+            added |= add_tangent(mm, key, util)
+        if not added:
+            break
+    x, bb, routes, val = best
+    size = mm.model.size()
+    size["tangent_cuts"] = mm.cuts
+    if x is None:
+        st = "timeout" if last is None or last.status in ("timeout", "feasible", "optimal") else last.status
+        return MilpOutcome(st, None, None, None, -math.inf, None if not math.isfinite(bound) else bound, msg, size,
+                           rounds, solver_rt, proxy_value)
+    fin_bound = bound if math.isfinite(bound) else None
+    if fin_bound is not None:
+        fin_bound = max(fin_bound, val)
+    optimal = fin_bound is not None and fin_bound - val <= tol and last is not None
+    status = "optimal" if optimal else "feasible"
+    return MilpOutcome(status, x, bb, routes, val, fin_bound, msg, size, rounds, solver_rt, proxy_value)

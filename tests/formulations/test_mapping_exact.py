@@ -1,0 +1,365 @@
+"""Exact mapping models (formulations/mapping*.py): brute force, backend agreement, referee
+agreement, infeasibility, Pareto front, free routing, multi-job placement."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from edgebench import registry
+from edgebench.formulations.mapping import MILP_BACKENDS, pareto_front, solve_exact
+from edgebench.formulations.mapping_problem import GOALS, build_problem, solve_bandwidth
+from edgebench.instances.generators import generate
+from edgebench.instances.io import instance_from_dict
+from edgebench.referee import evaluate, evaluate_decisions
+from edgebench.solution import MappingDecisions
+
+KEY = {"composite": "composite", "L": "L", "dbw": "D_BW"}
+
+
+def tiny(seed: int, *, nodes: int = 4, tasks: int = 3, **kw):
+    """A small thesis-style instance whose link capacities bind (low physical bandwidth)."""
+    kw.setdefault("link_bw_range", [40.0, 150.0])
+    return generate("mapping", "thesis", seed=seed, nodes=nodes, task_nodes=tasks, **kw)
+
+
+# ---- brute force, independent of the models' bandwidth solver -----------------------------------
+
+
+def _best_bandwidth(pr, g, x):
+    """Best alpha*D - beta*w3*std_bw for mapping x: SLSQP from several starts plus a grid
+    for up to 3 links (no use of the models' Kelley / HiGHS code)."""
+    from scipy.optimize import minimize
+
+    x = np.asarray(x)
+    inc = pr.link_inc(x[None])[0]
+    col = pr.colocated(x[None])[0]
+    act = np.nonzero(~col)[0]
+    w3 = pr.weights[2]
+
+    def part(bb):
+        b = pr.bmax.copy()
+        b[act] = bb
+        delta = np.where(col | ~pr.elastic, 1.0, (b - pr.bmin) / np.where(pr.elastic, pr.spread, 1.0))
+        d = delta.mean() if pr.V else 1.0
+        u = (b[:, None] * inc).sum(axis=0) / pr.bw
+        return g.alpha * d - g.beta * w3 * float(np.std(u))
+
+    def feasible(bb):
+        return bool(((bb[:, None] * inc[act]).sum(axis=0) <= pr.bw + 1e-7).all())
+
+    if len(act) == 0:
+        return part(np.zeros(0))
+    lo, hi = pr.bmin[act], pr.bmax[act]
+    if not feasible(lo):
+        return -math.inf
+    best = -math.inf
+    if len(act) <= 3:  # a grid where it is small; SQP from several starts always
+        for combo in itertools.product(*[np.linspace(a, b, 6) for a, b in zip(lo, hi)]):
+            bb = np.array(combo)
+            if feasible(bb):
+                best = max(best, part(bb))
+    cons = [{"type": "ineq", "fun": (lambda bb, r=r: pr.bw[r] - inc[act, r] @ bb)}
+            for r in range(pr.R) if inc[act, r].any()]
+    for start in (lo, hi, (lo + hi) / 2):
+        res = minimize(lambda bb: -part(bb), start, bounds=list(zip(lo, hi)), constraints=cons, method="SLSQP",
+                       options={"ftol": 1e-13, "maxiter": 300})
+        bb = np.clip(res.x, lo, hi)
+        if feasible(bb):
+            best = max(best, part(bb))
+    return best
+
+
+def brute_force(inst, objective):
+    pr = build_problem(inst)
+    g = GOALS[objective]
+    w1, w2, _ = pr.weights
+    best = -math.inf
+    for x in itertools.product(range(pr.P), repeat=pr.n):
+        x = np.array(x)
+        if not (pr.fits(x[None])[0] and pr.routable_all(x[None])[0]):
+            continue
+        sc, sr = pr.node_std(x[None])
+        v = g.const - g.beta * (w1 * sc[0] + w2 * sr[0]) + _best_bandwidth(pr, g, x)
+        best = max(best, v)
+    return g.report(best)
+
+
+def check_with_referee(inst, res, objective):
+    """Every solution passes the referee and the referee's value equals the solver's."""
+    ev = evaluate(inst, res.solution)
+    assert ev.feasible, ev.violations
+    ref = ev.objectives[KEY[objective]]
+    assert res.solution.objective == pytest.approx(ref, rel=1e-6, abs=1e-9)
+    if objective == "composite":
+        assert ev.primary_value == pytest.approx(res.solution.objective, rel=1e-6)
+    return ref
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("objective", ["composite", "L", "dbw"])
+def test_bnb_matches_brute_force(seed, objective):
+    inst = tiny(seed, nodes=3 + seed % 2, tasks=2 + seed % 2)
+    res = registry.solve(inst, "mapping-exact", time_limit=60, objective=objective, backend="bnb")
+    assert res.status == "optimal"
+    ref = check_with_referee(inst, res, objective)
+    assert ref == pytest.approx(brute_force(inst, objective), abs=1e-6)
+    b = res.solution.bound
+    assert b is not None
+    assert (b >= ref - 1e-12) if objective != "L" else (b <= ref + 1e-12)
+
+
+def test_symmetry_breaking_keeps_the_optimum():
+    """Three interchangeable task nodes (same demands, same links to a hub task)."""
+    d = tiny(6, nodes=3, tasks=2).model_dump(mode="json")
+    job = {"tasks": [{"cpu": 12.0, "ram": 9.0}] + [{"cpu": 7.5, "ram": 6.0}] * 3,
+           "links": [{"src": 0, "dst": k, "bw_min": 10.0, "bw_max": 40.0} for k in (1, 2, 3)]
+           + [{"src": k, "dst": 0, "bw_min": 5.0, "bw_max": 25.0} for k in (1, 2, 3)]}
+    d["mapping"]["jobs"] = [job]
+    inst = instance_from_dict(d)
+    from edgebench.formulations.mapping_bnb import branch_and_bound, twins
+
+    pr = build_problem(inst)
+    assert sorted(twins(pr)) == [(1, 2), (1, 3), (2, 3)]
+    for name in ("composite", "L"):
+        a = branch_and_bound(pr, GOALS[name], symmetry=True)
+        b = branch_and_bound(pr, GOALS[name], symmetry=False)
+        assert a.status == b.status == "optimal"
+        assert a.value == pytest.approx(b.value, abs=1e-9)
+        assert a.stats["nodes"] < b.stats["nodes"]
+    assert a.value == pytest.approx(-brute_force(inst, "L"), abs=1e-6)
+
+
+def test_bandwidth_subproblem_is_certified():
+    """Kelley's loop closes its gap and beats (or meets) an independent SQP on the same mapping."""
+    inst = tiny(5, nodes=5, tasks=4, link_bw_range=[30.0, 120.0])
+    pr = build_problem(inst)
+    rng = np.random.default_rng(0)
+    checked = 0
+    for _ in range(40):
+        x = rng.integers(0, pr.P, pr.n)
+        if not pr.routable_all(x[None])[0]:
+            continue
+        for name in ("composite", "L"):
+            r = solve_bandwidth(pr, GOALS[name], x)
+            ind = _best_bandwidth(pr, GOALS[name], x)
+            if r.b is None:
+                assert ind == -math.inf
+                continue
+            checked += 1
+            assert r.status == "optimal" and r.bound - r.value <= 1e-8
+            assert r.value >= ind - 1e-9
+            assert pr.link_capacity_ok(x, r.b)
+    assert checked >= 10
+
+
+def test_milp_backends_agree_on_max_dbw():
+    inst = tiny(0, nodes=4, tasks=3)
+    values = {}
+    for be in MILP_BACKENDS + ("bnb",):
+        r = solve_exact(inst, objective="dbw", backend=be, time_limit=60)
+        assert r.status == "optimal", (be, r.message)
+        values[be] = r.value
+        dec = r.decisions()
+        ev = evaluate_decisions(inst, dec)
+        assert ev.feasible and ev.objectives["D_BW"] == pytest.approx(r.value, rel=1e-6)
+    ref = values["ortools-scip"]
+    assert ref < 1.0  # the capacities bind: a real optimisation
+    for be, v in values.items():
+        assert v == pytest.approx(ref, abs=1e-6), be
+    assert ref == pytest.approx(brute_force(inst, "dbw"), abs=1e-6)
+
+
+@pytest.mark.parametrize("backend", ["ortools-highs", "pyomo-highs"])
+def test_outer_approximation_reaches_the_exact_composite(backend):
+    inst = tiny(1, nodes=3, tasks=3)
+    exact = solve_exact(inst, objective="composite", backend="bnb")
+    r = solve_exact(inst, objective="composite", backend=backend, time_limit=60)
+    assert r.status == "optimal", r.message
+    assert r.value == pytest.approx(exact.value, abs=1e-6)
+    assert r.bound >= r.value - 1e-12
+    # the MAD proxy alone: a valid bound, a feasible (not necessarily optimal) solution
+    p = solve_exact(inst, objective="composite", backend=backend, time_limit=60, exact=False)
+    assert p.status in ("optimal", "feasible")
+    assert p.bound >= exact.value - 1e-7
+    assert p.value <= exact.value + 1e-9
+
+
+@pytest.mark.parametrize("objective", ["composite", "dbw"])
+def test_cpsat_scaled_model_within_its_tolerance(objective):
+    inst = tiny(1, nodes=3, tasks=3)
+    exact = solve_exact(inst, objective=objective, backend="bnb" if objective != "dbw" else "ortools-scip")
+    res = registry.solve(inst, "mapping-exact", time_limit=60, objective=objective, backend="ortools-cpsat")
+    assert res.status == "optimal", res.stats["message"]
+    check_with_referee(inst, res, objective)
+    tol = res.stats["model_size"]["scaling_tolerance"]
+    assert 0 < tol < 1e-3
+    assert res.solution.objective == pytest.approx(exact.value, abs=2 * tol + 1e-9)
+    assert res.solution.bound >= exact.value - 1e-9  # CP-SAT's bound + tolerance is a proven bound
+
+
+def infeasible_instance():
+    d = {
+        "format_version": 1, "family": "mapping", "id": "mapping-too-big",
+        "mapping": {
+            "nodes": [{"cpu": 50.0, "ram": 50.0, "bg_cpu": 10.0, "bg_ram": 5.0},
+                      {"cpu": 60.0, "ram": 60.0, "bg_cpu": 20.0, "bg_ram": 5.0},
+                      {"cpu": 45.0, "ram": 80.0}],
+            "links": [{"src": 0, "dst": 1, "bandwidth": 100.0}, {"src": 1, "dst": 0, "bandwidth": 100.0},
+                      {"src": 1, "dst": 2, "bandwidth": 100.0}, {"src": 2, "dst": 1, "bandwidth": 100.0}],
+            "jobs": [{"tasks": [{"cpu": 48.0, "ram": 10.0}, {"cpu": 10.0, "ram": 10.0}],
+                      "links": [{"src": 0, "dst": 1, "bw_min": 10.0, "bw_max": 20.0}]}],
+        },
+    }
+    return instance_from_dict(d)
+
+
+@pytest.mark.parametrize("objective", ["composite", "dbw"])
+def test_infeasible_instance_every_backend(objective):
+    inst = infeasible_instance()
+    for be in ("bnb", "ortools-cpsat") + MILP_BACKENDS:
+        res = registry.solve(inst, "mapping-exact", time_limit=30, objective=objective, backend=be)
+        assert res.status == "infeasible", (be, res.stats.get("message"))
+        assert res.solution.mapping is None
+
+
+def test_errors_are_statuses():
+    inst = tiny(0)
+    r = registry.solve(inst, "mapping-exact", backend="no-such-solver")
+    assert r.status == "error" and "unknown backend" in r.stats["message"]
+    r = registry.solve(inst, "mapping-exact", objective="speed")
+    assert r.status == "error"
+    free = tiny(0, routing="free")
+    r = registry.solve(free, "mapping-exact", backend="bnb")
+    assert r.status == "error" and "shortest-path" in r.stats["message"]
+
+
+def free_routing_instance(routing: str):
+    """Triangle 0-1-2; the direct links between 0 and 1 are thin, the detour over 2 is wide;
+    nodes 0 and 1 hold one task each and node 2 none, so the task link must cross 0 <-> 1."""
+    links = [(0, 1, 30.0), (1, 0, 30.0), (0, 2, 200.0), (2, 0, 200.0), (1, 2, 200.0), (2, 1, 200.0)]
+    d = {
+        "format_version": 1, "family": "mapping", "id": f"mapping-detour-{routing}",
+        "mapping": {
+            "nodes": [{"cpu": 50.0, "ram": 50.0}, {"cpu": 50.0, "ram": 50.0}, {"cpu": 20.0, "ram": 50.0}],
+            "links": [{"src": a, "dst": b, "bandwidth": bw} for a, b, bw in links],
+            "jobs": [{"tasks": [{"cpu": 40.0, "ram": 40.0}, {"cpu": 40.0, "ram": 40.0}],
+                      "links": [{"src": 0, "dst": 1, "bw_min": 20.0, "bw_max": 100.0}]}],
+            "objective": {"routing": routing},
+        },
+    }
+    return instance_from_dict(d)
+
+
+def test_free_routing_never_worse_than_shortest_path():
+    for make in (free_routing_instance, lambda r: tiny(3, nodes=4, tasks=3, routing=r)):
+        sp, fr = make("shortest_path"), make("free")
+        for objective in ("dbw", "composite"):
+            a = solve_exact(sp, objective=objective, backend="ortools-highs", time_limit=60)
+            b = solve_exact(fr, objective=objective, backend="ortools-highs", time_limit=60)
+            assert a.status == "optimal" and b.status == "optimal", (a.message, b.message)
+            assert b.value >= a.value - 1e-7, objective
+            for inst, r in ((sp, a), (fr, b)):
+                ev = evaluate_decisions(inst, r.decisions())
+                assert ev.feasible, ev.violations
+                assert ev.objectives[KEY[objective]] == pytest.approx(r.value, rel=1e-6)
+    # on the triangle the detour carries the full BWmax: strictly better
+    a = solve_exact(free_routing_instance("shortest_path"), objective="dbw", backend="ortools-scip")
+    b = solve_exact(free_routing_instance("free"), objective="dbw", backend="ortools-scip")
+    assert b.value == pytest.approx(1.0) and a.value < 0.2
+
+
+def test_pareto_front_points_feasible_and_non_dominated():
+    inst = tiny(2, nodes=4, tasks=3)
+    front = pareto_front(inst, points=4, time_limit=60)
+    assert len(front) >= 2
+    pts = []
+    for sol in front:
+        ev = evaluate(inst, sol)
+        assert ev.feasible
+        pts.append((ev.objectives["L"], ev.objectives["D_BW"]))
+    for i, a in enumerate(pts):
+        for j, b in enumerate(pts):
+            if i != j:
+                assert not (a[0] <= b[0] + 1e-12 and a[1] >= b[1] - 1e-12), (a, b)
+    # the anchors: the first point has the least L there is, the last the largest D_BW
+    assert pts[0][0] == pytest.approx(solve_exact(inst, objective="L").value, abs=1e-7)
+    assert pts[-1][1] == pytest.approx(solve_exact(inst, objective="dbw").value, abs=1e-7)
+    res = registry.solve(inst, "mapping-pareto", time_limit=60, points=4)
+    assert res.status == "feasible"
+    table = res.stats["pareto"]
+    assert [(round(r["L"], 9), round(r["D_BW"], 9)) for r in table] == [(round(a, 9), round(b, 9)) for a, b in pts]
+    best = max(table, key=lambda r: r["composite"])
+    check_with_referee(inst, res, "composite")
+    assert res.solution.objective == pytest.approx(best["composite"])
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_thesis_instances_solved_and_refereed(seed):
+    inst = generate("mapping", "thesis", seed=seed, task_nodes=3)
+    for objective in ("composite", "L"):
+        res = registry.solve(inst, "mapping-exact", time_limit=60, objective=objective)
+        assert res.status == "optimal"
+        assert res.stats["backend"] == "bnb"
+        check_with_referee(inst, res, objective)
+        assert res.stats["model_size"]["variables"] > 0
+
+
+def multi_job_instance():
+    base = tiny(4, nodes=5, tasks=3)
+    d = base.model_dump(mode="json")
+    other = generate("mapping", "thesis", seed=9, nodes=5, task_nodes=2).model_dump(mode="json")
+    job2 = other["mapping"]["jobs"][0]
+    d["mapping"]["jobs"].append(job2)
+    d["id"] = "mapping-two-jobs"
+    return instance_from_dict(d)
+
+
+def test_multi_job_placement_and_fixed_jobs():
+    inst = multi_job_instance()
+    both = registry.solve(inst, "mapping-exact", time_limit=60)
+    assert both.status == "optimal"
+    check_with_referee(inst, both, "composite")
+    # the same optimum through a MILP backend (outer approximation)
+    milp = solve_exact(inst, objective="dbw", backend="ortools-highs")
+    bnb = solve_exact(inst, objective="dbw", backend="bnb")
+    assert milp.value == pytest.approx(bnb.value, abs=1e-7)
+    # job 0 fixed as found, job 1 placed beside it: the optimum cannot be worse
+    dec = both.solution.mapping
+    part = solve_exact(inst, jobs=[1], fixed={0: dec.jobs[0]})
+    assert part.status == "optimal"
+    full = part.decisions()
+    assert isinstance(full, MappingDecisions) and full.jobs[0] == dec.jobs[0]
+    ev = evaluate_decisions(inst, full)
+    assert ev.feasible
+    assert ev.objectives["composite"] == pytest.approx(part.value, rel=1e-9)
+    assert part.value >= both.solution.objective - 1e-9
+    assert part.value == pytest.approx(both.solution.objective, abs=1e-7)
+
+
+def test_solvers_listed_as_exact():
+    names = {s.name: s for s in registry.solvers("mapping")}
+    for name in ("mapping-exact", "mapping-pareto"):
+        assert names[name].kind == "exact"
+        assert "backend" in names[name].params
+
+
+def test_jobs_with_different_intervals_are_not_claimed_optimal():
+    """The model places every job together; when the jobs' real intervals differ the referee's
+    time-weighted objective is reported, without a bound or an optimality claim."""
+    from pathlib import Path
+
+    from edgebench.instances.io import load_instance
+    from edgebench.referee import evaluate
+    from edgebench.registry import solve
+
+    inst = load_instance(Path(__file__).resolve().parents[1] / "data" / "good" / "mapping_tiny.json")
+    assert len({(j.arrival, j.duration) for j in inst.mapping.jobs}) > 1
+    res = solve(inst, "mapping-exact")
+    ev = evaluate(inst, res.solution)
+    assert ev.feasible
+    assert res.status == "feasible" and res.solution.bound is None
+    assert res.solution.objective == ev.objectives["composite"]
