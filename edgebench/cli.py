@@ -668,6 +668,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=_seed, default=0, metavar="S", help="seed of generators and solver (default 0)")
     p.add_argument("-o", "--output", default=str(DEMO_DIR), metavar="DIR", help=f"default {DEMO_DIR}")
 
+    train = sub.add_parser("train", help="train a learned policy (see 'edgebench train --help')",
+                           description="Train a learned policy; each TARGET has its own options "
+                                       "('edgebench train TARGET --help').", formatter_class=_FMT)
+    train_sub = train.add_subparsers(dest="target", required=True, metavar="TARGET")
+    from edgebench.learned.ces_ppo_cli import add_train_parser as add_ces_ppo_train
+
+    add_ces_ppo_train(train_sub)
+    from edgebench.learned.tapfinger_cli import add_train_parser as add_tapfinger_train
+
+    add_tapfinger_train(train_sub)
+
     from edgebench.runner.cli import add_run_parsers  # run, report, bestknown
 
     add_run_parsers(sub)

@@ -279,7 +279,10 @@ class MappingEnv(gym.Env):
         self._dead = False
         self._begin_job()
         obs = self._obs()
-        return obs, self._info(obs)
+        info = self._info(obs)
+        # a job that fits nowhere leaves no allowed action: say so now; the next step ends the episode
+        info["dead_end"] = not bool(self._mask.any())
+        return obs, info
 
     def _overlap_base(self, start: float, end: float) -> tuple[list[float], list[float], list[float]]:
         """Free CPU, RAM and bandwidth for a job running in [start, end): the empty network
@@ -471,6 +474,12 @@ class MappingEnv(gym.Env):
     def step(self, action):
         if self._over:
             raise RuntimeError("the episode is over: call reset()")
+        if not self._mask.any():  # dead end from the start (reset reported it): end, whatever the action
+            self._over = self._dead = True
+            obs = self._obs()
+            info = self._info(obs)
+            info.update({"invalid_action": True, "dead_end": True, "decisions": None})
+            return obs, float(self.dead_end_reward), True, False, info
         a = int(action)
         invalid = not (0 <= a < self.n_actions and self._mask[a])
         if invalid:

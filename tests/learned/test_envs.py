@@ -511,3 +511,20 @@ def test_placement_masks_exclude_allocations_that_never_finish():
     assert allowed == expect and expect == {(0, c, g) for c in range(4, 7) for g in range(2, 5)}
     *_, infos = env.step({"cluster_0": env.encode_action("cluster_0", 0, 4, 2)})
     assert evaluate_decisions(inst, infos["cluster_0"]["decisions"]).objectives["total_completion_time"] == 2
+
+
+def test_mapping_env_job_that_fits_nowhere_is_a_dead_end_at_reset():
+    from edgebench.instances.io import instance_from_dict
+    from edgebench.learned.envs.mapping import MappingEnv
+
+    inst = instance_from_dict({
+        "format_version": 1, "family": "mapping", "id": "too-big",
+        "mapping": {"nodes": [{"cpu": 10, "ram": 10}, {"cpu": 10, "ram": 10}],
+                    "links": [{"src": 0, "dst": 1, "bandwidth": 100}, {"src": 1, "dst": 0, "bandwidth": 100}],
+                    "jobs": [{"tasks": [{"cpu": 50, "ram": 5}]}]}})
+    env = MappingEnv(inst)
+    obs, info = env.reset(seed=0)
+    assert info["dead_end"] is True and not obs["action_mask"].any()
+    obs, reward, terminated, truncated, info = env.step(0)
+    assert terminated and info["dead_end"] and info["decisions"] is None
+    assert reward == env.dead_end_reward

@@ -1,0 +1,572 @@
+"""TapFinger: the multi-agent placement policy of the TapFinger paper (seed 001, SPEC.md Family A)
+over the PettingZoo placement environment (:mod:`edgebench.learned.envs.placement`).
+
+Pieces (all in this file; the training loop is :mod:`edgebench.learned.train_tapfinger`):
+
+* :func:`build_graph` turns the agents' observation vectors (plus the pending task ids) into
+  one heterogeneous graph per state: node types ``run`` (running tasks: allocation, one-hot
+  type, elapsed time, progress), ``pend`` (pending slots: minimum, one-hot type, waited, ...,
+  dummy flag), ``clus`` (free resources, capacity, queue length, ...) and ``short`` (one
+  shortcut node linked to every cluster); edges running task <-> its cluster, pending slot <->
+  the cluster whose pending set holds it, pending slot <-> the other clusters' slots holding
+  the same task, cluster <-> shortcut.
+* :class:`TapFingerNet`: a heterogeneous graph attention encoder (``HeteroConv`` of
+  ``GATConv`` per edge type, residual, ``layers`` x ``heads`` x ``hidden``), or for the
+  "nograph" ablation an MLP over each agent's concatenated features; the pointer actor (a
+  transformer encoder over the agent's pending embeddings, then u_j = v^T tanh(W1 h_j +
+  W2 mean(h)), dummies and unplaceable slots masked, plus a learned void entry); the
+  allocation head (MLP over the chosen slot's and its cluster's embeddings, a distribution
+  over the (cpu, gpu) grid with the env's mask applied); the critic (MLP over the flattened
+  pending embeddings of all agents, one value per agent).
+* :func:`act`: one joint decision: every agent samples (or takes the argmax of) its pointer
+  distribution; conflicts are resolved by Bayes' rule, Pr(n | j) ~ Pr(j | n) Pr(n) with Pr(n)
+  proportional to the copies of j that fit cluster n at its minimum (argmax wins, the losers
+  take the void action); the winners then choose their allocation.
+* :func:`run_episode` / the registered solvers ``tapfinger``, ``tapfinger-nograph`` and
+  ``tapfinger-nopointer`` (kind "learned") that load a shipped checkpoint and play an
+  instance greedily on CPU. See ``docs/tapfinger.md``.
+
+torch and torch_geometric are imported inside functions (the registry imports this module).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from edgebench.errors import InputError
+from edgebench.instances.model import Instance
+from edgebench.registry import Result, make_result, register
+
+__all__ = ["ModelConfig", "EnvLayout", "build_graph", "make_model", "act", "act_batch", "void_allowed", "run_episode", "load_checkpoint",
+           "save_checkpoint", "CHECKPOINT_DIR", "default_checkpoint", "masks_from_obs"]
+
+CHECKPOINT_DIR = Path(__file__).resolve().parent / "checkpoints"
+N_CLUSTER = 7  # len(CLUSTER_FEATURES)
+N_PEND = 6  # len(PENDING_FEATURES)
+N_RUN = 5  # len(RUNNING_FEATURES)
+#: logit of masked actions (finite, so that entropies and their gradients stay finite)
+NEG = -1e9
+
+
+@dataclass
+class ModelConfig:
+    """Architecture (the paper: 6 layers, 4 heads, hidden 256; the shipped checkpoints are smaller)."""
+
+    hidden: int = 64
+    layers: int = 2
+    heads: int = 4
+    pointer_layers: int = 2
+    encoder: str = "graph"  # "graph" or "mlp" (the no-graph ablation)
+    pointer: str = "pointer"  # "pointer" or "random" (the no-pointer ablation)
+
+
+@dataclass
+class EnvLayout:
+    """What fixes the tensor shapes: clusters' capacities, pending window, running rows, task
+    types (read from a PlacementParallelEnv; stored in checkpoints)."""
+
+    caps: list[tuple[int, int]]
+    pending_size: int
+    max_running: int
+    type_names: list[str]
+    max_cpu: int = field(default=0)
+    max_gpu: int = field(default=0)
+
+    def __post_init__(self) -> None:
+        self.caps = [tuple(int(v) for v in c) for c in self.caps]
+        self.max_cpu = self.max_cpu or max(c for c, _ in self.caps)
+        self.max_gpu = self.max_gpu or max(g for _, g in self.caps)
+
+    @classmethod
+    def of_env(cls, env, *, max_cpu: int = 0, max_gpu: int = 0) -> "EnvLayout":
+        return cls(list(env._caps), env.pending_size, env.max_running, list(env.type_names), max_cpu, max_gpu)
+
+    @property
+    def n(self) -> int:
+        return len(self.caps)
+
+    @property
+    def types(self) -> int:
+        return len(self.type_names)
+
+    @property
+    def grid(self) -> int:
+        return (self.max_cpu + 1) * (self.max_gpu + 1)
+
+    def obs_size(self) -> int:
+        T = self.types
+        return N_CLUSTER + self.pending_size * (N_PEND + T) + self.max_running * (N_RUN + T)
+
+
+# ---- observations -> tensors -------------------------------------------------------------
+
+
+def split_obs(obs: np.ndarray, lay: EnvLayout):
+    """(B, N, obs_size) -> cluster (B, N, 7), pending (B, N, P, 6+T), running (B, N, R, 5+T)."""
+    B, N, _ = obs.shape
+    T, P, R = lay.types, lay.pending_size, lay.max_running
+    clus = obs[..., :N_CLUSTER]
+    a = N_CLUSTER + P * (N_PEND + T)
+    pend = obs[..., N_CLUSTER:a].reshape(B, N, P, N_PEND + T)
+    run = obs[..., a:a + R * (N_RUN + T)].reshape(B, N, R, N_RUN + T)
+    return clus, pend, run
+
+
+def masks_from_obs(env, obs: dict, lay: EnvLayout) -> np.ndarray:
+    """The env's flat action masks re-laid on the common grid: bool (N, P, max_cpu+1, max_gpu+1)."""
+    P = lay.pending_size
+    out = np.zeros((lay.n, P, lay.max_cpu + 1, lay.max_gpu + 1), dtype=bool)
+    for n, a in enumerate(env.possible_agents):
+        if a not in obs:
+            continue
+        c, g = lay.caps[n]
+        out[n, :, :c + 1, :g + 1] = obs[a]["action_mask"][:-1].reshape(P, c + 1, g + 1).astype(bool)
+    return out
+
+
+def pending_ids(env, lay: EnvLayout) -> np.ndarray:
+    """Task ids in each agent's pending slots, -1 for dummies: int64 (N, P)."""
+    ids = np.full((lay.n, lay.pending_size), -1, dtype=np.int64)
+    for n in range(lay.n):
+        p = env.sim.pending(n)[: lay.pending_size]
+        ids[n, :len(p)] = p
+    return ids
+
+
+def build_graph(obs: np.ndarray, ids: np.ndarray, lay: EnvLayout):
+    """Node features and edge indices of a batch of B states (obs (B, N, obs_size), ids (B, N, P)),
+    as dicts keyed by node type / edge type (torch tensors)."""
+    import torch
+
+    B, N, _ = obs.shape
+    P, R = lay.pending_size, lay.max_running
+    clus, pend, run = split_obs(obs, lay)
+    dummy = 1.0 - pend[..., :1]
+    x = {
+        "clus": torch.as_tensor(clus.reshape(B * N, -1), dtype=torch.float32),
+        "pend": torch.as_tensor(np.concatenate([pend, dummy], -1).reshape(B * N * P, -1), dtype=torch.float32),
+        "run": torch.as_tensor(run.reshape(B * N * R, -1), dtype=torch.float32),
+        "short": torch.ones(B, 1),
+    }
+    # running task -> its cluster
+    b, n, i = np.nonzero(run[..., 0] > 0.5)
+    run_e = np.stack([(b * N + n) * R + i, b * N + n])
+    # pending slot -> the cluster holding it
+    b, n, p = np.nonzero(pend[..., 0] > 0.5)
+    pend_e = np.stack([(b * N + n) * P + p, b * N + n])
+    # the same task in other clusters' pending sets
+    flat = ids.reshape(B, N * P)
+    eq = (flat[:, :, None] == flat[:, None, :]) & (flat[:, :, None] >= 0)
+    owner = np.repeat(np.arange(N), P)
+    eq &= owner[:, None] != owner[None, :]
+    b, s, d = np.nonzero(eq)
+    same_e = np.stack([b * N * P + s, b * N * P + d])
+    cs = np.stack([np.arange(B * N), np.repeat(np.arange(B), N)])
+
+    def t(e):
+        return torch.as_tensor(np.ascontiguousarray(e), dtype=torch.long).reshape(2, -1)
+
+    edges = {
+        ("run", "on", "clus"): t(run_e), ("clus", "hosts", "run"): t(run_e[::-1]),
+        ("pend", "in", "clus"): t(pend_e), ("clus", "holds", "pend"): t(pend_e[::-1]),
+        ("pend", "same", "pend"): t(same_e),
+        ("clus", "up", "short"): t(cs), ("short", "down", "clus"): t(cs[::-1]),
+    }
+    return x, edges
+
+
+# ---- the network -------------------------------------------------------------------------
+
+
+def make_model(cfg: ModelConfig, lay: EnvLayout):
+    """A TapFingerNet (torch.nn.Module) for this architecture and layout."""
+    import torch
+    from torch import nn
+
+    class TapFingerNet(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.cfg, self.lay = cfg, lay
+            d, T = cfg.hidden, lay.types
+            dims = {"clus": N_CLUSTER, "pend": N_PEND + T + 1, "run": N_RUN + T, "short": 1}
+            self.inp = nn.ModuleDict({k: nn.Linear(v, d) for k, v in dims.items()})
+            if cfg.encoder == "graph":
+                from torch_geometric.nn import GATConv, HeteroConv
+
+                etypes = [("run", "on", "clus"), ("clus", "hosts", "run"), ("pend", "in", "clus"),
+                          ("clus", "holds", "pend"), ("pend", "same", "pend"), ("clus", "up", "short"),
+                          ("short", "down", "clus")]
+                self.convs = nn.ModuleList([
+                    HeteroConv({e: GATConv((d, d), d // cfg.heads, heads=cfg.heads, add_self_loops=False)
+                                for e in etypes}, aggr="sum")
+                    for _ in range(cfg.layers)])
+                self.norms = nn.ModuleList([nn.ModuleDict({k: nn.LayerNorm(d) for k in dims})
+                                            for _ in range(cfg.layers)])
+            elif cfg.encoder == "mlp":
+                flat = lay.obs_size()
+                self.agent_mlp = nn.Sequential(nn.Linear(flat, d), nn.ReLU(), nn.Linear(d, d), nn.ReLU())
+                self.pend_mlp = nn.Sequential(nn.Linear(2 * d, d), nn.ReLU(), nn.Linear(d, d))
+            else:
+                raise InputError(f"encoder must be 'graph' or 'mlp', got {cfg.encoder!r}", field="encoder")
+            layer = nn.TransformerEncoderLayer(d, cfg.heads, 2 * d, dropout=0.0, batch_first=True)
+            self.pointer_enc = nn.TransformerEncoder(layer, cfg.pointer_layers, enable_nested_tensor=False)
+            self.W1 = nn.Linear(d, d, bias=False)
+            self.W2 = nn.Linear(d, d)
+            self.v = nn.Linear(d, 1, bias=False)
+            self.void = nn.Parameter(torch.zeros(d))
+            self.alloc = nn.Sequential(nn.Linear(2 * d, d), nn.ReLU(), nn.Linear(d, lay.grid))
+            self.critic = nn.Sequential(nn.Linear(lay.n * lay.pending_size * d + lay.n * d, d), nn.Tanh(),
+                                        nn.Linear(d, lay.n))
+
+        def encode(self, obs: np.ndarray, ids: np.ndarray):
+            """Pending embeddings (B, N, P, d) and cluster embeddings (B, N, d)."""
+            B, N, _ = obs.shape
+            P, d = self.lay.pending_size, self.cfg.hidden
+            x, edges = build_graph(obs, ids, self.lay)
+            h = {k: torch.relu(self.inp[k](v)) for k, v in x.items()}
+            if self.cfg.encoder == "graph":
+                for conv, norm in zip(self.convs, self.norms):
+                    out = conv(h, {e: ei for e, ei in edges.items()})
+                    h = {k: norm[k](h[k] + torch.relu(out[k])) if k in out else h[k] for k in h}
+                return h["pend"].view(B, N, P, d), h["clus"].view(B, N, d)
+            agent = self.agent_mlp(torch.as_tensor(obs, dtype=torch.float32))  # (B, N, d)
+            pend = h["pend"].view(B, N, P, d)
+            pend = self.pend_mlp(torch.cat([pend, agent[:, :, None, :].expand(B, N, P, d)], -1))
+            return pend, agent
+
+        def forward(self, obs: np.ndarray, ids: np.ndarray, masks: torch.Tensor, void_ok: np.ndarray | None = None):
+            """Pointer logits (B, N, P+1; the last is void; masked entries NEG), the pointer
+            transformer's slot embeddings (B, N, P, d), cluster embeddings (B, N, d), values (B, N).
+            ``masks``: bool (B, N, P, C+1, G+1) allocation masks; ``void_ok``: bool (B, N), whether
+            the void entry may be chosen (default: always)."""
+            pend, clus = self.encode(obs, ids)
+            B, N, P, d = pend.shape
+            slot_ok = masks.flatten(3).any(-1)  # (B, N, P)
+            dummy = torch.as_tensor(obs[..., N_CLUSTER:N_CLUSTER + P * (N_PEND + self.lay.types)]
+                                    .reshape(B, N, P, -1)[..., 0] < 0.5)
+            seq = torch.cat([pend.reshape(B * N, P, d), self.void.expand(B * N, 1, d)], 1)
+            pad = torch.cat([dummy.reshape(B * N, P), torch.zeros(B * N, 1, dtype=torch.bool)], 1)
+            z = self.pointer_enc(seq, src_key_padding_mask=pad)
+            keep = (~pad[:, :P]).float().unsqueeze(-1)
+            mean = (z[:, :P] * keep).sum(1) / keep.sum(1).clamp(min=1.0)
+            u = self.v(torch.tanh(self.W1(z) + self.W2(mean).unsqueeze(1))).squeeze(-1).view(B, N, P + 1)
+            vo = torch.ones(B, N, 1, dtype=torch.bool) if void_ok is None else torch.as_tensor(void_ok).view(B, N, 1)
+            ok = torch.cat([slot_ok, vo | ~slot_ok.any(-1, keepdim=True)], -1)
+            logits = u.masked_fill(~ok, NEG)
+            values = self.critic(torch.cat([pend.reshape(B, -1), clus.reshape(B, -1)], -1))
+            return logits, z[:, :P].reshape(B, N, P, d), clus, values
+
+        def alloc_logits(self, z: torch.Tensor, clus: torch.Tensor, slot: torch.Tensor, masks: torch.Tensor):
+            """Allocation logits (B, N, grid) for the chosen slots (B, N) (void: slot 0, ignored)."""
+            B, N, P, d = z.shape
+            s = slot.clamp(max=P - 1)
+            hj = torch.gather(z, 2, s.view(B, N, 1, 1).expand(B, N, 1, d)).squeeze(2)
+            m = torch.gather(masks.flatten(3), 2, s.view(B, N, 1, 1).expand(B, N, 1, self.lay.grid)).squeeze(2)
+            logits = self.alloc(torch.cat([hj, clus], -1))
+            m = m | ~m.any(-1, keepdim=True)  # rows with nothing allowed (void picks): keep finite
+            return logits.masked_fill(~m, NEG)
+
+    return TapFingerNet()
+
+
+# ---- acting --------------------------------------------------------------------------------
+
+
+def _copies(env, j: int, n: int) -> float:
+    return env._copies(j, n)  # the env's Pr(n) numerator: copies of j fitting n at its minimum
+
+
+def void_allowed(env, lay: EnvLayout) -> np.ndarray:
+    """Per agent, whether the pointer may pick the void entry when a pending task can start:
+    never in variant "single" (one start per step, as the paper's single-task pointer); in
+    "multi" only while the cluster runs something (an idle cluster starts a task, so no
+    policy can stall an episode; the void entry ends the agent's logical steps)."""
+    sim = env.sim
+    if not sim.multi:
+        return np.zeros(lay.n, dtype=bool)
+    return np.array([len(sim.running(n)) > 0 for n in range(lay.n)], dtype=bool)
+
+
+def act(model, env, obs: dict, lay: EnvLayout, rng: np.random.Generator, *, greedy: bool):
+    """One joint decision for the live agents of one env: (env actions dict, record); see
+    :func:`act_batch`."""
+    actions, recs = act_batch(model, [env], [obs], lay, rng, greedy=greedy)
+    return actions[0], {k: v[0] for k, v in recs.items()}
+
+
+def act_batch(model, envs: list, obs_list: list[dict], lay: EnvLayout, rng: np.random.Generator, *,
+              greedy: bool):
+    """One joint decision in each of several envs (one forward pass). Returns (list of env
+    action dicts, record) where the record holds the arrays the rollout buffer stores, with a
+    leading env axis: obs (N, obs_size), ids (N, P), masks (N, P, C+1, G+1), slot (N; P =
+    void), alloc (N; flat grid index), m (N; 1 if the agent won its task), active (N; the
+    agent had a non-void action), logp (N), value (N).
+
+    Each agent samples (greedy: takes the argmax of) its pointer distribution Pr(j | n); when
+    several agents pick the same task j, Pr(n | j) ~ Pr(j | n) Pr(n) with Pr(n) proportional
+    to the copies of j that fit n at its minimum decides: the argmax agent wins (m = 1), the
+    others send the void action (their pointer choice stays in the record with m = 0). The
+    winners then choose an allocation from the masked allocation head."""
+    import torch
+
+    E, N, P = len(envs), lay.n, lay.pending_size
+    o = np.stack([np.stack([obs[a]["observation"] if a in obs else np.zeros(lay.obs_size(), np.float32)
+                            for a in env.possible_agents]) for env, obs in zip(envs, obs_list)])
+    ids = np.stack([pending_ids(env, lay) for env in envs])
+    masks = np.stack([masks_from_obs(env, obs, lay) for env, obs in zip(envs, obs_list)])
+    void_ok = np.stack([void_allowed(env, lay) for env in envs])
+    mt = torch.as_tensor(masks)
+    with torch.no_grad():
+        logits, z, clus, values = model(o, ids, mt, void_ok)
+        probs = torch.softmax(logits, -1).numpy()  # (E, N, P+1)
+    ok_all = logits.numpy() > NEG / 2
+    active = masks.reshape(E, N, -1).any(-1)
+    slot = np.full((E, N), P, dtype=np.int64)
+    m = np.zeros((E, N), dtype=np.int64)
+    for e, env in enumerate(envs):
+        for n in range(N):
+            if not active[e, n]:
+                continue
+            ok = ok_all[e, n]
+            if model.cfg.pointer == "random":  # ablation: uniform over the placeable slots
+                cand = np.flatnonzero(ok[:P])
+                slot[e, n] = int(rng.choice(cand)) if len(cand) else P
+            elif greedy:
+                slot[e, n] = int(np.argmax(np.where(ok, probs[e, n], -1.0)))
+            else:
+                p = np.where(ok, probs[e, n], 0.0)
+                slot[e, n] = int(rng.choice(P + 1, p=p / p.sum()))
+        by_task: dict[int, list[int]] = {}
+        for n in range(N):
+            if slot[e, n] < P:
+                by_task.setdefault(int(ids[e, n, slot[e, n]]), []).append(n)
+        for j, ns in by_task.items():  # Bayes' rule; a lone pick wins trivially
+            copies = np.array([_copies(env, j, n) for n in ns], dtype=float)
+            copies = np.where(np.isinf(copies), 1e9, copies)
+            post = np.array([probs[e, n, slot[e, n]] for n in ns]) * copies
+            m[e, ns[int(np.argmax(post))]] = 1
+    with torch.no_grad():
+        ap = torch.softmax(model.alloc_logits(z, clus, torch.as_tensor(slot), mt), -1).numpy()
+    alloc = np.zeros((E, N), dtype=np.int64)
+    logp = np.zeros((E, N))
+    G1 = lay.max_gpu + 1
+    all_actions = []
+    for e, (env, obs) in enumerate(zip(envs, obs_list)):
+        actions = {}
+        for n, a in enumerate(env.possible_agents):
+            if a not in obs:
+                continue
+            lp = math.log(max(probs[e, n, slot[e, n]], 1e-30)) if active[e, n] else 0.0
+            if m[e, n]:
+                okm = masks[e, n, slot[e, n]].ravel()
+                if greedy:
+                    alloc[e, n] = int(np.argmax(np.where(okm, ap[e, n], -1.0)))
+                else:
+                    p = np.where(okm, ap[e, n], 0.0)
+                    alloc[e, n] = int(rng.choice(len(p), p=p / p.sum()))
+                lp += math.log(max(ap[e, n, alloc[e, n]], 1e-30))
+                c, g = divmod(int(alloc[e, n]), G1)
+                actions[a] = env.encode_action(a, int(slot[e, n]), c, g)
+            else:
+                actions[a] = env.void_action(a)
+            logp[e, n] = lp
+        all_actions.append(actions)
+    rec = dict(obs=o, ids=ids, masks=masks, void_ok=void_ok, slot=slot, alloc=alloc, m=m, active=active, logp=logp,
+               value=values.numpy().astype(np.float64))
+    return all_actions, rec
+
+
+def make_env(instance=None, *, lay: EnvLayout | None = None, preset: str = "synthetic-3",
+             params: dict | None = None, variant: str | None = None):
+    """The placement env for an instance (or a generator spec); with ``lay``, its running rows
+    are those of the layout (checkpoint compatibility)."""
+    from edgebench.learned.envs.placement import PlacementParallelEnv
+
+    kw: dict[str, Any] = {"variant": variant}
+    if lay is not None:
+        kw["max_running"] = lay.max_running
+    if instance is not None:
+        return PlacementParallelEnv(instance, **kw)
+    return PlacementParallelEnv(preset=preset, params=params, **kw)
+
+
+def check_layout(env, lay: EnvLayout) -> None:
+    """InputError unless the env's instance fits the model's layout."""
+    caps = list(env._caps)
+    if any(c > lay.max_cpu or g > lay.max_gpu for c, g in caps):
+        raise InputError(f"cluster capacities {caps} exceed the model's grid ({lay.max_cpu}, {lay.max_gpu})",
+                         field="clusters")
+    if len(caps) != lay.n:
+        raise InputError(f"the model was trained for {lay.n} clusters, the instance has {len(caps)}",
+                         field="clusters")
+    if env.pending_size != lay.pending_size:
+        raise InputError(f"the model's pending window is {lay.pending_size}, the instance's {env.pending_size}",
+                         field="pending_size")
+    if list(env.type_names) != list(lay.type_names):
+        raise InputError(f"the model's task types are {lay.type_names}, the instance's {env.type_names}",
+                         field="performance.types")
+
+
+def run_episode(model, env, lay: EnvLayout, *, seed: int = 0, greedy: bool = True, instance=None,
+                deadline: float | None = None, check_masks: bool = False) -> dict[str, Any]:
+    """Play one episode; returns {"done", "decisions", "objectives", "return", "mean_ct" (total
+    tasks-in-system steps / tasks, = the mean completion time when done), "decisions_count",
+    "decision_time" (mean seconds per joint decision), "timeout"}."""
+    rng = np.random.default_rng(seed)
+    opts = {"instance": instance} if instance is not None else None
+    obs, _ = env.reset(seed=seed, options=opts)
+    model.eval()
+    ret = 0.0
+    steps = 0
+    t_act = 0.0
+    info: dict = {}
+    while env.agents:
+        if deadline is not None and time.perf_counter() > deadline:
+            return {"done": False, "timeout": True, "decisions": None, "objectives": None}
+        t0 = time.perf_counter()
+        actions, _ = act(model, env, obs, lay, rng, greedy=greedy)
+        t_act += time.perf_counter() - t0
+        if check_masks:
+            for a, x in actions.items():
+                if not obs[a]["action_mask"][x]:
+                    raise AssertionError(f"agent {a} took masked action {x}")
+        obs, rew, terms, truncs, infos = env.step(actions)
+        ret += sum(rew.values())
+        steps += 1
+        info = next(iter(infos.values()))
+    done = bool(info.get("objectives") is not None)
+    num = env.sim.num_tasks
+    mean_ct = info["objectives"]["mean_completion_time"] if done else -ret / num
+    return {"done": done, "timeout": False, "decisions": info.get("decisions"), "objectives": info.get("objectives"),
+            "return": ret, "mean_ct": float(mean_ct), "decisions_count": steps,
+            "decision_time": t_act / max(steps, 1)}
+
+
+# ---- checkpoints ----------------------------------------------------------------------------
+
+
+def save_checkpoint(path, model, lay: EnvLayout, *, extra: dict | None = None, optimizer=None) -> None:
+    """Write a checkpoint (config, layout, weights, optional optimizer and training state) atomically."""
+    import torch
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    blob = {"format": "edgebench-tapfinger-v1", "config": asdict(model.cfg), "layout": asdict(lay),
+            "state_dict": {k: v.detach().clone() for k, v in model.state_dict().items()},
+            "extra": dict(extra or {})}
+    if optimizer is not None:
+        blob["optimizer"] = optimizer.state_dict()
+    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
+    torch.save(blob, tmp)
+    os.replace(tmp, path)
+
+
+def load_checkpoint(path, *, pointer: str | None = None):
+    """(model, layout, blob) from a checkpoint file; ``pointer="random"`` swaps in the no-pointer
+    ablation's random task selection."""
+    import torch
+
+    path = Path(path)
+    if not path.is_file():
+        raise InputError("checkpoint file not found", file=str(path), field="checkpoint")
+    try:
+        blob = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:  # noqa: BLE001 - any unreadable file is bad input
+        raise InputError(f"not a readable checkpoint: {exc}", file=str(path), field="checkpoint") from None
+    if not isinstance(blob, dict) or blob.get("format") != "edgebench-tapfinger-v1":
+        raise InputError("not an edgebench TapFinger checkpoint", file=str(path), field="checkpoint")
+    cfg = ModelConfig(**blob["config"])
+    if pointer is not None:
+        cfg.pointer = pointer
+    lay = EnvLayout(**blob["layout"])
+    model = make_model(cfg, lay)
+    model.load_state_dict(blob["state_dict"])
+    model.eval()
+    return model, lay, blob
+
+
+def default_checkpoint(instance: Instance, encoder: str = "graph") -> Path:
+    """The shipped checkpoint for an instance: ``tapfinger[-nograph]-<preset>-<variant>.pt`` with
+    the preset read from the instance's generator meta; falling back to the other variant of
+    that preset, then to ``synthetic-3`` (same variant first). The first that exists wins (the
+    solver then checks that it fits the instance)."""
+    preset = str((instance.meta or {}).get("preset", "synthetic-3"))
+    variant = instance.placement.variant
+    other = "single" if variant == "multi" else "multi"
+    tag = "tapfinger" if encoder == "graph" else "tapfinger-nograph"
+    cands = [f"{tag}-{p}-{v}.pt" for p in dict.fromkeys((preset, "synthetic-3")) for v in (variant, other)]
+    for name in cands:
+        if (CHECKPOINT_DIR / name).is_file():
+            return CHECKPOINT_DIR / name
+    return CHECKPOINT_DIR / cands[0]
+
+
+# ---- registered solvers -----------------------------------------------------------------------
+
+_PARAMS = {"checkpoint": "path of a TapFinger checkpoint (.pt; default: the shipped one for the instance's "
+                         "preset and variant, learned/checkpoints/)",
+           "greedy": "bool, default True: argmax actions (False: sample with the solver seed)"}
+
+
+def _solve(name: str, instance: Instance, *, time_limit, seed: int, params: dict, encoder: str,
+           pointer: str | None) -> Result:
+    import torch
+
+    started = time.perf_counter()
+    unknown = sorted(set(params) - set(_PARAMS))
+    if unknown:
+        raise InputError(f"unknown parameter of solver {name!r} (known: {', '.join(_PARAMS)})",
+                         field=f"params.{unknown[0]}")
+    greedy = params.get("greedy", True)
+    if not isinstance(greedy, bool):
+        raise InputError(f"must be a boolean, got {greedy!r}", field="params.greedy")
+    ckpt = params.get("checkpoint") or default_checkpoint(instance, encoder)
+    torch.set_num_threads(max(1, min(torch.get_num_threads(), 4)))
+    model, lay, _ = load_checkpoint(ckpt, pointer=pointer)
+    env = make_env(instance, lay=lay)
+    check_layout(env, lay)
+    deadline = None if time_limit is None else started + float(time_limit)
+    with torch.no_grad():
+        out = run_episode(model, env, lay, seed=int(seed), greedy=greedy, deadline=deadline)
+    if out["timeout"]:
+        return make_result(instance, name, status="timeout", seed=seed, params=params, started=started,
+                           stats={"time_limit": time_limit})
+    stats = {"checkpoint": Path(ckpt).name, "decisions": out["decisions_count"],
+             "ms_per_decision": 1000.0 * out["decision_time"]}
+    if not out["done"]:
+        stats["reason"] = "episode truncated before every task finished"
+        return make_result(instance, name, status="error", seed=seed, params=params, started=started, stats=stats)
+    obj = out["objectives"]
+    stats["mean_completion_time"] = obj["mean_completion_time"]
+    return make_result(instance, name, status="feasible", decisions=out["decisions"], seed=seed, params=params,
+                       objective=float(obj["total_completion_time"]), started=started, stats=stats)
+
+
+@register("tapfinger", families=("placement",), kind="learned", params=_PARAMS,
+          description="TapFinger multi-agent PPO policy (HAN encoder, pointer, Bayes conflicts) from a shipped checkpoint")
+def solve_tapfinger(instance: Instance, *, time_limit: float | None = None, seed: int = 0, **params: Any) -> Result:
+    return _solve("tapfinger", instance, time_limit=time_limit, seed=seed, params=params, encoder="graph",
+                  pointer=None)
+
+
+@register("tapfinger-nograph", families=("placement",), kind="learned", params=_PARAMS,
+          description="TapFinger ablation: MLP encoder over concatenated features instead of the graph network")
+def solve_tapfinger_nograph(instance: Instance, *, time_limit: float | None = None, seed: int = 0,
+                            **params: Any) -> Result:
+    return _solve("tapfinger-nograph", instance, time_limit=time_limit, seed=seed, params=params, encoder="mlp",
+                  pointer=None)
+
+
+@register("tapfinger-nopointer", families=("placement",), kind="learned", params=_PARAMS,
+          description="TapFinger ablation: random pending-task selection (seeded) instead of the pointer network")
+def solve_tapfinger_nopointer(instance: Instance, *, time_limit: float | None = None, seed: int = 0,
+                              **params: Any) -> Result:
+    return _solve("tapfinger-nopointer", instance, time_limit=time_limit, seed=seed, params=params,
+                  encoder="graph", pointer="random")

@@ -1,0 +1,157 @@
+"""``edgebench train tapfinger``: MAPPO training of the TapFinger placement policy.
+
+:func:`add_train_parser` is called once from :func:`edgebench.cli.build_parser` with the
+sub-parsers of the shared ``train`` command; torch loads only when the command runs.
+
+    edgebench train tapfinger --preset synthetic-3 --variant multi --steps 20000 --seed 0 --out runs/tf
+    edgebench train tapfinger --preset synthetic-3 --variant multi --steps 40000 --seed 0 --out runs/tf --resume
+
+The run writes ``OUT/metrics.csv``, TensorBoard scalars under ``OUT/tb``, ``OUT/last.pt``
+(model, optimizer, RNG and training state: ``--resume`` continues from it), ``OUT/best.pt``
+(best held-out evaluation) and, with ``--export PATH``, a weights-only copy of the final model
+(the shipped checkpoints in ``learned/checkpoints/`` are such exports). See docs/tapfinger.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from edgebench.errors import InputError
+
+__all__ = ["add_train_parser", "cmd_train_tapfinger", "train_args_from_cli"]
+
+CMDLINE = "<command line>"
+
+
+def _pos_int(text: str) -> int:
+    try:
+        x = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if x < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {x}")
+    return x
+
+
+def _nonneg_int(text: str) -> int:
+    try:
+        x = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if x < 0:
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {x}")
+    return x
+
+
+def _pos_float(text: str) -> float:
+    try:
+        x = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not (0 < x < float("inf")):
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}")
+    return x
+
+
+def _overrides(items: list[str] | None) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise InputError(f"expected KEY=VALUE, got {item!r}", file=CMDLINE, field="--set")
+        try:
+            out[key] = json.loads(value)
+        except json.JSONDecodeError:
+            out[key] = value
+    return out
+
+
+def _command(args: argparse.Namespace) -> str:
+    """The training command line, rebuilt from the parsed options (provenance of an export)."""
+    parts = ["edgebench train tapfinger", f"--preset {args.preset}", f"--variant {args.variant}",
+             f"--steps {args.steps}", f"--seed {args.seed}", f"--out {args.out}"]
+    parts += [f"--set {s}" for s in args.set or []]
+    for opt in ("num_envs", "rollout_steps", "lr", "hidden", "layers", "heads", "encoder", "pointer", "eval_every",
+                "eval_episodes"):
+        parts.append(f"--{opt.replace('_', '-')} {getattr(args, opt)}")
+    return " ".join(parts)
+
+
+def train_args_from_cli(args: argparse.Namespace):
+    """The :class:`~edgebench.learned.train_tapfinger.TrainArgs` of parsed ``train tapfinger`` options
+    (also used to re-create a shipped checkpoint's evaluation from its recorded command)."""
+    from edgebench.instances.generators import generate
+    from edgebench.learned import tapfinger as tf
+    from edgebench.learned.train_tapfinger import TrainArgs
+
+    params = {"num_tasks": 24, **_overrides(args.set)}
+    try:
+        generate("placement", args.preset, seed=0, **params)  # bad presets / overrides fail before training
+    except InputError as exc:
+        raise InputError(exc.args[0] if exc.args else str(exc), file=CMDLINE, field="--set") from None
+    if args.hidden % args.heads:
+        raise InputError("--hidden must be a multiple of --heads", file=CMDLINE, field="--hidden")
+    model = tf.ModelConfig(hidden=args.hidden, layers=args.layers, heads=args.heads, encoder=args.encoder,
+                           pointer=args.pointer)
+    return TrainArgs(preset=args.preset, variant=args.variant, gen_params=params, steps=args.steps, seed=args.seed,
+                     num_envs=args.num_envs, rollout_steps=args.rollout_steps, lr=args.lr,
+                     eval_every=args.eval_every, eval_episodes=args.eval_episodes, threads=args.threads,
+                     model=model, out=args.out, resume=args.resume)
+
+
+def cmd_train_tapfinger(args: argparse.Namespace) -> int:
+    from edgebench.learned import tapfinger as tf
+    from edgebench.learned.train_tapfinger import train
+
+    targs = train_args_from_cli(args)
+    res = train(targs, log=lambda s: print(s, flush=True))
+    first = next((h for h in res["history"] if "eval_mean_ct" in h), {})
+    final = res["final"]
+    if args.export:
+        tf.save_checkpoint(args.export, res["model"], res["layout"],
+                           extra={"command": _command(args),
+                                  "eval": {k: v for k, v in final.items() if isinstance(v, (int, float))}})
+    sps = [h["sps"] for h in res["history"] if "sps" in h]
+    print(f"done: {final.get('global_step', 0)} steps, held-out mean completion time "
+          f"{first.get('eval_mean_ct', float('nan')):.3f} (random init) -> {final.get('eval_mean_ct', float('nan')):.3f}"
+          f", {sps[-1] if sps else 0:.0f} env steps/s, {final.get('ms_per_decision', float('nan')):.1f} ms/decision")
+    return 0
+
+
+def add_train_parser(train_sub) -> argparse.ArgumentParser:
+    """Add the ``tapfinger`` target to the ``train`` command's sub-parsers."""
+    p = train_sub.add_parser(
+        "tapfinger", help="train TapFinger (placement family): multi-agent PPO, HAN encoder, pointer actor",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Train the TapFinger policy with MAPPO on instances of a placement generator preset (default "
+                    "num_tasks=24 per episode; override with --set). Writes OUT/metrics.csv, TensorBoard scalars "
+                    "under OUT/tb, OUT/last.pt (resumable) and OUT/best.pt; prints one line per PPO update with "
+                    "periodic greedy evaluation on the held-out seeds 10**9+k. See docs/tapfinger.md.",
+        epilog="examples:\n"
+               "  edgebench train tapfinger --preset synthetic-3 --variant multi --steps 20000 --seed 0 --out runs/tf\n"
+               "  edgebench train tapfinger --variant single --steps 20000 --out runs/tf1 --export tf1.pt\n"
+               "  edgebench train tapfinger --steps 40000 --out runs/tf --resume\n")
+    p.set_defaults(func=cmd_train_tapfinger)
+    p.add_argument("--preset", default="synthetic-3", metavar="P", help="placement preset (default synthetic-3)")
+    p.add_argument("--variant", choices=("single", "multi"), default="multi", help="single- or multi-task (default multi)")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="generator parameter override (repeatable)")
+    p.add_argument("--steps", type=_pos_int, default=20_000, metavar="N", help="environment steps in all (default 20000)")
+    p.add_argument("--seed", type=_nonneg_int, default=0, metavar="S", help="training seed (default 0)")
+    p.add_argument("--out", required=True, metavar="DIR", help="run folder")
+    p.add_argument("--resume", action="store_true", help="continue from OUT/last.pt")
+    p.add_argument("--export", metavar="PATH", help="also write a weights-only checkpoint of the final model")
+    p.add_argument("--num-envs", type=_pos_int, default=8, metavar="E", help="environments in lockstep (default 8)")
+    p.add_argument("--rollout-steps", type=_pos_int, default=32, metavar="T", help="steps per env per update (default 32)")
+    p.add_argument("--lr", type=_pos_float, default=1e-3, metavar="LR", help="Adam learning rate (default 1e-3)")
+    p.add_argument("--hidden", type=_pos_int, default=64, metavar="D", help="embedding width (default 64; paper 256)")
+    p.add_argument("--layers", type=_pos_int, default=2, metavar="L", help="graph layers (default 2; paper 6)")
+    p.add_argument("--heads", type=_pos_int, default=4, metavar="H", help="attention heads (default 4)")
+    p.add_argument("--encoder", choices=("graph", "mlp"), default="graph", help="graph (default) or mlp (ablation)")
+    p.add_argument("--pointer", choices=("pointer", "random"), default="pointer",
+                   help="pointer (default) or random task selection (ablation)")
+    p.add_argument("--eval-every", type=_nonneg_int, default=5, metavar="U", help="updates between evaluations")
+    p.add_argument("--eval-episodes", type=_pos_int, default=4, metavar="K", help="held-out episodes per evaluation")
+    p.add_argument("--threads", type=_pos_int, default=1, metavar="K", help="torch CPU threads (default 1)")
+    return p

@@ -1,0 +1,258 @@
+"""CES-PPO: masks, reward terms, a short training run that learns, resume, checkpoints that
+reproduce their evaluation, registered solvers checked by the referee, CES-Multi with the
+learned scheduler, and the ``edgebench train ces-ppo`` command."""
+
+from __future__ import annotations
+
+import csv
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from edgebench import registry  # noqa: E402
+from edgebench.cli import main  # noqa: E402
+from edgebench.errors import InputError  # noqa: E402
+from edgebench.instances.generators import generate  # noqa: E402
+from edgebench.learned import ces_ppo  # noqa: E402
+from edgebench.learned.envs.mapping import MappingEnv  # noqa: E402
+from edgebench.learned.train_ces_ppo import (Args, RewardCoefs, ThesisReward, evaluate_network,  # noqa: E402
+                                             lambda_h_at, train)
+from edgebench.referee import evaluate  # noqa: E402
+
+SIZES = {"max_nodes": 10, "max_tasks": 8, "max_levels": 5}
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    torch.set_num_threads(1)
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    """A short training run (1024 steps, then resumed to 2048): (out dir, summaries)."""
+    torch.set_num_threads(1)
+    out = tmp_path_factory.mktemp("ces-ppo")
+    args = dict(total_steps=1024, num_envs=4, num_steps=64, eval_seeds=6, eval_every=2, seed=3)
+    first = train(Args(**args), out, log=None, tensorboard=False)
+    args["total_steps"] = 2048
+    second = train(Args(**args), out, resume=True, log=None, tensorboard=True)
+    return out, first, second
+
+
+# ---- network and masks ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("node_head", [False, True])
+def test_masked_logits_follow_phase_and_mask(node_head):
+    torch.manual_seed(0)
+    net = ces_ppo.build_network(**SIZES, hidden=32, node_head=node_head)
+    env = MappingEnv(generate("mapping", "thesis", seed=5), **SIZES)
+    obs, _ = env.reset(seed=0)
+    seen = set()
+    while True:
+        x = torch.from_numpy(ces_ppo.flatten_obs(obs)).unsqueeze(0)
+        m = torch.from_numpy(obs["action_mask"].astype(bool)).unsqueeze(0)
+        with torch.no_grad():
+            logits, value = net.logits_value(x, m)
+        assert x.shape[1] == ces_ppo.obs_dim(SIZES["max_nodes"], SIZES["max_tasks"])
+        assert value.shape == (1,)
+        masked = ~m[0]
+        assert torch.all(logits[0][masked] == ces_ppo.MASK_LOGIT)
+        assert torch.all(logits[0][~masked] > ces_ppo.MASK_LOGIT / 2)
+        phase = env.unwrapped._phase
+        seen.add(phase)
+        if phase == "bandwidth":  # levels beyond L are never offered
+            assert torch.all(logits[0][SIZES["max_levels"]:] == ces_ppo.MASK_LOGIT)
+        probs = torch.softmax(logits[0], -1)
+        assert float(probs[masked].sum()) == 0.0
+        obs, _, term, _, info = env.step(ces_ppo.decide(net, obs, greedy=True))
+        assert not info["invalid_action"]
+        if term:
+            break
+    assert seen == {"map", "bandwidth"}
+
+
+@pytest.mark.parametrize("variant", ces_ppo.VARIANTS)
+def test_sampled_actions_always_valid(variant):
+    torch.manual_seed(1)
+    net = ces_ppo.build_network(**SIZES, hidden=32)
+    gen = torch.Generator().manual_seed(7)
+    for s in range(4):
+        env = ces_ppo.make_env(variant, generate("mapping", "thesis", seed=100 + s), **SIZES)
+        obs, _ = env.reset(seed=0)
+        while True:
+            a = ces_ppo.decide(net, obs, greedy=False, generator=gen)
+            assert obs["action_mask"][a] == 1
+            obs, _, term, _, info = env.step(a)
+            assert not info["invalid_action"]
+            if term:
+                break
+        assert info["feasible"] and not info["dead_end"]
+
+
+def test_degree_rule_plays_every_bandwidth_decision():
+    inst = generate("mapping", "thesis", seed=11, task_nodes=6)
+    env = ces_ppo.make_env("ppo-balance", inst, **SIZES)
+    obs, _ = env.reset(seed=0)
+    while True:
+        assert env.unwrapped._phase == "map"  # the agent never sees a bandwidth decision
+        obs, _, term, _, info = env.step(int(np.flatnonzero(obs["action_mask"])[-1]))
+        if term:
+            break
+    assert info["feasible"]
+
+
+# ---- reward -----------------------------------------------------------------------------
+
+
+def test_lambda_h_schedule():
+    a = Args()
+    assert lambda_h_at(a, 0.0) == pytest.approx(0.8)
+    assert lambda_h_at(a, 1.0) == pytest.approx(0.1)
+    assert lambda_h_at(a, 0.5) == pytest.approx(0.45)
+    assert lambda_h_at(Args(variant="ces-ppo-noheur"), 0.0) == 0.0
+    assert lambda_h_at(Args(variant="ppo-balance"), 0.3) == 0.0
+
+
+def test_thesis_reward_terms():
+    inst = generate("mapping", "thesis", seed=21, task_nodes=5)
+    rew = ThesisReward(RewardCoefs(), "ces-ppo", lambda_h=0.5)
+    env = MappingEnv(inst, **SIZES, reward_fn=rew)
+    obs, _ = env.reset(seed=0)
+    rew.observe(env)
+    total = 0.0
+    while True:
+        free_cpu, free_ram, _ = env.free_resources()
+        i, q = env._index, int(np.flatnonzero(obs["action_mask"])[0])
+        phase = env._phase
+        obs, r, term, _, info = env.step(q)
+        t = rew.last
+        if phase == "map":
+            net, job = env._net, env._net.jobs[0]
+            u_c = 1 - (free_cpu[q] - job.cpu[i]) / net.cpu_cap[q]
+            u_r = 1 - (free_ram[q] - job.ram[i]) / net.ram_cap[q]
+            close = np.clip(1 - (abs(u_c - 0.625) + abs(u_r - 0.625)) / 1.25, 0, 1)
+            assert t["closeness"] == pytest.approx(close)
+            for key in ("load", "affinity", "topo"):
+                assert 0.0 <= t[key] <= 1.0 + 1e-12
+        else:
+            assert q == 0 and t["delta"] == 0.0  # the lowest level: bw_min
+            assert 0.0 <= t["compete"] <= 1.0
+        expect = t.get("step", 0.0) + 0.5 * t.get("heuristic", 0.0) + t.get("final", 0.0)
+        assert r == pytest.approx(expect)
+        total += r
+        if term:
+            break
+    o = info["objectives"]
+    assert t["final"] == pytest.approx(1.0 * (1 - o["L"]) + 1.0 * o["D_BW"] + 0.1 * o["U_avg"])
+
+
+# ---- training ---------------------------------------------------------------------------
+
+
+def test_short_training_learns_and_resumes(trained):
+    out, first, second = trained
+    assert first["global_step"] == 1024 and second["global_step"] == 2048
+    # beats its randomly initialised network on the held-out seeds
+    assert second["final_composite"] > second["initial_composite"] + 0.02
+    assert second["initial_composite"] == first["initial_composite"]
+    with open(out / "progress.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert [int(r["update"]) for r in rows] == list(range(1, 9))
+    assert float(rows[0]["lambda_h"]) == pytest.approx(0.8)
+    assert any((out / "tb").iterdir())
+
+
+def test_training_is_reproducible(tmp_path):
+    det = torch.are_deterministic_algorithms_enabled()
+    args = dict(total_steps=256, num_envs=2, num_steps=64, eval_seeds=2, seed=9)
+    a = train(Args(**args), tmp_path / "a", log=None, tensorboard=False)
+    b = train(Args(**args), tmp_path / "b", log=None, tensorboard=False)
+    assert a["final_composite"] == b["final_composite"]
+    ma = ces_ppo.read_checkpoint(tmp_path / "a" / "checkpoint.pt")["model"]
+    mb = ces_ppo.read_checkpoint(tmp_path / "b" / "checkpoint.pt")["model"]
+    assert all(torch.equal(ma[k], mb[k]) for k in ma)
+    assert torch.get_num_threads() == 1 and torch.are_deterministic_algorithms_enabled() == det
+
+
+def test_checkpoint_reproduces_its_evaluation(trained):
+    out, _, second = trained
+    pol = ces_ppo.load_policy(out / "checkpoint.pt")
+    rec = pol.meta["eval"]
+    assert rec["composite"] == pytest.approx(second["final_composite"])
+    insts = [generate("mapping", "thesis", seed=s) for s in rec["seeds"]]
+    again = evaluate_network(pol.net, pol.variant, SIZES, insts)
+    assert [p["composite"] for p in again["per_instance"]] == pytest.approx(rec["per_instance"], abs=1e-12)
+    # and through the registered solver, checked by the referee
+    for s, inst in zip(rec["seeds"][:3], insts):
+        res = registry.solve(inst, "ces-ppo", seed=0, checkpoint=str(out / "checkpoint.pt"))
+        ev = evaluate(inst, res.solution)
+        assert res.status == "feasible" and ev.feasible
+        assert ev.objectives["composite"] == pytest.approx(rec["per_instance"][rec["seeds"].index(s)], abs=1e-12)
+
+
+@pytest.mark.parametrize("name", ces_ppo.VARIANTS)
+def test_shipped_checkpoints(name):
+    path = ces_ppo.DEFAULT_CHECKPOINTS[name]
+    assert path.is_file() and path.stat().st_size < 2 * 1024 * 1024
+    pol = ces_ppo.load_policy(path)
+    assert pol.variant == name
+    rec = pol.meta["eval"]
+    seeds = rec["seeds"][:4]
+    for s, want in zip(seeds, rec["per_instance"]):
+        inst = generate("mapping", rec["preset"], seed=s, **rec["params"])
+        res = registry.solve(inst, name, seed=0)
+        ev = evaluate(inst, res.solution)
+        assert res.status == "feasible" and ev.feasible
+        assert ev.objectives["composite"] == pytest.approx(want, abs=1e-12)
+        assert res.solution.objective == pytest.approx(want, abs=1e-12)
+
+
+def test_solver_errors(trained):
+    out, _, _ = trained
+    inst = generate("mapping", "thesis", seed=1, nodes=12)
+    res = registry.solve(inst, "ces-ppo", checkpoint=str(out / "checkpoint.pt"))
+    assert res.status == "error" and "too large" in res.stats["reason"]
+    with pytest.raises(InputError):
+        registry.solve(generate("mapping", "thesis", seed=1), "ces-ppo", bogus=1)
+    with pytest.raises(InputError):
+        registry.solve(generate("mapping", "thesis", seed=1), "ces-ppo", checkpoint=str(out / "nope.pt"))
+    with pytest.raises(InputError):  # a ces-ppo checkpoint is not a ppo-balance one
+        registry.solve(generate("mapping", "thesis", seed=1), "ppo-balance", checkpoint=str(out / "checkpoint.pt"))
+
+
+def test_sampling_is_seeded(trained):
+    out, _, _ = trained
+    inst = generate("mapping", "thesis", seed=4)
+    a = registry.solve(inst, "ces-ppo", seed=5, greedy=False, checkpoint=str(out / "checkpoint.pt"))
+    b = registry.solve(inst, "ces-ppo", seed=5, greedy=False, checkpoint=str(out / "checkpoint.pt"))
+    assert a.solution.mapping == b.solution.mapping
+
+
+@pytest.mark.parametrize("policy", ["fifo", "ces-multi"])
+def test_ces_multi_with_learned_scheduler(trained, policy):
+    out, _, _ = trained
+    inst = generate("mapping", "thesis-queue", seed=2, jobs=6)
+    res = registry.solve(inst, policy, seed=0, time_limit=60, scheduler="ces-ppo",
+                         scheduler_params={"checkpoint": str(out / "checkpoint.pt")})
+    ev = evaluate(inst, res.solution)
+    assert res.status == "feasible" and ev.feasible
+
+
+# ---- command line -----------------------------------------------------------------------
+
+
+def test_cli_train(tmp_path, capsys):
+    out = tmp_path / "run"
+    rc = main(["train", "ces-ppo", "--variant", "ppo-balance", "--steps", "128", "--num-steps", "32",
+               "--eval-seeds", "2", "--eval-every", "1", "--seed", "2", "--out", str(out), "--no-tensorboard"])
+    assert rc == 0
+    text = capsys.readouterr().out
+    assert "update 1/1" in text and "done: 128 steps" in text
+    assert (out / "checkpoint.pt").is_file() and (out / "progress.csv").is_file()
+    assert ces_ppo.load_policy(out / "checkpoint.pt").variant == "ppo-balance"
+    rc = main(["train", "ces-ppo", "--steps", "128", "--set", "nodes=0", "--out", str(tmp_path / "bad")])
+    assert rc == 2
+    assert "edgebench: error: <command line>" in capsys.readouterr().err
