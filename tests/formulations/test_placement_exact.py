@@ -1,0 +1,297 @@
+"""The exact placement model (placement-milp): every backend agrees, a brute force agrees,
+infeasibility and time limits are statuses, and the referee accepts every solution with
+the solver's objective."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import pytest
+
+from edgebench import registry
+from edgebench.formulations import placement as P
+from edgebench.instances import semantics
+from edgebench.instances.generators import generate
+from edgebench.instances.io import instance_from_dict
+from edgebench.referee import evaluate
+
+LINEAR_BACKENDS = ("ortools-highs", "ortools-scip", "ortools-cbc", "pulp-cbc", "pulp-highs", "pyomo-highs",
+                   "ortools-cpsat")
+ALL_BACKENDS = LINEAR_BACKENDS + (P.HIGHSPY, P.CPSAT_INTERVALS)
+TL = 60
+
+
+def tiny(tasks, clusters=((4, 4),), variant="single", noise=0.0, types=None):
+    """A hand-built instance: tasks = (arrival, type, (min cpu, min gpu), eligible)."""
+    types = types or {
+        "fix": {"base": 0.25},  # 4 steps whenever the minimum is met
+        "lm": {"gpu_scale": 4.0, "cpu_per_gpu": 0.5},  # faster with more GPUs (CPU-bounded)
+    }
+    return instance_from_dict({
+        "format_version": 1, "family": "placement", "id": "tiny",
+        "placement": {
+            "clusters": [{"capacity": {"cpu": c, "gpu": g}} for c, g in clusters],
+            "tasks": [{"arrival": a, "type": t, "minimum": {"cpu": m[0], "gpu": m[1]}, "eligible": list(e)}
+                      for a, t, m, e in tasks],
+            "performance": {"kind": "synthetic", "types": types},
+            "noise": noise, "noise_seed": 7, "variant": variant,
+        },
+    })
+
+
+def check_solution(inst, res):
+    """The referee accepts the decisions and its objective equals the solver's."""
+    ev = evaluate(inst, res.solution)
+    assert ev.feasible, ev.violations[:3]
+    assert ev.primary_value == pytest.approx(res.solution.objective, rel=1e-6)
+    return ev.primary_value
+
+
+# ---- brute force ----------------------------------------------------------------------
+
+
+def brute_force(inst, max_delay: int) -> float | None:
+    """Minimum total completion over every (cluster, start, allocation) of every task, with
+    ALL allocations (not only the dominant ones) and starts up to ``max_delay`` after arrival;
+    feasibility checked here, independently of the model. None if nothing is feasible."""
+    p = inst.placement
+    choices = []
+    for j, task in enumerate(p.tasks):
+        opts = []
+        for n in task.eligible:
+            for c, g in semantics.allocation_options(p, j, n):
+                d = semantics.fixed_run_steps(p, j, c, g)
+                if d is None:
+                    continue
+                for s in range(task.arrival, task.arrival + max_delay + 1):
+                    opts.append((s + d - task.arrival, n, s, d, c, g))
+        opts.sort()
+        choices.append(opts)
+    best = [math.inf]
+    caps = [(cl.capacity.cpu, cl.capacity.gpu) for cl in p.clusters]
+    mins = [opts[0][0] for opts in choices]
+
+    def ok(placed, n, s, d, c, g):
+        for (_, n2, s2, d2, c2, g2) in placed:
+            if n2 != n:
+                continue
+            if p.variant == "single" and s2 == s:
+                return False
+        for u in range(s, s + d):
+            uc, ug = c, g
+            for (_, n2, s2, d2, c2, g2) in placed:
+                if n2 == n and s2 <= u < s2 + d2:
+                    uc += c2
+                    ug += g2
+            if uc > caps[n][0] or ug > caps[n][1]:
+                return False
+        return True
+
+    def rec(j, placed, cost):
+        if cost + sum(mins[j:]) >= best[0]:
+            return
+        if j == len(choices):
+            best[0] = cost
+            return
+        for item in choices[j]:
+            if cost + item[0] + sum(mins[j + 1:]) >= best[0]:
+                break  # sorted by completion
+            if ok(placed, *item[1:]):
+                rec(j + 1, placed + [item], cost + item[0])
+
+    rec(0, [], 0)
+    return None if best[0] == math.inf else best[0]
+
+
+BRUTE_CASES = {
+    # two tasks competing for one small cluster (allocation trade-off)
+    "two-lm-one-cluster": dict(tasks=[(0, "lm", (1, 1), (0,)), (0, "lm", (1, 1), (0,))], clusters=((4, 4),)),
+    # three tasks, two clusters, mixed types and eligibility
+    "three-mixed": dict(tasks=[(0, "lm", (1, 1), (0, 1)), (0, "fix", (2, 2), (0,)), (1, "lm", (1, 2), (1,))],
+                        clusters=((3, 3), (2, 3))),
+    # three tasks that all want the same cluster at once
+    "three-crowded": dict(tasks=[(0, "fix", (2, 2), (0,)), (0, "lm", (1, 1), (0,)), (0, "fix", (2, 1), (0,))],
+                          clusters=((3, 3),)),
+}
+
+
+@pytest.mark.parametrize("variant", ["single", "multi"])
+@pytest.mark.parametrize("case", sorted(BRUTE_CASES))
+def test_brute_force_agrees(case, variant):
+    inst = tiny(variant=variant, **BRUTE_CASES[case])
+    expected = brute_force(inst, max_delay=14)
+    assert expected is not None
+    for backend in ("pulp-highs", "ortools-scip"):
+        res = P.solve(inst, backend=backend, time_limit=TL)
+        assert res.status == "optimal", res.stats["message"]
+        assert res.solution.objective == pytest.approx(expected)
+        assert res.solution.bound == pytest.approx(expected)
+        assert check_solution(inst, res) == pytest.approx(expected)
+
+
+def test_single_task_rule_changes_the_optimum():
+    """Two 4-step tasks arriving together on one cluster with room for both: in the multi
+    variant both start at 0 (total 8); in the single variant one starts at 1 (total 9)."""
+    tasks = [(0, "fix", (2, 2), (0,)), (0, "fix", (2, 2), (0,))]
+    single = P.solve(tiny(tasks, variant="single"), backend="pulp-highs", time_limit=TL)
+    multi = P.solve(tiny(tasks, variant="multi"), backend="pulp-highs", time_limit=TL)
+    assert single.solution.objective == 9 and multi.solution.objective == 8
+    assert brute_force(tiny(tasks, variant="single"), 6) == 9
+
+
+# ---- every backend agrees --------------------------------------------------------------
+
+
+@pytest.fixture(scope="module", params=["single", "multi"])
+def small(request):
+    inst = generate("placement", "synthetic-3", seed=3, num_tasks=7, variant=request.param)
+    ref = P.solve(inst, backend="pulp-highs", time_limit=TL, window="full")
+    assert ref.status == "optimal"
+    return inst, ref.solution.objective
+
+
+@pytest.mark.parametrize("backend", ALL_BACKENDS)
+def test_every_backend_agrees(small, backend):
+    inst, expected = small
+    res = P.solve(inst, backend=backend, time_limit=TL)
+    assert res.status == "optimal", res.stats["message"]
+    assert res.solution.objective == pytest.approx(expected)
+    assert res.solution.bound == pytest.approx(expected)
+    assert res.stats["mip_gap"] == 0
+    assert check_solution(inst, res) == pytest.approx(expected)
+    size = res.stats["model_size"]
+    assert size["variables"] > 0 and size["constraints"] > 0 and size["nonzeros"] > 0
+    assert res.solution.solver == "placement-milp" and res.solution.params["backend"] == backend
+
+
+def test_windows_refine_to_the_full_model_optimum():
+    """Start windows of 0 steps force the late variables into play: the refinement loop must
+    still reach the optimum of the full model, and every relaxation bound is below it."""
+    inst = generate("placement", "synthetic-3", seed=1, num_tasks=14, variant="single")
+    full = P.solve(inst, backend="pulp-highs", time_limit=TL, window="full")
+    narrow = P.solve(inst, backend="pulp-highs", time_limit=TL, window=0)
+    assert full.status == narrow.status == "optimal"
+    assert narrow.solution.objective == full.solution.objective
+    assert full.stats["model_size"]["variables"] > narrow.stats["iterations"][0]["size"]["variables"]
+    for it in narrow.stats["iterations"]:
+        if it["bound"] is not None:
+            assert it["bound"] <= full.solution.objective + 1e-6
+    check_solution(inst, narrow)
+
+
+@pytest.mark.parametrize("variant", ["single", "multi"])
+def test_ring_variables_and_local_search_keep_the_optimum(variant):
+    """Ring variables (coarse late starts) and the local search change the path, not the answer."""
+    inst = generate("placement", "synthetic-3", seed=4, num_tasks=12, variant=variant)
+    base = P.solve(inst, backend="pulp-highs", time_limit=TL, window="full")
+    rings = P.solve(inst, backend="highspy", time_limit=TL, window=1, rings=2)
+    assert base.status == rings.status == "optimal"
+    assert rings.solution.objective == base.solution.objective
+    check_solution(inst, rings)
+    data = P.prepare(inst.placement)
+    greedy = P.best_greedy(data)
+    fb = P.finish_bounds(data, P.schedule_objective(data, greedy))
+    better, info = P.improve_schedule(data, greedy, fb, backend="highspy", block=6)
+    assert not P.schedule_violations(data, better)
+    assert base.solution.objective <= info["end"] <= info["start"] == P.schedule_objective(data, greedy)
+
+
+def test_bounds_are_ordered():
+    inst = generate("placement", "synthetic-3", seed=2, num_tasks=10, variant="multi")
+    res = P.solve(inst, backend="ortools-scip", time_limit=TL)
+    opt = res.solution.objective
+    data = P.prepare(inst.placement)
+    assert P.relaxation_bound(inst.placement) <= data.trivial_bound <= opt <= res.stats["greedy_objective"]
+    greedy = P.best_greedy(data)
+    assert not P.schedule_violations(data, greedy)
+    # the proven horizon: every task of the optimum finishes by its bound
+    fb = P.finish_bounds(data, res.stats["greedy_objective"])
+    for j, d in enumerate(res.solution.placement.tasks):
+        steps = semantics.fixed_run_steps(inst.placement, j, d.cpu, d.gpu)
+        assert d.start + steps <= fb[j]
+
+
+# ---- infeasible, horizon, time limit, errors ---------------------------------------------
+
+
+@pytest.mark.parametrize("backend", ALL_BACKENDS)
+def test_infeasible_horizon_is_reported_by_every_backend(backend):
+    """Two 4-step tasks that each fill the cluster cannot both finish by step 6 (each alone can)."""
+    inst = tiny([(0, "fix", (4, 4), (0,)), (0, "fix", (4, 4), (0,))], variant="multi")
+    res = P.solve(inst, backend=backend, time_limit=TL, horizon=6)
+    assert res.status == "infeasible", res.stats["message"]
+    assert res.solution.decisions is None
+    assert res.stats["horizon_binds"] is True
+
+
+@pytest.mark.parametrize("backend", ["pulp-cbc", "ortools-highs", P.HIGHSPY, P.CPSAT_INTERVALS])
+def test_single_start_rule_makes_a_horizon_infeasible(backend):
+    """Room for both at once, but one start per step: the second task ends at 5 > 4."""
+    tasks = [(0, "fix", (2, 2), (0,)), (0, "fix", (2, 2), (0,))]
+    assert P.solve(tiny(tasks, variant="multi"), backend=backend, time_limit=TL, horizon=4).status == "optimal"
+    assert P.solve(tiny(tasks, variant="single"), backend=backend, time_limit=TL, horizon=4).status == "infeasible"
+
+
+def test_a_task_that_cannot_fit_the_horizon_is_infeasible():
+    inst = tiny([(0, "fix", (2, 2), (0,))])
+    res = P.solve(inst, backend="pulp-highs", time_limit=TL, horizon=3)
+    assert res.status == "infeasible" and "cannot finish" in res.stats["message"]
+
+
+def test_user_horizon_that_does_not_bind():
+    inst = tiny([(0, "fix", (2, 2), (0,)), (0, "lm", (1, 1), (0,))])
+    free = P.solve(inst, backend="pulp-highs", time_limit=TL)
+    long = P.solve(inst, backend="pulp-highs", time_limit=TL, horizon=free.stats["proven_horizon"] + 5)
+    assert long.stats["horizon_binds"] is False
+    assert long.solution.objective == free.solution.objective
+    short = P.solve(inst, backend="pulp-highs", time_limit=TL, horizon=free.stats["proven_horizon"] - 1)
+    assert short.stats["horizon_binds"] is True and "horizon_note" in short.stats
+
+
+@pytest.mark.parametrize("backend", ["pulp-highs", "ortools-cbc", "ortools-highs", P.HIGHSPY])
+def test_time_limit_returns_a_status(backend):
+    inst = generate("placement", "synthetic-3", seed=0, num_tasks=48, variant="single")
+    res = P.solve(inst, backend=backend, time_limit=0.5, lp_bound=False)
+    assert res.status in ("optimal", "feasible", "timeout")
+    if res.solution.decisions is not None:
+        check_solution(inst, res)
+        assert res.solution.bound <= res.solution.objective + 1e-6
+
+
+def test_bad_parameters_are_error_statuses():
+    inst = tiny([(0, "fix", (2, 2), (0,))])
+    assert P.solve(inst, backend="gurobi").status == "error"
+    assert "unknown backend" in P.solve(inst, backend="gurobi").stats["message"]
+    assert P.solve(inst, horizon=-1).status == "error"
+    assert P.solve(inst, window="wide").status == "error"
+    assert P.solve(inst, colour="blue").status == "error"
+
+
+def test_registered_as_exact():
+    info = registry.get("placement-milp")
+    assert info.kind == "exact" and info.families == ("placement",)
+    assert {"backend", "threads", "horizon", "lp_bound"} <= set(info.params)
+    res = registry.solve(tiny([(0, "fix", (2, 2), (0,))]), "placement-milp", time_limit=TL)
+    assert res.status == "optimal" and res.solution.objective == 4
+
+
+def test_relaxation_bound_holds_for_reallocating_schedules():
+    """The bound stated for re-allocating baselines: a task given its eligible clusters' whole
+    capacity from its arrival (no contention) is at least as fast as under any allocation
+    history, so the sum is below every policy's total; check it against a hand-made history."""
+    inst = tiny([(0, "lm", (1, 1), (0,)), (0, "lm", (1, 1), (0,))], variant="multi")
+    lb = P.relaxation_bound(inst.placement)
+    from edgebench.referee import evaluate_decisions
+    from edgebench.solution import AllocationChange, PlacementDecision, PlacementDecisions
+
+    hist = PlacementDecisions(tasks=(
+        PlacementDecision(cluster=0, start=0, history=(AllocationChange(step=0, cpu=2, gpu=2),
+                                                        AllocationChange(step=2, cpu=4, gpu=4))),
+        PlacementDecision(cluster=0, start=0, history=(AllocationChange(step=0, cpu=2, gpu=2),
+                                                        AllocationChange(step=2, cpu=0, gpu=0),
+                                                        AllocationChange(step=6, cpu=4, gpu=4))),
+    ))
+    ev = evaluate_decisions(inst, hist)
+    assert ev.feasible, ev.violations
+    assert lb <= ev.primary_value
