@@ -25,6 +25,10 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from edgebench import __version__
+from edgebench.argtypes import parse_assignments  # noqa: F401  (public: used by tests and other CLIs)
+from edgebench.argtypes import positive_int as _positive_int
+from edgebench.argtypes import seconds as _positive_float
+from edgebench.argtypes import seed as _seed
 from edgebench.errors import InputError
 
 PROG = "edgebench"
@@ -49,29 +53,6 @@ DEMO_DIR = Path("runs") / "demo"
 
 def _cmdline_error(field: str, reason: str) -> InputError:
     return InputError(reason, file=CMDLINE, field=field)
-
-
-def parse_assignments(items: Sequence[str] | None, option: str) -> dict[str, Any]:
-    """``key=value`` strings -> dict. A value is read as JSON when it parses (``24``,
-    ``0.5``, ``true``, ``[1, 2]``, ``null``), otherwise kept as a string (``ring``)."""
-    out: dict[str, Any] = {}
-    for item in items or ():
-        key, sep, raw = item.partition("=")
-        key = key.strip()
-        if not sep or not key:
-            raise _cmdline_error(option, f"expected key=value, got {item!r}")
-        if key in out:
-            raise _cmdline_error(f"{option} {key}", "given twice")
-        try:
-            value = json.loads(raw, parse_constant=_no_constant)
-        except ValueError:
-            value = raw
-        out[key] = value
-    return out
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(name)
 
 
 def _safe_name(text: str) -> str:
@@ -174,36 +155,6 @@ def _check_output_dir(path: str) -> None:
             if not q.is_dir():
                 raise _cmdline_error("-o", f"{q} exists and is not a folder")
             break
-
-
-def _positive_float(text: str) -> float:
-    try:
-        x = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not (x > 0 and x < float("inf")):
-        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text!r}")
-    return x
-
-
-def _seed(text: str) -> int:
-    try:
-        x = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if x < 0:
-        raise argparse.ArgumentTypeError(f"a seed must be a non-negative integer, got {x}")
-    return x
-
-
-def _positive_int(text: str) -> int:
-    try:
-        x = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if x < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {x}")
-    return x
 
 
 # ======================================================================================

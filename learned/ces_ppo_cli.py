@@ -17,9 +17,11 @@ line per PPO update and a final summary. The shipped checkpoints of the ``ces-pp
 from __future__ import annotations
 
 import argparse
-import json
-from typing import Any
 
+from edgebench.argtypes import parse_assignments
+from edgebench.argtypes import positive_float as _pos_float
+from edgebench.argtypes import positive_int as _pos_int
+from edgebench.argtypes import seed as _seed
 from edgebench.errors import InputError
 
 __all__ = ["add_train_parser", "cmd_train_ces_ppo"]
@@ -27,53 +29,10 @@ __all__ = ["add_train_parser", "cmd_train_ces_ppo"]
 CMDLINE = "<command line>"
 
 
-def _pos_int(text: str) -> int:
-    try:
-        x = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if x < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {x}")
-    return x
-
-
-def _seed(text: str) -> int:
-    try:
-        x = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") from None
-    if x < 0:
-        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {x}")
-    return x
-
-
-def _pos_float(text: str) -> float:
-    try:
-        x = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not (0 < x < float("inf")):
-        raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}")
-    return x
-
-
-def _overrides(items: list[str] | None) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for item in items or []:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise InputError(f"expected KEY=VALUE, got {item!r}", file=CMDLINE, field="--set")
-        try:
-            out[key] = json.loads(value)
-        except json.JSONDecodeError:
-            out[key] = value
-    return out
-
-
 def cmd_train_ces_ppo(args: argparse.Namespace) -> int:
     from edgebench.learned.train_ces_ppo import Args, train
 
-    params = _overrides(args.set)
+    params = parse_assignments(args.set)
     if params:
         from edgebench.instances.generators import generate
 

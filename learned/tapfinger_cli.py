@@ -15,57 +15,16 @@ The run writes ``OUT/metrics.csv``, TensorBoard scalars under ``OUT/tb``, ``OUT/
 from __future__ import annotations
 
 import argparse
-import json
-from typing import Any
 
+from edgebench.argtypes import parse_assignments
+from edgebench.argtypes import nonneg_int as _nonneg_int
+from edgebench.argtypes import positive_float as _pos_float
+from edgebench.argtypes import positive_int as _pos_int
 from edgebench.errors import InputError
 
 __all__ = ["add_train_parser", "cmd_train_tapfinger", "train_args_from_cli"]
 
 CMDLINE = "<command line>"
-
-
-def _pos_int(text: str) -> int:
-    try:
-        x = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if x < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {x}")
-    return x
-
-
-def _nonneg_int(text: str) -> int:
-    try:
-        x = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if x < 0:
-        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {x}")
-    return x
-
-
-def _pos_float(text: str) -> float:
-    try:
-        x = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not (0 < x < float("inf")):
-        raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}")
-    return x
-
-
-def _overrides(items: list[str] | None) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for item in items or []:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise InputError(f"expected KEY=VALUE, got {item!r}", file=CMDLINE, field="--set")
-        try:
-            out[key] = json.loads(value)
-        except json.JSONDecodeError:
-            out[key] = value
-    return out
 
 
 def _command(args: argparse.Namespace) -> str:
@@ -86,7 +45,7 @@ def train_args_from_cli(args: argparse.Namespace):
     from edgebench.learned import tapfinger as tf
     from edgebench.learned.train_tapfinger import TrainArgs
 
-    params = {"num_tasks": 24, **_overrides(args.set)}
+    params = {"num_tasks": 24, **parse_assignments(args.set)}
     try:
         generate("placement", args.preset, seed=0, **params)  # bad presets / overrides fail before training
     except InputError as exc:

@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from edgebench.argtypes import positive_int as _positive_int
+from edgebench.argtypes import seconds as _positive_float
 from edgebench.errors import InputError
 
 CMDLINE = "<command line>"
@@ -39,26 +41,6 @@ def _names(text: str) -> list[str]:
     if not out:
         raise argparse.ArgumentTypeError("expected comma-separated solver names (or kind:K)")
     return out
-
-
-def _positive_float(text: str) -> float:
-    try:
-        x = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not (0 < x < float("inf")):
-        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text!r}")
-    return x
-
-
-def _positive_int(text: str) -> int:
-    try:
-        x = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if x < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {x}")
-    return x
 
 
 # ======================================================================================

@@ -8,12 +8,12 @@ are raised as :class:`edgebench.errors.InputError` for the main CLI to print as 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import textwrap
 from pathlib import Path
 from typing import Any, Callable
 
+from edgebench.argtypes import parse_assignments
 from edgebench.errors import InputError
 from edgebench.instances import io
 from edgebench.instances.model import Instance
@@ -36,22 +36,6 @@ examples:
 folder (../shared/traces or $EDGEBENCH_TRACES) is used when --pods/--nodes/--profiles are
 left out. See docs/traces.md for every parameter and how each trace maps to the format.
 """
-
-
-def parse_set(items: list[str] | None) -> dict[str, Any]:
-    """``["k=v", ...]`` -> dict; values parsed with json.loads, falling back to the raw string."""
-    out: dict[str, Any] = {}
-    for item in items or []:
-        key, sep, raw = item.partition("=")
-        key = key.strip()
-        if not sep or not key:
-            raise InputError(f"expected key=value, got {item!r}", field="--set")
-        try:
-            value = json.loads(raw)
-        except ValueError:
-            value = raw
-        out[key] = value
-    return out
 
 
 def _expand(files: list[str], suffixes: tuple[str, ...]) -> list[Path]:
@@ -228,3 +212,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 __all__ = ["add_parser", "parse_set", "write_instances"]
+
+
+def parse_set(items: list[str] | None) -> dict[str, Any]:
+    """``["k=v", ...]`` -> dict; values parsed as JSON, falling back to the raw string."""
+    return parse_assignments(items, "--set", file=None, unique=False)

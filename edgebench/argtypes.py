@@ -1,0 +1,86 @@
+"""Command-line value types shared by every ``edgebench`` sub-command (argparse ``type=``
+callables raising ``ArgumentTypeError``, and ``key=value`` option parsing raising the
+suite's one-line InputError)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any, Sequence
+
+from edgebench.errors import InputError
+
+#: the "file" named in error lines about command-line options
+CMDLINE = "<command line>"
+
+
+def _int(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+
+
+def seed(text: str) -> int:
+    x = _int(text)
+    if x < 0:
+        raise argparse.ArgumentTypeError(f"a seed must be a non-negative integer, got {x}")
+    return x
+
+
+def nonneg_int(text: str) -> int:
+    x = _int(text)
+    if x < 0:
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {x}")
+    return x
+
+
+def positive_int(text: str) -> int:
+    x = _int(text)
+    if x < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {x}")
+    return x
+
+
+def positive_float(text: str) -> float:
+    try:
+        x = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not (0 < x < float("inf")):
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}")
+    return x
+
+
+def seconds(text: str) -> float:
+    try:
+        x = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not (0 < x < float("inf")):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text!r}")
+    return x
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(name)
+
+
+def parse_assignments(items: Sequence[str] | None, option: str = "--set", *, file: str | None = CMDLINE,
+                      unique: bool = True) -> dict[str, Any]:
+    """``key=value`` strings -> dict. A value is read as JSON when it parses (``24``, ``0.5``,
+    ``true``, ``[1, 2]``, ``null``), otherwise kept as a string (``ring``)."""
+    out: dict[str, Any] = {}
+    for item in items or ():
+        key, sep, raw = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise InputError(f"expected key=value, got {item!r}", file=file, field=option)
+        if unique and key in out:
+            raise InputError("given twice", file=file, field=f"{option} {key}")
+        try:
+            value = json.loads(raw, parse_constant=_no_constant)
+        except ValueError:
+            value = raw
+        out[key] = value
+    return out
