@@ -598,7 +598,6 @@ def solve_cpsat_intervals(data: PlacementData, finish_by: Sequence[int], *, time
     per_cluster: dict[int, list[tuple[Any, Option]]] = {}
     starts_cluster: dict[int, list[Any]] = {}
     choice: list[list[tuple[Any, Any, Option]]] = []
-    nvars = 0
     for j in range(data.num_tasks):
         a = data.arrivals[j]
         lits = []
@@ -610,7 +609,6 @@ def solve_cpsat_intervals(data: PlacementData, finish_by: Sequence[int], *, time
             p = m.NewBoolVar(f"p[{j},{k}]")
             s = m.NewIntVar(a, hi, f"s[{j},{k}]")
             iv = m.NewOptionalFixedSizeIntervalVar(s, o.steps, p, f"iv[{j},{k}]")
-            nvars += 2
             per_cluster.setdefault(o.cluster, []).append((iv, o))
             if data.single:
                 starts_cluster.setdefault(o.cluster, []).append(m.NewOptionalFixedSizeIntervalVar(s, 1, p, ""))
@@ -622,8 +620,7 @@ def solve_cpsat_intervals(data: PlacementData, finish_by: Sequence[int], *, time
             m.AddBoolOr([])  # no option fits in the horizon: infeasible
             continue
         m.AddExactlyOne(lits)
-        # hint
-        if hint is not None:
+        if hint is not None:  # start from the incumbent
             ho, hs = hint[j]
             for p, s, o in mine:
                 m.AddHint(p, o == ho)
@@ -674,6 +671,10 @@ def solve_cpsat_intervals(data: PlacementData, finish_by: Sequence[int], *, time
 # --------------------------------------------------------------------------------------
 # The registered solver
 # --------------------------------------------------------------------------------------
+
+
+def _num(x: Any) -> float | None:
+    return None if x is None else float(x)
 
 
 def _remaining(deadline: float | None) -> float | None:
@@ -842,7 +843,7 @@ def _solve(payload, t0, time_limit, seed, backend, threads, horizon, lp_bound, s
             st, sched, bnd, size, msg = solve_cpsat_intervals(data, finish_by, time_limit=rem, threads=threads,
                                                               seed=seed, hint=inc.schedule)
             stats["model_size"] = size
-            iterations.append({"status": st, "bound": bnd, "message": msg, "solve_time": time.perf_counter() - tb,
+            iterations.append({"status": st, "bound": _num(bnd), "message": msg, "solve_time": time.perf_counter() - tb,
                                "size": size, "late": 0})
             if st == "error":
                 stats["message"] = msg
@@ -863,7 +864,7 @@ def _solve(payload, t0, time_limit, seed, backend, threads, horizon, lp_bound, s
         rem = _remaining(deadline)
         sol = solve_model(bm, backend, time_limit=rem, threads=threads, seed=seed, mip_gap=mip_gap,
                           hint=inc.schedule)
-        it = {"status": sol.status, "objective": sol.objective, "bound": sol.bound, "build_time": build_time,
+        it = {"status": sol.status, "objective": _num(sol.objective), "bound": _num(sol.bound), "build_time": build_time,
               "solve_time": sol.runtime, "size": bm.model.size(), "late_vars": len(bm.late_vars), "late": 0,
               "message": sol.message}
         iterations.append(it)

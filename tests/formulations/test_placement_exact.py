@@ -4,7 +4,6 @@ the solver's objective."""
 
 from __future__ import annotations
 
-import itertools
 import math
 
 import pytest
