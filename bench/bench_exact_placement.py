@@ -10,10 +10,15 @@ Run (figures land in ``benchmark.extra_info``; ``--benchmark-json`` keeps them):
 Environment knobs (the full matrix is hours of CPU; pick what you need):
 
 * ``EDGEBENCH_PLACEMENT_SIZES``    comma list of task counts        (default 16,32,64,96,192)
-* ``EDGEBENCH_PLACEMENT_BACKENDS`` comma list of backends           (default: placement-milp's default)
+* ``EDGEBENCH_PLACEMENT_BACKENDS`` comma list of backends, or ``all`` (default: placement-milp's default)
 * ``EDGEBENCH_PLACEMENT_VARIANTS`` comma list of single / multi     (default single,multi)
 * ``EDGEBENCH_PLACEMENT_LIMIT``    time limit per solve in seconds  (default 300)
 * ``EDGEBENCH_PLACEMENT_SEED``     instance seed                    (default 0)
+
+``test_exact_placement`` runs the sizes of a (backend, variant) in increasing order and stops
+that pair at the first size it does not prove within the limit (the larger sizes are skipped
+with "not run: stopped at N").  ``python bench/bench_exact_placement.py RUN.json`` prints
+the Markdown table of a ``--benchmark-json`` file.
 
 ``test_backends_small`` runs every backend on the 16- and 32-task instances (limit 120 s);
 ``test_paper_episode`` is the issue's target: the whole 192-task synthetic-3 episode proven
@@ -37,6 +42,8 @@ def _env_list(name: str, default: str) -> list[str]:
 
 SIZES = [int(x) for x in _env_list("EDGEBENCH_PLACEMENT_SIZES", "16,32,64,96,192")]
 BACKENDS = _env_list("EDGEBENCH_PLACEMENT_BACKENDS", P.DEFAULT_BACKEND)
+if BACKENDS == ["all"]:
+    BACKENDS = list(P.PLACEMENT_BACKENDS)
 VARIANTS = _env_list("EDGEBENCH_PLACEMENT_VARIANTS", "single,multi")
 LIMIT = float(os.environ.get("EDGEBENCH_PLACEMENT_LIMIT", "300"))
 SEED = int(os.environ.get("EDGEBENCH_PLACEMENT_SEED", "0"))
@@ -70,11 +77,20 @@ def _run(benchmark, num_tasks: int, variant: str, backend: str, limit: float) ->
     return info
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("variant", VARIANTS)
-@pytest.mark.parametrize("num_tasks", SIZES)
-def test_exact_placement(benchmark, num_tasks, variant, backend):
+#: (backend, variant) -> the first size it did not prove within the limit
+_STOPPED: dict[tuple[str, str], int] = {}
+#: (backend, variant, num_tasks), sizes increasing within a pair (the stop rule needs that order)
+CASES = [(b, v, n) for b in BACKENDS for v in VARIANTS for n in sorted(SIZES)]
+
+
+@pytest.mark.parametrize("backend,variant,num_tasks", CASES, ids=[f"{b}-{v}-{n}" for b, v, n in CASES])
+def test_exact_placement(benchmark, backend, variant, num_tasks):
+    stop = _STOPPED.get((backend, variant))
+    if stop is not None and stop < num_tasks:
+        pytest.skip(f"not run: stopped at {stop}")
     info = _run(benchmark, num_tasks, variant, backend, LIMIT)
+    if info["status"] != "optimal":
+        _STOPPED[(backend, variant)] = num_tasks
     assert info["status"] in ("optimal", "feasible", "timeout"), info["message"]
 
 
@@ -93,3 +109,32 @@ def test_paper_episode(benchmark, variant):
     info = _run(benchmark, 192, variant, P.DEFAULT_BACKEND, 290.0)
     reached = info["status"] == "optimal" or (info["mip_gap"] is not None and info["mip_gap"] <= 0.005)
     benchmark.extra_info["target_reached"] = bool(reached and info["runtime"] < 300.0)
+
+
+def markdown_table(path: str) -> str:
+    """The per-backend table of a ``--benchmark-json`` file of ``test_exact_placement``."""
+    import json
+
+    with open(path) as fh:
+        runs = json.load(fh)["benchmarks"]
+    rows = ["| backend | variant | tasks | status | objective | bound | gap | time (s) | variables | constraints "
+            "| nonzeros | iterations |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for b in runs:
+        if not b["name"].startswith("test_exact_placement"):
+            continue
+        e = b["extra_info"]
+        size = e.get("model_size") or {}
+        gap = e.get("mip_gap")
+        rows.append("| {} | {} | {} | {} | {} | {} | {} | {:.1f} | {} | {} | {} | {} |".format(
+            e["backend"], e["variant"], e["num_tasks"], e["status"],
+            "-" if e.get("objective") is None else f"{e['objective']:g}",
+            "-" if e.get("bound") is None else f"{e['bound']:.1f}",
+            "-" if gap is None else f"{100 * gap:.2f} %", e["runtime"], size.get("variables", "-"),
+            size.get("constraints", "-"), size.get("nonzeros", "-"), e.get("iterations", "-")))
+    return "\n".join(rows)
+
+
+if __name__ == "__main__":  # pragma: no cover - a reporting helper
+    import sys
+
+    print(markdown_table(sys.argv[1]))

@@ -22,7 +22,11 @@ resources, so the windowed model is a relaxation of the full one (its optimum an
 best bound are valid lower bounds) and, when its optimum uses no ``z``, that optimum is
 feasible for the full model and therefore optimal.  Windows of tasks that use ``z`` are
 widened and the model solved again until no ``z`` is used, the best schedule found reaches
-the relaxation's bound, or the time runs out (then the gap is reported).
+the relaxation's bound, or the time runs out (then the gap is reported).  Before the first
+MILP the windows are chosen by LP: tasks whose late variable the LP relaxation uses are
+widened until it uses none (cheap LP solves instead of MILP rounds).  Every capacity row
+carries a clique row (at most one option using more than half of the capacity), valid for
+every integer point, which tightens the LP.
 
 Build (:func:`build_model`), solve (:func:`solve_model`) and decode (:func:`decode`) are
 separate; :func:`solve` (registered as ``placement-milp``) runs them with the time limit.
@@ -38,7 +42,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from edgebench.formulations.linear import BACKENDS, LinearModel, LinearSolution, solve_linear
-from edgebench.formulations.placement_highs import lp_with_reduced_costs, solve_highs
+from edgebench.formulations.placement_highs import lp_solution, lp_with_reduced_costs, solve_highs
 from edgebench.instances import semantics
 from edgebench.registry import make_result, register
 from edgebench.solution import PlacementDecision, PlacementDecisions
@@ -60,6 +64,8 @@ LNS_BLOCK = 32
 DEFAULT_RINGS = 0
 #: share of the time limit the local search may use
 LNS_SHARE = 0.25
+#: at most this many LP rounds widen the windows before the first MILP (``lp_widen``)
+LP_WIDEN_ROUNDS = 20
 
 
 # --------------------------------------------------------------------------------------
@@ -317,13 +323,16 @@ class BuiltModel:
 
 def build_model(data: PlacementData, finish_by: Sequence[int], last_start: Sequence[int] | None = None, *,
                 fixed: Sequence[tuple[Option, int] | None] | None = None, late: bool = True, rings: int = 0,
-                ring_width: int = 2, name: str = "placement") -> BuiltModel:
+                ring_width: int = 2, cliques: bool = True, name: str = "placement") -> BuiltModel:
     """The time-indexed MILP.  Task j may finish by ``finish_by[j]``; explicit starts are
     ``arrival_j .. last_start[j]`` (None: up to the horizon, i.e. the full model).  With
     ``late`` a late variable z_j stands for every later start when the window is shorter than
     the horizon (the model is then a relaxation); without it the window is a hard limit (a
     restriction).  Tasks with an entry in ``fixed`` keep that (option, start): they are
-    constants that use capacity and start slots (a sub-problem for local search)."""
+    constants that use capacity and start slots (a sub-problem for local search).  With
+    ``cliques`` every capacity row gets its clique inequality: the options using more than
+    half of the (residual) capacity at that step, at most one of them (valid: two of them
+    would exceed it)."""
     J = data.num_tasks
     if last_start is None:
         last_start = [f for f in finish_by]
@@ -433,6 +442,11 @@ def build_model(data: PlacementData, finish_by: Sequence[int], last_start: Seque
                 continue
             m.add_le(((it[0], float(it[2 + r])) for it in items if it[2 + r] > 0), float(cap),
                      name=f"cap_{rname}[{n},{u}]")
+            if cliques:
+                # two options that each use more than half the capacity never run together
+                big = [it for it in items if 2 * it[2 + r] > cap]
+                if len({it[1] for it in big}) > 1:
+                    m.add_le(((it[0], 1.0) for it in big), 1.0, name=f"clique_{rname}[{n},{u}]")
     # (2) single-task variant: at most one start per cluster per step
     if data.single:
         for (n, t) in sorted(starting):
@@ -481,6 +495,43 @@ def widen_windows(data: PlacementData, last_start: list[int], late: Sequence[int
             if data.arrivals[k] <= last_start[j] and last_start[k] >= a:
                 last_start[k] = min(last_start[k] + neighbour_step, finish_by[k])
                 grown.add(k)
+
+
+def widen_by_lp(data: PlacementData, finish_by: Sequence[int], last_start: list[int],
+                schedule: Sequence[tuple[Option, int] | None] | None = None, *, rings: int = 0,
+                deadline: float | None = None, threads: int = 1, seed: int = 0, rounds: int = LP_WIDEN_ROUNDS,
+                info: dict[str, Any] | None = None) -> float:
+    """Cheap window choice before the first MILP: solve the windowed model's LP relaxation and
+    widen (:func:`widen_windows`) the tasks whose late variable it uses, until it uses none,
+    ``rounds`` are done or the time is up.  ``last_start`` is changed in place.  Returns the
+    best LP value seen (a valid lower bound: each LP relaxes a relaxation of the full
+    model), or -inf."""
+    best = -math.inf
+    info = {} if info is None else info
+    info.update({"rounds": 0, "lp": None, "widened": 0})
+    for _ in range(rounds):
+        rem = _remaining(deadline)
+        if rem is not None and rem <= 1.0:
+            break
+        if schedule is not None:
+            for j, item in enumerate(schedule):
+                if item is not None:
+                    last_start[j] = max(last_start[j], item[1])
+        bm = build_model(data, finish_by, last_start, rings=rings)
+        lp = lp_solution(bm.model, time_limit=rem, threads=threads, seed=seed)
+        info["rounds"] += 1
+        if lp is None:
+            break
+        best = max(best, lp[0])
+        info["lp"] = lp[0]
+        x = lp[1]
+        late = [j for j, z in bm.late_vars.items() if x[z] > 1e-6]
+        late += [j for v, j, _, _, _ in bm.ring_vars if x[v] > 1e-6 and j not in late]
+        if not late:
+            break
+        info["widened"] += len(late)
+        widen_windows(data, last_start, late, finish_by)
+    return best
 
 
 # --------------------------------------------------------------------------------------
@@ -691,10 +742,11 @@ def _parse_window(window: Any) -> int | None:
     return int(window)
 
 
-def _check_params(backend, threads, horizon, lp_bound, window, mip_gap, improve, rings, extra) -> int | None:
+def _check_params(backend, threads, horizon, lp_bound, window, mip_gap, improve, rings, lp_widen,
+                  extra) -> int | None:
     if extra:
         raise ValueError(f"unknown parameter(s) {', '.join(sorted(extra))} (known: backend, threads, horizon, "
-                         "lp_bound, window, mip_gap, improve, rings)")
+                         "lp_bound, window, mip_gap, improve, rings, lp_widen)")
     if isinstance(rings, bool) or not isinstance(rings, int) or rings < 0:
         raise ValueError(f"rings must be a non-negative int, got {rings!r}")
     if backend not in PLACEMENT_BACKENDS:
@@ -703,8 +755,8 @@ def _check_params(backend, threads, horizon, lp_bound, window, mip_gap, improve,
         raise ValueError(f"threads must be a positive int, got {threads!r}")
     if horizon is not None and (isinstance(horizon, bool) or not isinstance(horizon, int) or horizon < 0):
         raise ValueError(f"horizon must be a non-negative int, got {horizon!r}")
-    if not isinstance(lp_bound, bool) or not isinstance(improve, bool):
-        raise ValueError("lp_bound and improve must be true or false")
+    if not isinstance(lp_bound, bool) or not isinstance(improve, bool) or not isinstance(lp_widen, bool):
+        raise ValueError("lp_bound, improve and lp_widen must be true or false")
     if isinstance(mip_gap, bool) or not isinstance(mip_gap, (int, float)) or not 0 <= mip_gap < 1:
         raise ValueError(f"mip_gap must be a number in [0, 1), got {mip_gap!r}")
     return _parse_window(window)
@@ -724,16 +776,19 @@ def _check_params(backend, threads, horizon, lp_bound, window, mip_gap, improve,
               "mip_gap": "relative MIP gap at which the backend stops (default 1e-9: prove optimality)",
               "improve": f"bool: local search over blocks of {LNS_BLOCK} tasks before the exact solve (default true)",
               "rings": f"int: coarse 2-step late-start variables after each window (default {DEFAULT_RINGS})",
+              "lp_widen": "bool: before the first MILP, widen the windows of the tasks whose late variable the "
+                          "windowed model's LP relaxation uses, until it uses none (default true)",
           })
 def solve(instance, *, time_limit: float | None = None, seed: int = 0, backend: str = DEFAULT_BACKEND,
           threads: int = 1, horizon: int | None = None, lp_bound: bool = True, window: Any = "auto",
-          mip_gap: float = 1e-9, improve: bool = True, rings: int = None, **extra: Any):  # type: ignore[assignment]
+          mip_gap: float = 1e-9, improve: bool = True, rings: int = None,  # type: ignore[assignment]
+          lp_widen: bool = True, **extra: Any):
     """Solve the exact placement model; never raises (failures are statuses)."""
     t0 = time.perf_counter()
     if rings is None:
         rings = DEFAULT_RINGS
     params = {"backend": backend, "threads": threads, "horizon": horizon, "lp_bound": lp_bound, "window": window,
-              "mip_gap": mip_gap, "improve": improve, "rings": rings}
+              "mip_gap": mip_gap, "improve": improve, "rings": rings, "lp_widen": lp_widen}
     stats: dict[str, Any] = {"backend": backend, "mip_gap": None, "model_size": {}, "message": ""}
 
     def result(status, schedule=None, objective=None, bound=None):
@@ -743,13 +798,14 @@ def solve(instance, *, time_limit: float | None = None, seed: int = 0, backend: 
                            objective=objective, bound=bound, started=t0, stats=stats)
 
     try:
-        slack0 = _check_params(backend, threads, horizon, lp_bound, window, mip_gap, improve, rings, extra)
+        slack0 = _check_params(backend, threads, horizon, lp_bound, window, mip_gap, improve, rings, lp_widen,
+                               extra)
     except ValueError as exc:
         stats["message"] = str(exc)
         return result("error")
     try:
         return _solve(instance.placement, t0, time_limit, seed, backend, threads, horizon, lp_bound, slack0,
-                      float(mip_gap), improve, rings, stats, result)
+                      float(mip_gap), improve, rings, stats, result, lp_widen=lp_widen)
     except Exception as exc:  # never raise out of solve
         stats["message"] = f"{type(exc).__name__}: {exc}"
         return result("error")
@@ -776,7 +832,7 @@ class _Incumbent:
 
 
 def _solve(payload, t0, time_limit, seed, backend, threads, horizon, lp_bound, slack0, mip_gap, improve, rings,
-           stats, result):
+           stats, result, lp_widen=True):
     deadline = None if time_limit is None else t0 + float(time_limit)
     data = prepare(payload)
     lb0 = data.trivial_bound
@@ -830,6 +886,11 @@ def _solve(payload, t0, time_limit, seed, backend, threads, horizon, lp_bound, s
         last_start = [data.arrivals[j] + max(slack0, (inc.schedule[j][1] - data.arrivals[j] + 1)
                                              if inc.schedule is not None else 0)
                       for j in range(data.num_tasks)]
+    if lp_widen and slack0 is not None and backend != CPSAT_INTERVALS:
+        tw = time.perf_counter()
+        bound = max(bound, widen_by_lp(data, finish_by, last_start, inc.schedule, rings=rings, deadline=deadline,
+                                       threads=threads, seed=seed, info=stats.setdefault("lp_widen", {})))
+        stats["lp_widen"]["time"] = time.perf_counter() - tw
     iterations: list[dict[str, Any]] = []
     stats["iterations"] = iterations
     final_status = None
@@ -921,8 +982,10 @@ def _solve(payload, t0, time_limit, seed, backend, threads, horizon, lp_bound, s
     if inc.schedule is None:
         stats["message"] = "no schedule found within the time limit"
         return result("timeout", bound=bound)
-    closed = inc.value <= math.ceil(bound - 1e-6)
-    bound = float(inc.value) if closed else min(bound, float(inc.value))
+    # the objective is integral (integer starts, durations, arrivals): round the bound up
+    bound = float(math.ceil(bound - 1e-6))
+    closed = inc.value <= bound
+    bound = float(inc.value) if closed else bound
     stats["mip_gap"] = 0.0 if closed else (inc.value - bound) / max(abs(inc.value), 1e-9)
     stats["message"] = "optimal" if closed else f"stopped at the limit ({final_status or 'timeout'})"
     return result("optimal" if closed else "feasible", inc.schedule, float(inc.value), bound)

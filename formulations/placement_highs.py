@@ -126,3 +126,19 @@ def lp_with_reduced_costs(model: LinearModel, *, time_limit: float | None = None
         return float(h.getInfo().objective_function_value), np.array(h.getSolution().col_dual, dtype=float)
     except Exception:
         return None
+
+
+def lp_solution(model: LinearModel, *, time_limit: float | None = None, threads: int = 1,
+                seed: int = 0) -> tuple[float, np.ndarray] | None:
+    """The LP relaxation's optimal value and primal point (None if not solved to optimality)."""
+    try:
+        import highspy
+
+        h = _highs(time_limit, threads, seed, False)
+        h.passModel(_to_highs(model, integral=False))
+        h.run()
+        if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+            return None
+        return float(h.getInfo().objective_function_value), np.array(h.getSolution().col_value, dtype=float)
+    except Exception:
+        return None

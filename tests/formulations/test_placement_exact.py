@@ -196,6 +196,36 @@ def test_ring_variables_and_local_search_keep_the_optimum(variant):
     assert base.solution.objective <= info["end"] <= info["start"] == P.schedule_objective(data, greedy)
 
 
+@pytest.mark.parametrize("variant", ["single", "multi"])
+def test_lp_widening_and_clique_rows_keep_the_optimum(variant):
+    """The LP pre-widening of the windows and the clique rows change the path, not the answer;
+    the clique rows only tighten the LP, and every bound is integral and below the optimum."""
+    inst = generate("placement", "synthetic-3", seed=5, num_tasks=16, variant=variant)
+    full = P.solve(inst, backend="pulp-highs", time_limit=TL, window="full")
+    off = P.solve(inst, backend="highspy", time_limit=TL, window=0, lp_widen=False)
+    on = P.solve(inst, backend="highspy", time_limit=TL, window=0)
+    assert full.status == off.status == on.status == "optimal"
+    opt = full.solution.objective
+    assert off.solution.objective == on.solution.objective == opt
+    assert on.stats["lp_widen"]["rounds"] >= 1 and on.stats["lp_widen"]["lp"] <= opt + 1e-6
+    assert "lp_widen" not in off.stats
+    check_solution(inst, on)
+    data = P.prepare(inst.placement)
+    fb = P.finish_bounds(data, P.schedule_objective(data, P.best_greedy(data)))
+    plain = P.build_model(data, fb, cliques=False)
+    clq = P.build_model(data, fb)
+    assert any(n.startswith("clique_") for n in clq.model.row_names)
+    assert not any(n.startswith("clique_") for n in plain.model.row_names)
+    a, b = P.solve_model(plain, "highspy", time_limit=TL), P.solve_model(clq, "highspy", time_limit=TL)
+    assert a.status == b.status == "optimal" and a.objective == pytest.approx(opt) == b.objective
+    lp_a, lp_b = P.lp_relaxation_bound(plain), P.lp_relaxation_bound(clq)
+    assert lp_a - 1e-6 <= lp_b <= opt + 1e-6
+    # a time-limited solve reports an integral bound (the objective is integral)
+    res = P.solve(generate("placement", "synthetic-3", seed=0, num_tasks=48, variant=variant), time_limit=2.0)
+    if res.solution.bound is not None:
+        assert res.solution.bound == math.floor(res.solution.bound)
+
+
 def test_bounds_are_ordered():
     inst = generate("placement", "synthetic-3", seed=2, num_tasks=10, variant="multi")
     res = P.solve(inst, backend="ortools-scip", time_limit=TL)
