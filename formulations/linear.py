@@ -15,7 +15,10 @@ Backends: ``ortools-scip``, ``ortools-cbc``, ``ortools-highs``, ``ortools-cpsat`
 
 from __future__ import annotations
 
+import contextlib
 import math
+import os
+import sys
 import time
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
@@ -25,6 +28,36 @@ import numpy as np
 BACKENDS = ("ortools-scip", "ortools-cbc", "ortools-highs", "ortools-cpsat", "pulp-cbc", "pulp-highs",
             "pyomo-highs")
 INF = math.inf
+
+
+@contextlib.contextmanager
+def native_stdout_to_stderr():
+    """Send what native solver code writes to file descriptor 1 to descriptor 2 meanwhile.
+
+    Some solver builds print to the process's C stdout regardless of their log options
+    (highspy 1.12's MIP solver ``puts`` a debug line when it repairs an incumbent); stdout
+    belongs to the CLI's ``--json`` output, so solver chatter must not land there. C stdio
+    buffers are flushed before the descriptor is restored. Where descriptors cannot be
+    duplicated (no real stdout), the block runs unchanged.
+    """
+    try:
+        sys.stdout.flush()
+        saved = os.dup(1)
+    except (OSError, ValueError, AttributeError):
+        yield
+        return
+    try:
+        os.dup2(2, 1)
+        yield
+    finally:
+        try:
+            import ctypes
+
+            ctypes.CDLL(None).fflush(None)
+        except Exception:  # pragma: no cover - no libc symbol table
+            pass
+        os.dup2(saved, 1)
+        os.close(saved)
 
 
 @dataclass
@@ -212,7 +245,8 @@ def _solve_pywraplp(model, solver_id, time_limit, threads, seed, mip_gap, log) -
     params = pywraplp.MPSolverParameters()
     params.SetDoubleParam(pywraplp.MPSolverParameters.RELATIVE_MIP_GAP, mip_gap)
     t_start = time.perf_counter()
-    code = s.Solve(params)
+    with native_stdout_to_stderr():
+        code = s.Solve(params)
     elapsed = time.perf_counter() - t_start
     has = code in (pywraplp.Solver.OPTIMAL, pywraplp.Solver.FEASIBLE)
     values = np.array([x.solution_value() for x in xs]) if has else None
@@ -268,7 +302,8 @@ def _solve_cpsat(model, time_limit, threads, seed, log) -> LinearSolution:
     solver.parameters.num_workers = max(1, threads)
     solver.parameters.random_seed = int(seed)
     solver.parameters.log_search_progress = bool(log)
-    code = solver.Solve(m)
+    with native_stdout_to_stderr():
+        code = solver.Solve(m)
     has = code in (cp_model.OPTIMAL, cp_model.FEASIBLE)
     values = np.array([solver.Value(x) for x in xs], dtype=float) if has else None
     bound = solver.BestObjectiveBound() + model.obj_const if has else None
@@ -303,7 +338,8 @@ def _solve_pulp(model, backend, time_limit, threads, seed, mip_gap, log) -> Line
         solver = pulp.PULP_CBC_CMD(**kw, options=[f"randomSeed {seed + 1}", f"randomCbcSeed {seed + 1}"])
     else:
         solver = pulp.HiGHS(**kw)
-    prob.solve(solver)
+    with native_stdout_to_stderr():
+        prob.solve(solver)
     st = pulp.LpStatus.get(prob.status, "Undefined")
     sol_st = getattr(prob, "sol_status", None)
     values = None
@@ -377,7 +413,8 @@ def _solve_pyomo(model, time_limit, threads, seed, mip_gap, log) -> LinearSoluti
         opt.config.time_limit = float(time_limit)
     opt.config.mip_gap = mip_gap
     opt.highs_options = {"threads": max(1, threads), "random_seed": int(seed)}
-    res = opt.solve(m)
+    with native_stdout_to_stderr():
+        res = opt.solve(m)
     tc = res.termination_condition
     has = res.best_feasible_objective is not None
     values = None

@@ -13,7 +13,7 @@ from typing import Sequence
 
 import numpy as np
 
-from edgebench.formulations.linear import LinearModel, LinearSolution
+from edgebench.formulations.linear import LinearModel, LinearSolution, native_stdout_to_stderr
 
 
 def _to_highs(model: LinearModel, integral: bool = True):
@@ -82,7 +82,8 @@ def solve_highs(model: LinearModel, *, hint: Sequence[float] | None = None, time
             sol.col_value = list(map(float, hint))
             sol.value_valid = True
             h.setSolution(sol)
-        h.run()
+        with native_stdout_to_stderr():
+            h.run()
         ms = h.getModelStatus()
         info = h.getInfo()
         has = info.primal_solution_status == 2  # kSolutionStatusFeasible

@@ -100,3 +100,20 @@ def test_repeated_variable_in_a_row_is_summed_and_names_may_repeat(backend):
     m.set_objective([(x, 1)])
     sol = solve_linear(m, backend, time_limit=10)
     assert sol.status == "optimal" and sol.objective == pytest.approx(4.0)
+
+
+def test_native_stdout_goes_to_stderr_during_solves():
+    """Native solver chatter on C stdout (highspy's unconditional debug line) must not
+    reach the CLI's stdout; it is sent to stderr while the solver runs."""
+    import subprocess
+    import sys
+
+    code = ("import ctypes\n"
+            "from edgebench.formulations.linear import native_stdout_to_stderr\n"
+            "with native_stdout_to_stderr():\n"
+            "    ctypes.CDLL(None).puts(b'native-chatter')\n"
+            "print('clean')\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "clean\n"
+    assert "native-chatter" in out.stderr
