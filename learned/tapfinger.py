@@ -10,9 +10,12 @@ Pieces (all in this file; the training loop is :mod:`edgebench.learned.train_tap
   shortcut node linked to every cluster); edges running task <-> its cluster, pending slot <->
   the cluster whose pending set holds it, pending slot <-> the other clusters' slots holding
   the same task, cluster <-> shortcut.
-* :class:`TapFingerNet`: a heterogeneous graph attention encoder (``HeteroConv`` of
-  ``GATConv`` per edge type, residual, ``layers`` x ``heads`` x ``hidden``), or for the
-  "nograph" ablation an MLP over each agent's concatenated features; the pointer actor (a
+* :class:`TapFingerNet`: a heterogeneous graph attention encoder (``layers`` x ``heads`` x
+  ``hidden``; ``conv="fused"``, the default: :func:`hetero_attention_layer`, a PyTorch Geometric
+  ``MessagePassing`` layer with HGT-style attention over all node and edge types in one pass;
+  ``"hgt"``: PyG's ``HGTConv``; ``"gat"``: ``HeteroConv`` of one ``GATConv`` per edge type, the
+  first checkpoints), or for the "nograph" ablation an MLP over each agent's concatenated
+  features; the pointer actor (a
   transformer encoder over the agent's pending embeddings, then u_j = v^T tanh(W1 h_j +
   W2 mean(h)), dummies and unplaceable slots masked, plus a learned void entry); the
   allocation head (MLP over the chosen slot's and its cluster's embeddings, a distribution
@@ -45,12 +48,16 @@ from edgebench.instances.model import Instance
 from edgebench.registry import Result, make_result, register
 
 __all__ = ["ModelConfig", "EnvLayout", "build_graph", "make_model", "act", "act_batch", "void_allowed", "run_episode", "load_checkpoint",
-           "save_checkpoint", "CHECKPOINT_DIR", "default_checkpoint", "masks_from_obs"]
+           "save_checkpoint", "CHECKPOINT_DIR", "default_checkpoint", "masks_from_obs", "graph_arrays", "flat_graph",
+           "hetero_attention_layer", "EDGE_TYPES", "NODE_TYPES"]
 
 CHECKPOINT_DIR = Path(__file__).resolve().parent / "checkpoints"
 N_CLUSTER = 7  # len(CLUSTER_FEATURES)
 N_PEND = 6  # len(PENDING_FEATURES)
 N_RUN = 5  # len(RUNNING_FEATURES)
+#: edge types of the state graph (both directions of each relation)
+EDGE_TYPES = [("run", "on", "clus"), ("clus", "hosts", "run"), ("pend", "in", "clus"), ("clus", "holds", "pend"),
+              ("pend", "same", "pend"), ("clus", "up", "short"), ("short", "down", "clus")]
 #: logit of masked actions (finite, so that entropies and their gradients stay finite)
 NEG = -1e9
 
@@ -65,6 +72,11 @@ class ModelConfig:
     pointer_layers: int = 2
     encoder: str = "graph"  # "graph" or "mlp" (the no-graph ablation)
     pointer: str = "pointer"  # "pointer" or "random" (the no-pointer ablation)
+    #: when the pointer's void entry is allowed (see :func:`void_allowed`): "system" or "cluster"
+    void_rule: str = "system"
+    #: graph layer: "fused" (:func:`hetero_attention_layer`, one pass over all types), "hgt" (PyG's
+    #: HGTConv) or "gat" (HeteroConv of one GATConv per edge type, the first checkpoints)
+    conv: str = "fused"
 
 
 @dataclass
@@ -145,15 +157,22 @@ def build_graph(obs: np.ndarray, ids: np.ndarray, lay: EnvLayout):
     as dicts keyed by node type / edge type (torch tensors)."""
     import torch
 
+    x, edges = graph_arrays(obs, ids, lay)
+    x = {k: torch.as_tensor(v) for k, v in x.items()}
+    return x, {k: torch.as_tensor(v) for k, v in edges.items()}
+
+
+def graph_arrays(obs: np.ndarray, ids: np.ndarray, lay: EnvLayout):
+    """:func:`build_graph` as numpy arrays (float32 node features, int64 (2, E) edge indices)."""
     B, N, _ = obs.shape
     P, R = lay.pending_size, lay.max_running
     clus, pend, run = split_obs(obs, lay)
     dummy = 1.0 - pend[..., :1]
     x = {
-        "clus": torch.as_tensor(clus.reshape(B * N, -1), dtype=torch.float32),
-        "pend": torch.as_tensor(np.concatenate([pend, dummy], -1).reshape(B * N * P, -1), dtype=torch.float32),
-        "run": torch.as_tensor(run.reshape(B * N * R, -1), dtype=torch.float32),
-        "short": torch.ones(B, 1),
+        "clus": np.ascontiguousarray(clus.reshape(B * N, -1), dtype=np.float32),
+        "pend": np.concatenate([pend, dummy], -1).reshape(B * N * P, -1).astype(np.float32),
+        "run": np.ascontiguousarray(run.reshape(B * N * R, -1), dtype=np.float32),
+        "short": np.ones((B, 1), dtype=np.float32),
     }
     # running task -> its cluster
     b, n, i = np.nonzero(run[..., 0] > 0.5)
@@ -171,7 +190,7 @@ def build_graph(obs: np.ndarray, ids: np.ndarray, lay: EnvLayout):
     cs = np.stack([np.arange(B * N), np.repeat(np.arange(B), N)])
 
     def t(e):
-        return torch.as_tensor(np.ascontiguousarray(e), dtype=torch.long).reshape(2, -1)
+        return np.ascontiguousarray(e, dtype=np.int64).reshape(2, -1)
 
     edges = {
         ("run", "on", "clus"): t(run_e), ("clus", "hosts", "run"): t(run_e[::-1]),
@@ -183,6 +202,78 @@ def build_graph(obs: np.ndarray, ids: np.ndarray, lay: EnvLayout):
 
 
 # ---- the network -------------------------------------------------------------------------
+
+NODE_TYPES = ["clus", "pend", "run", "short"]
+_LAYER_CLS = None
+
+
+def hetero_attention_layer():
+    """The class of the fused heterogeneous graph attention layer (built on first use, so that
+    torch_geometric loads only when a model is made): :class:`HeteroGraphAttention`."""
+    global _LAYER_CLS
+    if _LAYER_CLS is not None:
+        return _LAYER_CLS
+    import torch
+    from torch import nn
+    from torch_geometric.nn import MessagePassing
+    from torch_geometric.utils import softmax
+
+    class HeteroGraphAttention(MessagePassing):
+        """Heterogeneous graph attention in one message-passing pass over all node and edge
+        types (the attention of HGT, Hu et al. 2020, with diagonal relation transforms):
+        per node type keys, queries and values (``kqv``), per edge type r a relation vector on
+        the keys and on the values and a prior per head (``mu``); attention
+        softmax over the in-edges of a node of (q_dst . (k_src * rk_r)) mu_r / sqrt(D), message
+        v_src * rv_r, then GELU, a per-node-type output projection and a gated skip per node
+        type (as HGT). The nodes are one tensor with a type index per node and the edges one
+        index with a type per edge, so the cost does not grow with the number of types."""
+
+        def __init__(self, d: int, heads: int, num_node_types: int, num_edge_types: int) -> None:
+            super().__init__(aggr="add", node_dim=0)
+            if d % heads:
+                raise InputError(f"hidden {d} must be a multiple of heads {heads}", field="hidden")
+            self.d, self.H, self.D, self.T = d, heads, d // heads, num_node_types
+            self.kqv = nn.Linear(d, num_node_types * 3 * d)
+            self.out = nn.Linear(d, num_node_types * d)
+            self.rel_k = nn.Parameter(torch.ones(num_edge_types, heads, self.D))
+            self.rel_v = nn.Parameter(torch.ones(num_edge_types, heads, self.D))
+            self.mu = nn.Parameter(torch.ones(num_edge_types, heads))
+            self.skip = nn.Parameter(torch.ones(num_node_types))
+
+        def forward(self, x, ntype, edge_index, etype):
+            n, d, H, D = x.size(0), self.d, self.H, self.D
+            rows = torch.arange(n)
+            kqv = self.kqv(x).view(n, self.T, 3 * d)[rows, ntype]
+            k, q, v = kqv.view(n, 3, H, D).unbind(1)
+            agg = self.propagate(edge_index, k=k, q=q, v=v, etype=etype, size=(n, n))
+            out = self.out(torch.nn.functional.gelu(agg.reshape(n, d))).view(n, self.T, d)[rows, ntype]
+            a = torch.sigmoid(self.skip)[ntype].unsqueeze(-1)
+            return a * out + (1 - a) * x
+
+        def message(self, k_j, q_i, v_j, etype, index, ptr, size_i):
+            att = (q_i * k_j * self.rel_k[etype]).sum(-1) * self.mu[etype] / math.sqrt(self.D)
+            att = softmax(att, index, ptr, size_i)
+            return v_j * self.rel_v[etype] * att.unsqueeze(-1)
+
+    _LAYER_CLS = HeteroGraphAttention
+    return _LAYER_CLS
+
+
+def flat_graph(x: dict, edges: dict):
+    """Node offsets of the types in one node tensor (in :data:`NODE_TYPES` order), the node-type
+    index, one edge index and its edge-type index (in :data:`EDGE_TYPES` order), from
+    :func:`graph_arrays`' dicts (numpy in, torch out)."""
+    import torch
+
+    off, o = {}, 0
+    for k in NODE_TYPES:
+        off[k] = o
+        o += len(x[k])
+    ntype = np.repeat(np.arange(len(NODE_TYPES)), [len(x[k]) for k in NODE_TYPES])
+    ei = np.concatenate([edges[e] + np.array([[off[e[0]]], [off[e[2]]]]) for e in EDGE_TYPES], 1)
+    et = np.repeat(np.arange(len(EDGE_TYPES)), [edges[e].shape[1] for e in EDGE_TYPES])
+    return off, torch.as_tensor(ntype), torch.as_tensor(ei), torch.as_tensor(et)
+
 
 
 def make_model(cfg: ModelConfig, lay: EnvLayout):
@@ -198,17 +289,29 @@ def make_model(cfg: ModelConfig, lay: EnvLayout):
             dims = {"clus": N_CLUSTER, "pend": N_PEND + T + 1, "run": N_RUN + T, "short": 1}
             self.inp = nn.ModuleDict({k: nn.Linear(v, d) for k, v in dims.items()})
             if cfg.encoder == "graph":
-                from torch_geometric.nn import GATConv, HeteroConv
+                if cfg.conv == "fused":  # one message-passing pass over all node and edge types per layer
+                    layer_cls = hetero_attention_layer()
+                    self.convs = nn.ModuleList([layer_cls(d, cfg.heads, len(NODE_TYPES), len(EDGE_TYPES))
+                                                for _ in range(cfg.layers)])
+                    self.ln_w = nn.Parameter(torch.ones(cfg.layers, len(NODE_TYPES), d))
+                    self.ln_b = nn.Parameter(torch.zeros(cfg.layers, len(NODE_TYPES), d))
+                elif cfg.conv == "hgt":  # PyG's HGTConv: all node and edge types in one grouped pass
+                    from torch_geometric.nn import HGTConv
 
-                etypes = [("run", "on", "clus"), ("clus", "hosts", "run"), ("pend", "in", "clus"),
-                          ("clus", "holds", "pend"), ("pend", "same", "pend"), ("clus", "up", "short"),
-                          ("short", "down", "clus")]
-                self.convs = nn.ModuleList([
-                    HeteroConv({e: GATConv((d, d), d // cfg.heads, heads=cfg.heads, add_self_loops=False)
-                                for e in etypes}, aggr="sum")
-                    for _ in range(cfg.layers)])
-                self.norms = nn.ModuleList([nn.ModuleDict({k: nn.LayerNorm(d) for k in dims})
-                                            for _ in range(cfg.layers)])
+                    self.convs = nn.ModuleList([HGTConv(d, d, (list(dims), EDGE_TYPES), heads=cfg.heads)
+                                                for _ in range(cfg.layers)])
+                elif cfg.conv == "gat":
+                    from torch_geometric.nn import GATConv, HeteroConv
+
+                    self.convs = nn.ModuleList([
+                        HeteroConv({e: GATConv((d, d), d // cfg.heads, heads=cfg.heads, add_self_loops=False)
+                                    for e in EDGE_TYPES}, aggr="sum")
+                        for _ in range(cfg.layers)])
+                else:
+                    raise InputError(f"conv must be 'fused', 'hgt' or 'gat', got {cfg.conv!r}", field="conv")
+                if cfg.conv != "fused":
+                        self.norms = nn.ModuleList([nn.ModuleDict({k: nn.LayerNorm(d) for k in dims})
+                                                for _ in range(cfg.layers)])
             elif cfg.encoder == "mlp":
                 flat = lay.obs_size()
                 self.agent_mlp = nn.Sequential(nn.Linear(flat, d), nn.ReLU(), nn.Linear(d, d), nn.ReLU())
@@ -229,23 +332,39 @@ def make_model(cfg: ModelConfig, lay: EnvLayout):
             """Pending embeddings (B, N, P, d) and cluster embeddings (B, N, d)."""
             B, N, _ = obs.shape
             P, d = self.lay.pending_size, self.cfg.hidden
+            if self.cfg.encoder == "graph" and self.cfg.conv == "fused":
+                xa, ea = graph_arrays(obs, ids, self.lay)
+                off, ntype, ei, et = flat_graph(xa, ea)
+                z = torch.cat([torch.relu(self.inp[k](torch.as_tensor(xa[k]))) for k in NODE_TYPES])
+                for i, conv in enumerate(self.convs):
+                    z = conv(z, ntype, ei, et)
+                    z = torch.nn.functional.layer_norm(z, (d,)) * self.ln_w[i][ntype] + self.ln_b[i][ntype]
+                pend = z[off["pend"]:off["pend"] + B * N * P]
+                clus = z[off["clus"]:off["clus"] + B * N]
+                return pend.view(B, N, P, d), clus.view(B, N, d)
             x, edges = build_graph(obs, ids, self.lay)
             h = {k: torch.relu(self.inp[k](v)) for k, v in x.items()}
             if self.cfg.encoder == "graph":
+                hgt = self.cfg.conv == "hgt"
                 for conv, norm in zip(self.convs, self.norms):
-                    out = conv(h, {e: ei for e, ei in edges.items()})
-                    h = {k: norm[k](h[k] + torch.relu(out[k])) if k in out else h[k] for k in h}
+                    out = conv(h, edges)
+                    if hgt:  # HGTConv already mixes its input in (gated skip)
+                        h = {k: norm[k](out[k]) if out.get(k) is not None else h[k] for k in h}
+                    else:
+                        h = {k: norm[k](h[k] + torch.relu(out[k])) if k in out else h[k] for k in h}
                 return h["pend"].view(B, N, P, d), h["clus"].view(B, N, d)
             agent = self.agent_mlp(torch.as_tensor(obs, dtype=torch.float32))  # (B, N, d)
             pend = h["pend"].view(B, N, P, d)
             pend = self.pend_mlp(torch.cat([pend, agent[:, :, None, :].expand(B, N, P, d)], -1))
             return pend, agent
 
-        def forward(self, obs: np.ndarray, ids: np.ndarray, masks: torch.Tensor, void_ok: np.ndarray | None = None):
+        def forward(self, obs: np.ndarray, ids: np.ndarray, masks: torch.Tensor, void_ok: np.ndarray | None = None,
+                    values: bool = True):
             """Pointer logits (B, N, P+1; the last is void; masked entries NEG), the pointer
             transformer's slot embeddings (B, N, P, d), cluster embeddings (B, N, d), values (B, N).
             ``masks``: bool (B, N, P, C+1, G+1) allocation masks; ``void_ok``: bool (B, N), whether
-            the void entry may be chosen (default: always)."""
+            the void entry may be chosen (default: always); ``values=False`` skips the critic
+            (zeros)."""
             pend, clus = self.encode(obs, ids)
             B, N, P, d = pend.shape
             slot_ok = masks.flatten(3).any(-1)  # (B, N, P)
@@ -260,7 +379,10 @@ def make_model(cfg: ModelConfig, lay: EnvLayout):
             vo = torch.ones(B, N, 1, dtype=torch.bool) if void_ok is None else torch.as_tensor(void_ok).view(B, N, 1)
             ok = torch.cat([slot_ok, vo | ~slot_ok.any(-1, keepdim=True)], -1)
             logits = u.masked_fill(~ok, NEG)
-            values = self.critic(torch.cat([pend.reshape(B, -1), clus.reshape(B, -1)], -1))
+            if values:
+                values = self.critic(torch.cat([pend.reshape(B, -1), clus.reshape(B, -1)], -1))
+            else:  # acting only (solvers, evaluation): no critic
+                values = torch.zeros(B, N)
             return logits, z[:, :P].reshape(B, N, P, d), clus, values
 
         def alloc_logits(self, z: torch.Tensor, clus: torch.Tensor, slot: torch.Tensor, masks: torch.Tensor):
@@ -283,26 +405,34 @@ def _copies(env, j: int, n: int) -> float:
     return env._copies(j, n)  # the env's Pr(n) numerator: copies of j fitting n at its minimum
 
 
-def void_allowed(env, lay: EnvLayout) -> np.ndarray:
-    """Per agent, whether the pointer may pick the void entry when a pending task can start:
-    never in variant "single" (one start per step, as the paper's single-task pointer); in
-    "multi" only while the cluster runs something (an idle cluster starts a task, so no
-    policy can stall an episode; the void entry ends the agent's logical steps)."""
+def void_allowed(env, lay: EnvLayout, rule: str = "cluster") -> np.ndarray:
+    """Per agent, whether the pointer may pick the void entry when a pending task can start.
+    Rule "system" (the default of new models): while any cluster runs a task (a cluster may
+    wait for a better start, as the exact schedules do; when nothing runs anywhere every agent
+    that can start a task must, so no policy can stall an episode). Rule "cluster" (the first
+    shipped checkpoints): never in variant "single" (one start per step, as the paper's
+    single-task pointer); in "multi" only while the agent's own cluster runs something. In
+    "multi" the void entry ends the agent's logical steps for the interval."""
     sim = env.sim
+    if rule == "system":
+        busy = any(len(sim.running(n)) > 0 for n in range(lay.n))
+        return np.full(lay.n, busy, dtype=bool)
+    if rule != "cluster":
+        raise InputError(f"void_rule must be 'system' or 'cluster', got {rule!r}", field="void_rule")
     if not sim.multi:
         return np.zeros(lay.n, dtype=bool)
     return np.array([len(sim.running(n)) > 0 for n in range(lay.n)], dtype=bool)
 
 
-def act(model, env, obs: dict, lay: EnvLayout, rng: np.random.Generator, *, greedy: bool):
+def act(model, env, obs: dict, lay: EnvLayout, rng: np.random.Generator, *, greedy: bool, values: bool = True):
     """One joint decision for the live agents of one env: (env actions dict, record); see
     :func:`act_batch`."""
-    actions, recs = act_batch(model, [env], [obs], lay, rng, greedy=greedy)
+    actions, recs = act_batch(model, [env], [obs], lay, rng, greedy=greedy, values=values)
     return actions[0], {k: v[0] for k, v in recs.items()}
 
 
 def act_batch(model, envs: list, obs_list: list[dict], lay: EnvLayout, rng: np.random.Generator, *,
-              greedy: bool):
+              greedy: bool, values: bool = True):
     """One joint decision in each of several envs (one forward pass). Returns (list of env
     action dicts, record) where the record holds the arrays the rollout buffer stores, with a
     leading env axis: obs (N, obs_size), ids (N, P), masks (N, P, C+1, G+1), slot (N; P =
@@ -313,7 +443,8 @@ def act_batch(model, envs: list, obs_list: list[dict], lay: EnvLayout, rng: np.r
     several agents pick the same task j, Pr(n | j) ~ Pr(j | n) Pr(n) with Pr(n) proportional
     to the copies of j that fit n at its minimum decides: the argmax agent wins (m = 1), the
     others send the void action (their pointer choice stays in the record with m = 0). The
-    winners then choose an allocation from the masked allocation head."""
+    winners then choose an allocation from the masked allocation head. ``values=False`` skips the
+    critic (the record's values are then 0)."""
     import torch
 
     E, N, P = len(envs), lay.n, lay.pending_size
@@ -321,10 +452,10 @@ def act_batch(model, envs: list, obs_list: list[dict], lay: EnvLayout, rng: np.r
                             for a in env.possible_agents]) for env, obs in zip(envs, obs_list)])
     ids = np.stack([pending_ids(env, lay) for env in envs])
     masks = np.stack([masks_from_obs(env, obs, lay) for env, obs in zip(envs, obs_list)])
-    void_ok = np.stack([void_allowed(env, lay) for env in envs])
+    void_ok = np.stack([void_allowed(env, lay, model.cfg.void_rule) for env in envs])
     mt = torch.as_tensor(masks)
-    with torch.no_grad():
-        logits, z, clus, values = model(o, ids, mt, void_ok)
+    with torch.inference_mode():
+        logits, z, clus, values = model(o, ids, mt, void_ok, values)
         probs = torch.softmax(logits, -1).numpy()  # (E, N, P+1)
     ok_all = logits.numpy() > NEG / 2
     active = masks.reshape(E, N, -1).any(-1)
@@ -352,7 +483,7 @@ def act_batch(model, envs: list, obs_list: list[dict], lay: EnvLayout, rng: np.r
             copies = np.where(np.isinf(copies), 1e9, copies)
             post = np.array([probs[e, n, slot[e, n]] for n in ns]) * copies
             m[e, ns[int(np.argmax(post))]] = 1
-    with torch.no_grad():
+    with torch.inference_mode():
         ap = torch.softmax(model.alloc_logits(z, clus, torch.as_tensor(slot), mt), -1).numpy()
     alloc = np.zeros((E, N), dtype=np.int64)
     logp = np.zeros((E, N))
@@ -431,7 +562,7 @@ def run_episode(model, env, lay: EnvLayout, *, seed: int = 0, greedy: bool = Tru
         if deadline is not None and time.perf_counter() > deadline:
             return {"done": False, "timeout": True, "decisions": None, "objectives": None}
         t0 = time.perf_counter()
-        actions, _ = act(model, env, obs, lay, rng, greedy=greedy)
+        actions, _ = act(model, env, obs, lay, rng, greedy=greedy, values=False)
         t_act += time.perf_counter() - t0
         if check_masks:
             for a, x in actions.items():
@@ -482,7 +613,7 @@ def load_checkpoint(path, *, pointer: str | None = None):
         raise InputError(f"not a readable checkpoint: {exc}", file=str(path), field="checkpoint") from None
     if not isinstance(blob, dict) or blob.get("format") != "edgebench-tapfinger-v1":
         raise InputError("not an edgebench TapFinger checkpoint", file=str(path), field="checkpoint")
-    cfg = ModelConfig(**blob["config"])
+    cfg = ModelConfig(**{"void_rule": "cluster", "conv": "gat", **blob["config"]})  # defaults of format v1
     if pointer is not None:
         cfg.pointer = pointer
     lay = EnvLayout(**blob["layout"])
@@ -550,7 +681,8 @@ def _solve(name: str, instance: Instance, *, time_limit, seed: int, params: dict
 
 
 @register("tapfinger", families=("placement",), kind="learned", params=_PARAMS,
-          description="TapFinger multi-agent PPO policy (HAN encoder, pointer, Bayes conflicts) from a shipped checkpoint")
+          description="TapFinger multi-agent policy (heterogeneous graph attention encoder, pointer, Bayes "
+                      "conflicts) from a shipped checkpoint")
 def solve_tapfinger(instance: Instance, *, time_limit: float | None = None, seed: int = 0, **params: Any) -> Result:
     return _solve("tapfinger", instance, time_limit=time_limit, seed=seed, params=params, encoder="graph",
                   pointer=None)

@@ -5,6 +5,8 @@ sub-parsers of the shared ``train`` command; torch loads only when the command r
 
     edgebench train tapfinger --preset synthetic-3 --variant multi --steps 20000 --seed 0 --out runs/tf
     edgebench train tapfinger --preset synthetic-3 --variant multi --steps 40000 --seed 0 --out runs/tf --resume
+    edgebench train tapfinger --preset synthetic-3 --variant multi --steps 0 --bc-instances 400 --bc-epochs 10 \
+        --out runs/tfbc --export tf.pt      # behaviour cloning from the exact model (the shipped checkpoints)
 
 The run writes ``OUT/metrics.csv``, TensorBoard scalars under ``OUT/tb``, ``OUT/last.pt``
 (model, optimizer, RNG and training state: ``--resume`` continues from it), ``OUT/best.pt``
@@ -32,8 +34,11 @@ def _command(args: argparse.Namespace) -> str:
     parts = ["edgebench train tapfinger", f"--preset {args.preset}", f"--variant {args.variant}",
              f"--steps {args.steps}", f"--seed {args.seed}", f"--out {args.out}"]
     parts += [f"--set {s}" for s in args.set or []]
-    for opt in ("num_envs", "rollout_steps", "lr", "hidden", "layers", "heads", "encoder", "pointer", "eval_every",
-                "eval_episodes"):
+    for opt in ("num_envs", "rollout_steps", "lr", "hidden", "layers", "heads", "conv", "void_rule", "encoder",
+                "pointer", "eval_every", "eval_episodes", "ent_coef", "bc_instances", "bc_epochs", "bc_time_limit",
+                "bc_lr", "bc_eval_every"):
+        if getattr(args, opt) is None:
+            continue
         parts.append(f"--{opt.replace('_', '-')} {getattr(args, opt)}")
     return " ".join(parts)
 
@@ -53,11 +58,14 @@ def train_args_from_cli(args: argparse.Namespace):
     if args.hidden % args.heads:
         raise InputError("--hidden must be a multiple of --heads", file=CMDLINE, field="--hidden")
     model = tf.ModelConfig(hidden=args.hidden, layers=args.layers, heads=args.heads, encoder=args.encoder,
-                           pointer=args.pointer)
+                           pointer=args.pointer, conv=args.conv, void_rule=args.void_rule)
     return TrainArgs(preset=args.preset, variant=args.variant, gen_params=params, steps=args.steps, seed=args.seed,
-                     num_envs=args.num_envs, rollout_steps=args.rollout_steps, lr=args.lr,
+                     num_envs=args.num_envs, rollout_steps=args.rollout_steps, lr=args.lr, ent_coef=args.ent_coef,
                      eval_every=args.eval_every, eval_episodes=args.eval_episodes, threads=args.threads,
-                     model=model, out=args.out, resume=args.resume)
+                     model=model, out=args.out, resume=args.resume, bc_instances=args.bc_instances,
+                     bc_epochs=args.bc_epochs, bc_time_limit=args.bc_time_limit,
+                     bc_cache=None if args.bc_cache == "none" else args.bc_cache, bc_lr=args.bc_lr,
+                     bc_eval_every=args.bc_eval_every)
 
 
 def cmd_train_tapfinger(args: argparse.Namespace) -> int:
@@ -71,7 +79,8 @@ def cmd_train_tapfinger(args: argparse.Namespace) -> int:
     if args.export:
         tf.save_checkpoint(args.export, res["model"], res["layout"],
                            extra={"command": _command(args),
-                                  "eval": {k: v for k, v in final.items() if isinstance(v, (int, float))}})
+                                  "eval": {k: v for k, v in final.items() if isinstance(v, (int, float))},
+                                  "eval_cts": list(final.get("eval_cts", []))})
     sps = [h["sps"] for h in res["history"] if "sps" in h]
     print(f"done: {final.get('global_step', 0)} steps, held-out mean completion time "
           f"{first.get('eval_mean_ct', float('nan')):.3f} (random init) -> {final.get('eval_mean_ct', float('nan')):.3f}"
@@ -82,7 +91,8 @@ def cmd_train_tapfinger(args: argparse.Namespace) -> int:
 def add_train_parser(train_sub) -> argparse.ArgumentParser:
     """Add the ``tapfinger`` target to the ``train`` command's sub-parsers."""
     p = train_sub.add_parser(
-        "tapfinger", help="train TapFinger (placement family): multi-agent PPO, HAN encoder, pointer actor",
+        "tapfinger", help="train TapFinger (placement family): multi-agent PPO (optionally behaviour-cloned from the exact "
+             "model first), heterogeneous graph attention encoder, pointer actor",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Train the TapFinger policy with MAPPO on instances of a placement generator preset (default "
                     "num_tasks=24 per episode; override with --set). Writes OUT/metrics.csv, TensorBoard scalars "
@@ -91,12 +101,14 @@ def add_train_parser(train_sub) -> argparse.ArgumentParser:
         epilog="examples:\n"
                "  edgebench train tapfinger --preset synthetic-3 --variant multi --steps 20000 --seed 0 --out runs/tf\n"
                "  edgebench train tapfinger --variant single --steps 20000 --out runs/tf1 --export tf1.pt\n"
-               "  edgebench train tapfinger --steps 40000 --out runs/tf --resume\n")
+               "  edgebench train tapfinger --steps 40000 --out runs/tf --resume\n"
+               "  edgebench train tapfinger --bc-instances 400 --bc-epochs 10 --steps 0 --out runs/tfbc --export tf.pt\n")
     p.set_defaults(func=cmd_train_tapfinger)
     p.add_argument("--preset", default="synthetic-3", metavar="P", help="placement preset (default synthetic-3)")
     p.add_argument("--variant", choices=("single", "multi"), default="multi", help="single- or multi-task (default multi)")
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="generator parameter override (repeatable)")
-    p.add_argument("--steps", type=_pos_int, default=20_000, metavar="N", help="environment steps in all (default 20000)")
+    p.add_argument("--steps", type=_nonneg_int, default=20_000, metavar="N",
+                   help="MAPPO environment steps in all (default 20000; 0 with --bc-*: behaviour cloning only)")
     p.add_argument("--seed", type=_nonneg_int, default=0, metavar="S", help="training seed (default 0)")
     p.add_argument("--out", required=True, metavar="DIR", help="run folder")
     p.add_argument("--resume", action="store_true", help="continue from OUT/last.pt")
@@ -107,10 +119,29 @@ def add_train_parser(train_sub) -> argparse.ArgumentParser:
     p.add_argument("--hidden", type=_pos_int, default=64, metavar="D", help="embedding width (default 64; paper 256)")
     p.add_argument("--layers", type=_pos_int, default=2, metavar="L", help="graph layers (default 2; paper 6)")
     p.add_argument("--heads", type=_pos_int, default=4, metavar="H", help="attention heads (default 4)")
+    p.add_argument("--conv", choices=("fused", "hgt", "gat"), default="fused",
+                   help="graph attention layer: fused (default; all node/edge types in one pass), hgt (PyG HGTConv) "
+                        "or gat (HeteroConv of GATConv per edge type)")
+    p.add_argument("--void-rule", choices=("system", "cluster"), default="system",
+                   help="when the pointer may choose void: system (default; while any cluster runs a task) or cluster "
+                        "(the first checkpoints' rule)")
     p.add_argument("--encoder", choices=("graph", "mlp"), default="graph", help="graph (default) or mlp (ablation)")
     p.add_argument("--pointer", choices=("pointer", "random"), default="pointer",
                    help="pointer (default) or random task selection (ablation)")
     p.add_argument("--eval-every", type=_nonneg_int, default=5, metavar="U", help="updates between evaluations")
     p.add_argument("--eval-episodes", type=_pos_int, default=4, metavar="K", help="held-out episodes per evaluation")
     p.add_argument("--threads", type=_pos_int, default=1, metavar="K", help="torch CPU threads (default 1)")
+    p.add_argument("--ent-coef", type=float, default=0.01, metavar="C", help="PPO entropy bonus (default 0.01)")
+    g = p.add_argument_group("behaviour-cloning warm start (a deviation from the paper; default off: pure MAPPO)")
+    g.add_argument("--bc-instances", type=_nonneg_int, default=0, metavar="K",
+                   help="training instances solved by placement-milp whose schedules are imitated (default 0: off)")
+    g.add_argument("--bc-epochs", type=_nonneg_int, default=0, metavar="E", help="supervised epochs before MAPPO")
+    g.add_argument("--bc-time-limit", type=_pos_float, default=5.0, metavar="S",
+                   help="seconds per exact solve, one thread (default 5)")
+    g.add_argument("--bc-cache", default="runs/tapfinger-expert", metavar="DIR",
+                   help="folder of cached expert schedules (default runs/tapfinger-expert; 'none': no cache)")
+    g.add_argument("--bc-lr", type=_pos_float, default=None, metavar="LR", help="learning rate of the BC epochs "
+                   "(default: --lr)")
+    g.add_argument("--bc-eval-every", type=_nonneg_int, default=0, metavar="E",
+                   help="BC epochs between held-out evaluations (default 0: after the last)")
     return p

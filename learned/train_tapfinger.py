@@ -8,6 +8,13 @@ conflict; agents whose only action was void this step (idle or full clusters) ar
 the policy loss. Variant "multi": several logical steps per real interval (the env handles
 them; intermediate rewards are 0) and gamma = 1.
 
+Optional behaviour-cloning warm start (``bc_instances`` / ``bc_epochs``; a documented deviation
+from the paper, which trains MAPPO from scratch): training instances are solved by the exact
+model (``placement-milp``, cached as JSON), each schedule is replayed through the env
+(:func:`replay_expert`, which reproduces the exact objective) and the policy is fitted to the
+expert's pointer and allocation choices (cross-entropy on the masked logits) and its value head
+to the expert's returns (:func:`behaviour_cloning`); MAPPO then fine-tunes for ``steps``.
+
 Training instances are drawn from the generator with seeds in [0, 10**9) from the run's
 RNG; evaluation uses the held-out seeds 10**9 + k (k = 0 .. eval_episodes-1), greedy actions.
 See ``docs/tapfinger.md``.
@@ -26,7 +33,8 @@ import numpy as np
 
 from edgebench.learned import tapfinger as tf
 
-__all__ = ["TrainArgs", "train", "evaluate", "EVAL_SEED_BASE"]
+__all__ = ["TrainArgs", "train", "evaluate", "EVAL_SEED_BASE", "expert_schedule", "replay_expert", "expert_seeds",
+           "expert_dataset", "behaviour_cloning"]
 
 EVAL_SEED_BASE = 10**9
 
@@ -56,6 +64,13 @@ class TrainArgs:
     model: tf.ModelConfig = field(default_factory=tf.ModelConfig)
     out: str | None = None  # folder: metrics.csv, TensorBoard events, last.pt, best.pt
     resume: bool = False  # continue from out/last.pt
+    # behaviour-cloning warm start from the exact model's schedules (0 instances: pure MAPPO, the paper)
+    bc_instances: int = 0  # training instances solved by placement-milp (cached under bc_cache)
+    bc_epochs: int = 0  # supervised epochs over the expert's states before MAPPO
+    bc_time_limit: float = 5.0  # seconds per exact solve (one thread)
+    bc_cache: str | None = "runs/tapfinger-expert"  # folder of cached expert schedules (None: no cache)
+    bc_lr: float | None = None  # None: lr
+    bc_eval_every: int = 0  # BC epochs between held-out evaluations (0: only after the last)
 
     def resolved_gamma(self) -> float:
         return self.gamma if self.gamma is not None else (1.0 if self.variant == "multi" else 0.99)
@@ -64,7 +79,8 @@ class TrainArgs:
 def evaluate(model, args: TrainArgs, lay: tf.EnvLayout, *, episodes: int | None = None,
              greedy: bool = True) -> dict[str, float]:
     """Episodes on the held-out seeds 10**9 + k (greedy, or sampled with seed k): mean completion
-    time (steps) over episodes, fraction of episodes that finished every task, ms per decision."""
+    time (steps) over episodes, fraction of episodes that finished every task, ms per decision,
+    and the per-episode mean completion times ("eval_cts")."""
     from edgebench.instances.generators import generate
 
     env = tf.make_env(preset=args.preset, params=args.gen_params, variant=args.variant, lay=lay)
@@ -76,7 +92,7 @@ def evaluate(model, args: TrainArgs, lay: tf.EnvLayout, *, episodes: int | None 
         dones.append(out["done"])
         dt.append(out["decision_time"])
     return {"eval_mean_ct": float(np.mean(cts)), "eval_done": float(np.mean(dones)),
-            "ms_per_decision": 1000.0 * float(np.mean(dt))}
+            "ms_per_decision": 1000.0 * float(np.mean(dt)), "eval_cts": [float(c) for c in cts]}
 
 
 def _logp_entropy(model, batch: dict, idx: np.ndarray):
@@ -119,12 +135,16 @@ def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict
     out = Path(args.out) if args.out else None
     history: list[dict[str, Any]] = []
     global_step, update, best = 0, 0, float("inf")
+    bc_done = False
     if out is not None and args.resume and (out / "last.pt").is_file():
         blob = torch.load(out / "last.pt", map_location="cpu", weights_only=False)
         model.load_state_dict(blob["state_dict"])
         opt.load_state_dict(blob["optimizer"])
+        for g in opt.param_groups:  # a resumed run may change the learning rate
+            g["lr"] = args.lr
         st = blob["extra"]["train_state"]
         global_step, update, best = st["global_step"], st["update"], st["best"]
+        bc_done = st.get("bc_done", False)
         rng.bit_generator.state = st["rng"]
         torch.set_rng_state(blob["extra"]["torch_rng"])
         history = st["history"]
@@ -144,7 +164,8 @@ def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict
         if out is not None:
             path = out / "metrics.csv"
             keys = ["update", "global_step", "sps", "episodes", "train_mean_ct", "policy_loss", "value_loss",
-                    "entropy", "approx_kl", "eval_mean_ct", "eval_done", "ms_per_decision"]
+                    "entropy", "approx_kl", "eval_mean_ct", "eval_done", "ms_per_decision", "bc_epoch", "bc_pointer",
+                    "bc_alloc", "bc_value", "bc_acc", "expert_mean_ct"]
             new = not path.exists()
             with open(path, "a", newline="") as fh:
                 w = csv.DictWriter(fh, fieldnames=keys, extrasaction="ignore")
@@ -166,6 +187,41 @@ def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict
         record(row)
         if log:
             log(f"update 0: held-out mean completion time {row['eval_mean_ct']:.3f} (random init)")
+    def save_last() -> None:
+        if out is not None:
+            st = {"global_step": global_step, "update": update, "best": best, "rng": rng.bit_generator.state,
+                  "history": history, "bc_done": bc_done}
+            tf.save_checkpoint(out / "last.pt", model, lay, optimizer=opt,
+                               extra={"args": asdict(args), "train_state": st, "torch_rng": torch.get_rng_state()})
+
+    if args.bc_instances > 0 and args.bc_epochs > 0 and not bc_done and update == 0:
+        t_bc = time.perf_counter()
+        data = expert_dataset(args, lay, log=log)
+        if log:
+            log(f"expert: {data['instances']} instances ({data['skipped']} skipped), {len(data['slot'])} states, "
+                f"mean completion time {data['expert_mean_ct']:.3f}, {time.perf_counter() - t_bc:.0f} s")
+        bc_opt = torch.optim.Adam(model.parameters(), lr=args.bc_lr or args.lr, eps=1e-5)
+
+        def on_epoch(epoch: int, row: dict[str, float]) -> None:
+            nonlocal best
+            row = {"update": 0, "global_step": 0, "bc_epoch": epoch, "expert_mean_ct": data["expert_mean_ct"], **row}
+            if epoch == args.bc_epochs or (args.bc_eval_every and epoch % args.bc_eval_every == 0):
+                row.update(evaluate(model, args, lay))
+                if out is not None and row["eval_mean_ct"] < best:
+                    best = row["eval_mean_ct"]
+                    tf.save_checkpoint(out / "best.pt", model, lay, extra={"args": asdict(args), "eval": row})
+            record(row)
+            if log:
+                msg = (f"bc epoch {epoch}/{args.bc_epochs} pointer {row['bc_pointer']:.3f} alloc {row['bc_alloc']:.3f} "
+                       f"value {row['bc_value']:.3f} acc {row['bc_acc']:.3f}")
+                if "eval_mean_ct" in row:
+                    msg += f" eval_ct {row['eval_mean_ct']:.3f} (expert on training instances {data['expert_mean_ct']:.3f})"
+                log(msg)
+
+        behaviour_cloning(model, bc_opt, data, args, rng, on_epoch=on_epoch)
+        bc_done = True
+        del data
+        save_last()
     obs = [new_episode(env) for env in envs]
     ep_ret = np.zeros(args.num_envs)
     t_start = time.perf_counter()
@@ -260,12 +316,212 @@ def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict
             if "eval_mean_ct" in row:
                 msg += f" eval_ct {row['eval_mean_ct']:.3f} done {row['eval_done']:.2f}"
             log(msg)
-        if out is not None:
-            st = {"global_step": global_step, "update": update, "best": best, "rng": rng.bit_generator.state,
-                  "history": history}
-            tf.save_checkpoint(out / "last.pt", model, lay, optimizer=opt,
-                               extra={"args": asdict(args), "train_state": st, "torch_rng": torch.get_rng_state()})
+        save_last()
     if writer is not None:
         writer.close()
     final = next((h for h in reversed(history) if "eval_mean_ct" in h), {})
     return {"model": model, "layout": lay, "history": history, "final": final}
+
+
+# ---- behaviour cloning from the exact model (a documented deviation from the paper) ----------
+
+
+def expert_schedule(instance, *, time_limit: float = 5.0, seed: int = 0) -> dict[str, Any]:
+    """The exact fixed-allocation model's schedule of an instance (``placement-milp``, one
+    thread): {"status", "objective" (total completion time), "tasks": [(cluster, start, cpu,
+    gpu)]}."""
+    from edgebench import registry
+
+    res = registry.solve(instance, "placement-milp", time_limit=time_limit, seed=seed, threads=1)
+    sol = res.solution
+    if sol.decisions is None:
+        return {"status": sol.status, "objective": None, "tasks": None}
+    tasks = [(d.cluster, d.start, d.cpu, d.gpu) for d in sol.decisions.tasks]
+    return {"status": sol.status, "objective": float(sol.objective), "tasks": tasks}
+
+
+def replay_expert(env, lay: tf.EnvLayout, instance, tasks: list, *, seed: int = 0,
+                  void_rule: str = "system") -> dict[str, Any]:
+    """Replay a fixed-allocation schedule ``tasks`` [(cluster, start, cpu, gpu)] through the env
+    (reset on ``instance``). At every logical step each cluster starts its next expert task whose
+    start is now (shortest run first; the multi variant starts several per real step over logical
+    steps) or sends the void action. Returns the visited states with the expert's labels as
+    arrays (leading axis = state): obs, ids, masks, void_ok, slot (P = void), alloc (flat grid
+    index), m, active, reward (per agent), plus "objectives" (the referee's, None if the replay
+    did not finish), "ok" (every expert action was allowed by the env mask and started as
+    planned)."""
+    obs, _ = env.reset(seed=seed, options={"instance": instance})
+    sim = env.sim
+    P, G1 = lay.pending_size, lay.max_gpu + 1
+    by_cluster: dict[int, list[int]] = {}
+    for j, (n, s, c, g) in enumerate(tasks):
+        by_cluster.setdefault(int(n), []).append(j)
+    dur = {j: sim.run_steps(j, tasks[j][2], tasks[j][3]) or 0 for j in range(len(tasks))}
+    recs: dict[str, list] = {k: [] for k in ("obs", "ids", "masks", "void_ok", "slot", "alloc", "m", "active",
+                                             "reward")}
+    ok = True
+    info: dict = {}
+    while env.agents:
+        o = np.stack([obs[a]["observation"] for a in env.possible_agents])
+        ids = tf.pending_ids(env, lay)
+        masks = tf.masks_from_obs(env, obs, lay)
+        slot = np.full(lay.n, P, dtype=np.int64)
+        alloc = np.zeros(lay.n, dtype=np.int64)
+        actions = {}
+        planned = {}
+        for n, a in enumerate(env.possible_agents):
+            due = [j for j in by_cluster.get(n, []) if tasks[j][1] == sim.t and not sim.is_started(j)]
+            due.sort(key=lambda j: (dur[j], j))
+            actions[a] = env.void_action(a)
+            if not due:
+                continue
+            j = due[0]
+            pend = list(ids[n])
+            if j not in pend:
+                ok = False  # outside the pending window: the env cannot start it now
+                continue
+            s, c, g = pend.index(j), tasks[j][2], tasks[j][3]
+            act = env.encode_action(a, s, c, g)
+            if not obs[a]["action_mask"][act]:
+                ok = False
+                continue
+            slot[n], alloc[n] = s, c * G1 + g
+            actions[a] = act
+            planned[a] = j
+        recs["obs"].append(o)
+        recs["ids"].append(ids)
+        recs["masks"].append(masks)
+        recs["void_ok"].append(tf.void_allowed(env, lay, void_rule))
+        recs["slot"].append(slot)
+        recs["alloc"].append(alloc)
+        recs["m"].append((slot < P).astype(np.int64))
+        recs["active"].append(masks.reshape(lay.n, -1).any(-1))
+        obs, rew, _, _, infos = env.step(actions)
+        recs["reward"].append(np.array([rew.get(a, 0.0) for a in env.possible_agents]))
+        info = next(iter(infos.values()))
+        for a, j in planned.items():
+            if infos[a].get("started") != j:
+                ok = False
+    out = {k: np.stack(v) for k, v in recs.items()}
+    out["objectives"] = info.get("objectives")
+    out["ok"] = ok
+    return out
+
+
+def expert_seeds(args: TrainArgs) -> list[int]:
+    """Training-instance seeds of the expert data set: drawn in [0, 10**9) (never a held-out
+    seed 10**9 + k) from an RNG of its own, so that adding instances keeps the earlier ones."""
+    rng = np.random.default_rng([args.seed, 20_061])
+    return [int(s) for s in rng.integers(0, EVAL_SEED_BASE, size=args.bc_instances)]
+
+
+def _cache_key(args: TrainArgs, seed: int) -> str:
+    import hashlib
+
+    spec = json.dumps({"preset": args.preset, "variant": args.variant, "params": args.gen_params, "seed": seed,
+                       "time_limit": args.bc_time_limit}, sort_keys=True, default=str)
+    return hashlib.sha256(spec.encode()).hexdigest()[:20]
+
+
+def expert_dataset(args: TrainArgs, lay: tf.EnvLayout, *, log: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Solve ``args.bc_instances`` training instances with the exact model (cached as JSON under
+    ``args.bc_cache``), replay each schedule through the env and return the stacked states and
+    expert labels (see :func:`replay_expert`) plus "ret" (per-agent discounted returns of the
+    expert, reward-scaled) and "expert_mean_ct" (mean over instances). Instances whose replay
+    does not reproduce the exact objective are left out (counted in "skipped")."""
+    from edgebench.instances.generators import generate
+
+    cache = Path(args.bc_cache) if args.bc_cache else None
+    if cache is not None:
+        cache.mkdir(parents=True, exist_ok=True)
+    env = tf.make_env(preset=args.preset, params=args.gen_params, variant=args.variant, lay=lay)
+    gamma = args.resolved_gamma()
+    parts: list[dict[str, Any]] = []
+    cts: list[float] = []
+    skipped = 0
+    t0 = time.perf_counter()
+    for i, seed in enumerate(expert_seeds(args)):
+        inst = generate("placement", args.preset, seed=seed, variant=args.variant, **args.gen_params)
+        path = cache / f"{_cache_key(args, seed)}.json" if cache is not None else None
+        if path is not None and path.is_file():
+            sol = json.loads(path.read_text())
+        else:
+            sol = expert_schedule(inst, time_limit=args.bc_time_limit)
+            if path is not None:
+                tmp = path.with_name(path.name + ".tmp")
+                tmp.write_text(json.dumps(sol))
+                tmp.replace(path)
+        if sol["tasks"] is None:
+            skipped += 1
+            continue
+        rep = replay_expert(env, lay, inst, [tuple(t) for t in sol["tasks"]], void_rule=args.model.void_rule)
+        obj = rep["objectives"]
+        if not rep["ok"] or obj is None or float(obj["total_completion_time"]) != sol["objective"]:
+            skipped += 1
+            continue
+        r = rep.pop("reward") * args.reward_scale
+        ret = np.zeros_like(r)
+        acc = np.zeros(r.shape[1])
+        for t in reversed(range(len(r))):
+            acc = r[t] + gamma * acc
+            ret[t] = acc
+        rep["ret"] = ret
+        del rep["objectives"], rep["ok"]
+        parts.append(rep)
+        cts.append(sol["objective"] / env.sim.num_tasks)
+        if log and (i + 1) % 50 == 0:
+            log(f"expert: {i + 1}/{args.bc_instances} instances, {time.perf_counter() - t0:.0f} s")
+    data = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]} if parts else {}
+    data["expert_mean_ct"] = float(np.mean(cts)) if cts else float("nan")
+    data["skipped"] = skipped
+    data["instances"] = len(parts)
+    return data
+
+
+def behaviour_cloning(model, opt, data: dict[str, Any], args: TrainArgs, rng: np.random.Generator, *,
+                      on_epoch: Callable[[int, dict[str, float]], None] | None = None) -> list[dict[str, float]]:
+    """Supervised warm start on the expert's states: cross-entropy of the pointer on the
+    expert's slot (void included; labels the void rule forbids are left out), of the allocation
+    head on the expert's (cpu, gpu) (for the agents that start a task), and the value head
+    regressed on the expert's returns. The stored masks are applied as in the policy."""
+    import torch
+
+    S = len(data["slot"])
+    rows = []
+    for epoch in range(args.bc_epochs):
+        model.train()
+        perm = rng.permutation(S)
+        tot = {"bc_pointer": 0.0, "bc_alloc": 0.0, "bc_value": 0.0, "bc_acc": 0.0}
+        nb = 0
+        for s in range(0, S, args.minibatch):
+            idx = perm[s:s + args.minibatch]
+            masks = torch.as_tensor(data["masks"][idx])
+            logits, z, clus, values = model(data["obs"][idx], data["ids"][idx], masks, data["void_ok"][idx])
+            slot = torch.as_tensor(data["slot"][idx])
+            lsm = torch.log_softmax(logits, -1)
+            lp = lsm.gather(-1, slot.unsqueeze(-1)).squeeze(-1)
+            allowed = logits.gather(-1, slot.unsqueeze(-1)).squeeze(-1) > tf.NEG / 2
+            use = torch.as_tensor(data["active"][idx]) & allowed
+            pl = -lp[use].mean() if use.any() else torch.zeros(())
+            m = torch.as_tensor(data["m"][idx]).bool() & allowed
+            al = model.alloc_logits(z, clus, slot, masks)
+            la = torch.log_softmax(al, -1).gather(-1, torch.as_tensor(data["alloc"][idx]).unsqueeze(-1)).squeeze(-1)
+            alo = -la[m].mean() if m.any() else torch.zeros(())
+            vl = 0.5 * ((values - torch.as_tensor(data["ret"][idx], dtype=torch.float32)) ** 2).mean()
+            loss = pl + alo + args.vf_coef * vl
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), args.max_grad_norm)
+            opt.step()
+            with torch.no_grad():
+                acc = (logits.argmax(-1) == slot)[use].float().mean().item() if use.any() else float("nan")
+            tot["bc_pointer"] += pl.item()
+            tot["bc_alloc"] += alo.item()
+            tot["bc_value"] += vl.item()
+            tot["bc_acc"] += acc
+            nb += 1
+        row = {k: v / max(nb, 1) for k, v in tot.items()}
+        rows.append(row)
+        if on_epoch is not None:
+            on_epoch(epoch + 1, row)
+    return rows
