@@ -1,0 +1,168 @@
+"""Speed of the learned policies (issues 7 and 8): inference time per decision of TapFinger
+and CES-PPO, measured side by side in one run through the solver registry (so that new
+checkpoints drop in), and the training throughput of a tiny training run of each.
+
+* ``test_inference[tapfinger-synthetic-3-multi | -single | tapfinger-hetero-6-multi]``: the
+  shipped TapFinger checkpoint on held-out placement instances (``num_tasks = 24``, generator
+  seeds 10^9 + k, k < 2); ``test_inference[ces-ppo-thesis]``: the shipped CES-PPO checkpoint on
+  one held-out thesis instance per job size 3..8 (seeds 3*10^9 + 100 n). One round = every
+  instance solved once with ``registry.solve``. ``extra_info``:
+
+  - ``decisions``: decisions per round, from the solvers' ``stats["decisions"]`` (TapFinger: joint
+    decisions of all cluster agents, one per environment step; CES-PPO: policy steps, one per
+    task node and per routed task link);
+  - ``ms_per_decision``: end-to-end wall time of the round / decisions (checkpoint load, the
+    environment, the solution and its evaluation included) — the number held against the
+    targets, TapFinger <= 5 ms and CES-PPO <= 2 ms (``target_ms``, ``meets_target``);
+  - ``policy_ms_per_decision`` (TapFinger only): the policy's own time per joint decision as
+    the solver reports it (``stats["ms_per_decision"]``: the network forward passes and the
+    conflict resolution, without the environment).
+
+  The timings use the fastest of the rounds measured by this file (``time.perf_counter``), so
+  they exist with benchmarks disabled too (then one round).
+* ``test_training_throughput[tapfinger | ces-ppo]``: a tiny training run into a temporary folder
+  with the shipped checkpoints' settings (TapFinger: synthetic-3 multi, default model — hidden 64,
+  2 layers, 4 heads — 8 envs x 32 steps per update, 512 environment steps; CES-PPO: thesis, hidden
+  128, 4 envs x 128 steps per update, 1024 decisions), ``extra_info["env_steps_per_s"]`` = the trainer's own ``sps`` of its last
+  update (from ``metrics.csv`` / ``progress.csv``) and ``wall_steps_per_s`` = steps / wall time
+  of the whole call (setup and evaluation included).
+
+Torch runs on one thread. Run:
+    .venv/bin/python -m pytest bench/bench_learned.py --benchmark-enable -q
+(without ``--benchmark-enable`` each test runs once, as a smoke test).
+"""
+
+from __future__ import annotations
+
+import csv
+import inspect
+import time
+from pathlib import Path
+
+import pytest
+
+from edgebench import registry
+from edgebench.instances.generators import generate
+
+TARGET_MS = {"tapfinger": 5.0, "ces-ppo": 2.0}
+PLACEMENT_SEED_BASE = 10**9
+MAPPING_SEED_BASE = 3 * 10**9
+
+CASES = {
+    "tapfinger-synthetic-3-multi": ("tapfinger", [("placement", "synthetic-3", PLACEMENT_SEED_BASE + k,
+                                                   {"num_tasks": 24, "variant": "multi"}) for k in range(2)]),
+    "tapfinger-synthetic-3-single": ("tapfinger", [("placement", "synthetic-3", PLACEMENT_SEED_BASE + k,
+                                                    {"num_tasks": 24, "variant": "single"}) for k in range(2)]),
+    "tapfinger-hetero-6-multi": ("tapfinger", [("placement", "hetero-6", PLACEMENT_SEED_BASE + k,
+                                                {"num_tasks": 24, "variant": "multi"}) for k in range(2)]),
+    "ces-ppo-thesis": ("ces-ppo", [("mapping", "thesis", MAPPING_SEED_BASE + 100 * n, {"task_nodes": n})
+                                   for n in range(3, 9)]),
+}
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread():
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_inference(benchmark, case):
+    solver, specs = CASES[case]
+    instances = [generate(fam, preset, seed=seed, **kw) for fam, preset, seed, kw in specs]
+    rounds: list[float] = []
+    policy_ms: list[float] = []
+    decisions: list[int] = []
+
+    def run():
+        decisions.clear()
+        policy_ms.clear()
+        t0 = time.perf_counter()
+        statuses = []
+        for inst in instances:
+            res = registry.solve(inst, solver, seed=0)
+            statuses.append(res.status)
+            decisions.append(int(res.stats["decisions"]))
+            if "ms_per_decision" in res.stats:
+                policy_ms.append(float(res.stats["ms_per_decision"]) * int(res.stats["decisions"]))
+        rounds.append(time.perf_counter() - t0)
+        return statuses
+
+    run()  # imports, checkpoint files in the page cache: outside the measurement
+    rounds.clear()
+    statuses = benchmark.pedantic(run, rounds=3, iterations=1, warmup_rounds=0)
+    assert all(s == "feasible" for s in statuses), statuses
+    n = sum(decisions)
+    assert n > 0
+    ms = 1000.0 * min(rounds) / n
+    benchmark.extra_info.update({
+        "solver": solver, "instances": len(instances), "decisions": n, "ms_per_decision": ms,
+        "target_ms": TARGET_MS[solver], "meets_target": ms <= TARGET_MS[solver],
+    })
+    if policy_ms:
+        benchmark.extra_info["policy_ms_per_decision"] = sum(policy_ms) / n
+
+
+def _last_sps(path: Path) -> float | None:
+    if not path.is_file():
+        return None
+    with open(path, newline="") as fh:
+        rows = [r for r in csv.DictReader(fh) if r.get("sps") not in (None, "")]
+    return float(rows[-1]["sps"]) if rows else None
+
+
+def _train_tapfinger(out: Path) -> tuple[int, Path]:
+    from edgebench.learned import tapfinger
+    from edgebench.learned import train_tapfinger as tt
+
+    steps = 512
+    args = tt.TrainArgs(preset="synthetic-3", variant="multi", steps=steps, seed=0, num_envs=8, rollout_steps=32,
+                        eval_every=0, eval_episodes=1, threads=1, out=str(out), model=tapfinger.ModelConfig())
+    tt.train(args, log=None)
+    return steps, out / "metrics.csv"
+
+
+def _train_ces_ppo(out: Path) -> tuple[int, Path]:
+    from edgebench.learned import train_ces_ppo as tc
+
+    steps = 1024
+    kw = dict(variant="ces-ppo", preset="thesis", total_steps=steps, seed=1, num_envs=4, num_steps=128,
+              eval_seeds=1, eval_every=0, threads=1)
+    fields = inspect.signature(tc.Args).parameters
+    if "expert_cache" in fields:
+        kw["expert_cache"] = None
+    args = tc.Args(**{k: v for k, v in kw.items() if k in fields})
+    train_params = inspect.signature(tc.train).parameters
+    extra = {"tensorboard": False} if "tensorboard" in train_params else {}
+    tc.train(args, out, log=None, **extra)
+    return steps, out / "progress.csv"
+
+
+TRAINERS = {"tapfinger": _train_tapfinger, "ces-ppo": _train_ces_ppo}
+
+
+@pytest.mark.parametrize("policy", list(TRAINERS))
+def test_training_throughput(benchmark, policy, tmp_path):
+    walls: list[float] = []
+    sps: list[float] = []
+    count = [0]
+
+    def run():
+        count[0] += 1
+        out = tmp_path / f"run{count[0]}"
+        t0 = time.perf_counter()
+        steps, csv_path = TRAINERS[policy](out)
+        walls.append(steps / (time.perf_counter() - t0))
+        s = _last_sps(csv_path)
+        if s is not None:
+            sps.append(s)
+        return steps
+
+    steps = benchmark.pedantic(run, rounds=1, iterations=1, warmup_rounds=0)
+    assert steps > 0
+    benchmark.extra_info.update({"policy": policy, "steps": steps, "wall_steps_per_s": max(walls),
+                                 "env_steps_per_s": max(sps) if sps else None})
