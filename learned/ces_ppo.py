@@ -33,6 +33,7 @@ torch is imported only inside functions (the registry imports this module to lis
 from __future__ import annotations
 
 import functools
+import math
 import time
 from pathlib import Path
 from typing import Any
@@ -314,17 +315,18 @@ def load_policy(path: str | Path) -> LoadedPolicy:
 
 
 def run_policy(policy: LoadedPolicy, instance, *, greedy: bool = True, seed: int = 0,
-               deadline: float | None = None) -> tuple[Any, dict[str, Any]]:
+               deadline: float | None = None, generator=None) -> tuple[Any, dict[str, Any]]:
     """Play one episode of ``instance`` with the policy. Returns (MappingDecisions or None,
     info) with info = {"decisions": steps of the policy, "objectives", "feasible",
-    "dead_end", "timeout"}."""
+    "dead_end", "timeout"}. Sampling (``greedy=False``) uses ``generator`` (a
+    torch.Generator) or one seeded with ``seed``."""
     import torch
 
     env = make_env(policy.variant, instance, max_nodes=policy.max_nodes, max_tasks=policy.max_tasks,
                    max_levels=policy.max_levels)
     gen = None
     if not greedy:
-        gen = torch.Generator().manual_seed(int(seed))
+        gen = generator if generator is not None else torch.Generator().manual_seed(int(seed))
     obs, info = env.reset(seed=int(seed))
     steps = 0
     while True:
@@ -350,10 +352,12 @@ def run_policy(policy: LoadedPolicy, instance, *, greedy: bool = True, seed: int
 SOLVER_PARAMS = {
     "checkpoint": "str, default: the shipped checkpoint of the variant (learned/checkpoints/)",
     "greedy": "bool, default true: argmax decisions; false samples the masked softmax with the solver seed",
+    "samples": "int >= 0, default 0: also play this many sampled episodes (torch generator seeded by the solver "
+               "seed) and return the best of them and the greedy (or greedy=false) one by the referee's composite",
 }
 
 
-def _parse(name: str, params: dict[str, Any]) -> tuple[Path, bool]:
+def _parse(name: str, params: dict[str, Any]) -> tuple[Path, bool, int]:
     unknown = set(params) - set(SOLVER_PARAMS)
     if unknown:
         raise InputError(f"unknown parameter of solver {name!r} (known: {', '.join(sorted(SOLVER_PARAMS))})",
@@ -364,14 +368,17 @@ def _parse(name: str, params: dict[str, Any]) -> tuple[Path, bool]:
     greedy = params.get("greedy", True)
     if not isinstance(greedy, bool):
         raise InputError(f"greedy must be true or false, got {greedy!r}", field="params.greedy")
-    return Path(ckpt), greedy
+    samples = params.get("samples", 0)
+    if isinstance(samples, bool) or not isinstance(samples, (int, np.integer)) or samples < 0:
+        raise InputError(f"samples must be a non-negative integer, got {samples!r}", field="params.samples")
+    return Path(ckpt), greedy, int(samples)
 
 
 def _solve(name: str, instance, time_limit: float | None, seed: int, params: dict[str, Any]) -> Result:
     started = time.perf_counter()
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise InputError(f"seed must be a non-negative integer, got {seed!r}", field="seed")
-    path, greedy = _parse(name, params)
+    path, greedy, samples = _parse(name, params)
     policy = load_policy(path)
     if policy.variant != name:
         raise InputError(f"the checkpoint is of variant {policy.variant!r}, not {name!r}", file=str(path),
@@ -383,6 +390,10 @@ def _solve(name: str, instance, time_limit: float | None, seed: int, params: dic
     deadline = None if time_limit is None else started + float(time_limit)
     decisions, info = run_policy(policy, instance, greedy=greedy, seed=int(seed), deadline=deadline)
     stats = {"decisions": info["decisions"], "checkpoint": str(path)}
+    if samples and not info.get("timeout"):
+        decisions, info, extra = _best_of_samples(policy, instance, samples, int(seed), deadline, decisions, info)
+        stats.update(extra)
+        stats["decisions"] = info["decisions"]
     if info.get("timeout"):
         return make_result(instance, name, status="timeout", seed=seed, params=params, started=started, stats=stats)
     if decisions is None:
@@ -393,6 +404,38 @@ def _solve(name: str, instance, time_limit: float | None, seed: int, params: dic
     return make_result(instance, name, status="feasible" if info["feasible"] else "error", decisions=decisions,
                        seed=seed, params=params, objective=(info["objectives"] or {}).get("composite"),
                        started=started, stats=stats)
+
+
+def _score(decisions, info) -> float:
+    if decisions is None or not info.get("feasible"):
+        return -math.inf
+    return float((info.get("objectives") or {}).get("composite", -math.inf))
+
+
+def _best_of_samples(policy: LoadedPolicy, instance, samples: int, seed: int, deadline: float | None, decisions,
+                     info) -> tuple[Any, dict[str, Any], dict[str, Any]]:
+    """Best of the first episode and ``samples`` sampled ones (one torch generator seeded by
+    ``seed``, so the result is a function of the seed) by the referee's composite; stops at the
+    deadline with the best so far."""
+    import torch
+
+    gen = torch.Generator().manual_seed(seed)
+    best, best_info, best_score, chosen = decisions, info, _score(decisions, info), -1
+    first = best_score
+    played = 0
+    for i in range(samples):
+        if deadline is not None and time.perf_counter() > deadline:
+            break
+        d, inf = run_policy(policy, instance, greedy=False, deadline=deadline, generator=gen)
+        if inf.get("timeout"):
+            break
+        played += 1
+        sc = _score(d, inf)
+        if sc > best_score:
+            best, best_info, best_score, chosen = d, inf, sc, i
+    extra = {"samples": played, "chosen_sample": chosen,
+             "first_composite": None if first == -math.inf else first}
+    return best, best_info, extra
 
 
 @register("ces-ppo", families=("mapping",), kind="learned",

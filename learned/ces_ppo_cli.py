@@ -6,6 +6,7 @@ sub-parsers of the shared ``train`` command; torch loads only when the command r
     edgebench train ces-ppo --preset thesis --steps 200000 --seed 1 --out runs/ces-ppo
     edgebench train ces-ppo --variant ces-ppo-noheur --steps 200000 --seed 1 --out runs/noheur
     edgebench train ces-ppo --steps 400000 --seed 1 --out runs/ces-ppo --resume
+    edgebench train ces-ppo --bc-instances 2000 --bc-epochs 60 --ent-coef 0.001 --node-head --steps 40000 --seed 1 --out runs/ces-ppo-bc
 
 The run writes ``OUT/checkpoint.pt`` (latest model, optimizer, RNG states and the held-out
 evaluation), ``OUT/progress.csv`` and TensorBoard events in ``OUT/tb``; it prints one progress
@@ -18,13 +19,14 @@ from __future__ import annotations
 
 import argparse
 
+from edgebench.argtypes import nonneg_int as _nonneg_int
 from edgebench.argtypes import parse_assignments
 from edgebench.argtypes import positive_float as _pos_float
 from edgebench.argtypes import positive_int as _pos_int
 from edgebench.argtypes import seed as _seed
 from edgebench.errors import InputError
 
-__all__ = ["add_train_parser", "cmd_train_ces_ppo"]
+__all__ = ["COMPARED", "add_train_parser", "cmd_train_ces_ppo", "compare", "markdown_tables"]
 
 CMDLINE = "<command line>"
 
@@ -42,15 +44,23 @@ def cmd_train_ces_ppo(args: argparse.Namespace) -> int:
             raise InputError(exc.args[0] if exc.args else str(exc), file=CMDLINE, field="--set") from None
     targs = Args(variant=args.variant, preset=args.preset, params=params, total_steps=args.steps, seed=args.seed,
                  num_envs=args.num_envs, num_steps=args.num_steps, learning_rate=args.lr,
-                 eval_seeds=args.eval_seeds, eval_every=args.eval_every, threads=args.threads)
+                 eval_seeds=args.eval_seeds, eval_every=args.eval_every, threads=args.threads,
+                 bc_instances=args.bc_instances, bc_epochs=args.bc_epochs, bc_lr=args.bc_lr,
+                 expert_cache=None if args.expert_cache == "none" else args.expert_cache)
+    if args.ent_coef is not None:
+        targs.ent_coef = args.ent_coef
+    targs.hidden = args.hidden
+    targs.node_head = args.node_head
     try:
         targs.check()
     except InputError as exc:
         raise InputError(exc.args[0] if exc.args else str(exc), file=CMDLINE, field=exc.field) from None
     summary = train(targs, args.out, resume=args.resume, log=lambda s: print(s, flush=True),
                     tensorboard=not args.no_tensorboard)
+    bc = summary.get("bc_composite")
+    bc_text = "" if bc is None else f" -> {bc:.4f} (behaviour cloning)"
     print(f"done: {summary['global_step']} steps, held-out composite {summary['initial_composite']:.4f} (random "
-          f"init) -> {summary['final_composite']:.4f}, {summary['throughput_sps']:.0f} steps/s; checkpoint "
+          f"init){bc_text} -> {summary['final_composite']:.4f}, {summary['throughput_sps']:.0f} steps/s; checkpoint "
           f"{summary['checkpoint']}")
     return 0
 
@@ -68,14 +78,16 @@ def add_train_parser(train_sub) -> argparse.ArgumentParser:
         epilog="examples:\n"
                "  edgebench train ces-ppo --preset thesis --steps 200000 --seed 1 --out runs/ces-ppo\n"
                "  edgebench train ces-ppo --variant ppo-balance --steps 100000 --seed 1 --out runs/ppo-balance\n"
-               "  edgebench train ces-ppo --steps 400000 --seed 1 --out runs/ces-ppo --resume\n")
+               "  edgebench train ces-ppo --steps 400000 --seed 1 --out runs/ces-ppo --resume\n"
+               "  edgebench train ces-ppo --steps 40000 --seed 1 --bc-instances 2000 --bc-epochs 60 --ent-coef 0.001 "
+               "--node-head --out runs/ces-ppo-bc\n")
     p.set_defaults(func=cmd_train_ces_ppo)
     p.add_argument("--variant", choices=VARIANTS, default="ces-ppo",
                    help="ces-ppo (default), ces-ppo-noheur (no heuristic reward) or ppo-balance")
     p.add_argument("--preset", default="thesis", metavar="P", help="mapping generator preset (default thesis)")
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="generator parameter override (repeatable)")
-    p.add_argument("--steps", type=_pos_int, default=100_000, metavar="N",
-                   help="environment decisions in all (default 100000)")
+    p.add_argument("--steps", type=_nonneg_int, default=100_000, metavar="N",
+                   help="environment decisions of PPO in all (default 100000; 0 only with --bc-instances)")
     p.add_argument("--seed", type=_seed, default=1, metavar="S", help="training seed (default 1)")
     p.add_argument("--out", required=True, metavar="DIR", help="output folder (created if needed)")
     p.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint.pt")
@@ -88,4 +100,121 @@ def add_train_parser(train_sub) -> argparse.ArgumentParser:
                    help="updates between evaluations and checkpoints (default 20)")
     p.add_argument("--threads", type=_pos_int, default=1, metavar="K", help="torch threads (default 1)")
     p.add_argument("--no-tensorboard", action="store_true", help="skip the TensorBoard events")
+    p.add_argument("--ent-coef", type=float, default=None, metavar="X", help="entropy coefficient (default 0.01)")
+    p.add_argument("--hidden", type=_pos_int, default=128, metavar="H", help="encoder width (default 128)")
+    p.add_argument("--node-head", action="store_true",
+                   help="add the per-node scorer to the mapping head (used by the shipped checkpoints)")
+    bc = p.add_argument_group("behaviour-cloning warm start from the exact optimum (a deviation from the thesis)")
+    bc.add_argument("--bc-instances", type=_nonneg_int, default=0, metavar="K",
+                    help="training instances solved exactly (mapping-exact, composite) and replayed before PPO "
+                         "(default 0: pure PPO as in the thesis)")
+    bc.add_argument("--bc-epochs", type=_pos_int, default=40, metavar="E", help="supervised epochs (default 40)")
+    bc.add_argument("--bc-lr", type=_pos_float, default=1e-3, metavar="X", help="supervised learning rate (1e-3)")
+    bc.add_argument("--expert-cache", default="runs/expert-cache", metavar="DIR",
+                    help="JSON cache of the exact solutions (default runs/expert-cache; 'none': no cache)")
     return p
+
+
+# --------------------------------------------------------------------------------------
+# The comparison of docs/ces-ppo.md (python -m edgebench.learned.ces_ppo_cli compare ...)
+# --------------------------------------------------------------------------------------
+
+#: the solvers of the comparison: (label, registered name, params)
+COMPARED = (("ces-ppo", "ces-ppo", {}), ("ces-ppo-noheur", "ces-ppo-noheur", {}), ("ppo-balance", "ppo-balance", {}),
+            ("flexitask", "flexitask", {}), ("smart", "smart", {}), ("random", "random", {}),
+            ("greedy-bw", "greedy-bw", {}), ("mapping-exact", "mapping-exact", {"threads": 1}))
+
+
+def compare(sizes=range(3, 9), seeds=range(42, 72), *, samples: int = 0, time_limit: float = 60.0,
+            out: str | None = None, log=print) -> list[dict]:
+    """Every solver of :data:`COMPARED` (and ``ces-ppo`` with ``samples=K`` when ``samples``)
+    on the thesis preset with ``task_nodes`` = each size and generator seeds ``seeds``;
+    objectives from the referee, gap to the exact composite optimum. Returns the rows (and
+    writes them as CSV to ``out``)."""
+    import csv
+    import time
+
+    import torch
+
+    from edgebench import registry
+    from edgebench.instances.generators import generate
+    from edgebench.referee import evaluate
+
+    torch.set_num_threads(1)
+    solvers = list(COMPARED)
+    if samples:
+        solvers.insert(1, (f"ces-ppo-s{samples}", "ces-ppo", {"samples": samples}))
+    rows = []
+    for n in sizes:
+        for s in seeds:
+            inst = generate("mapping", "thesis", seed=s, task_nodes=n)
+            got = {}
+            for label, name, params in solvers:
+                t0 = time.perf_counter()
+                res = registry.solve(inst, name, seed=0, time_limit=time_limit, **params)
+                dt = time.perf_counter() - t0
+                ev = evaluate(inst, res.solution) if res.solution.mapping is not None else None
+                o = ev.objectives if ev is not None and ev.feasible else {}
+                got[label] = o.get("composite")
+                rows.append({"size": n, "seed": s, "solver": label, "status": res.status,
+                             "composite": o.get("composite"), "L": o.get("L"), "D_BW": o.get("D_BW"),
+                             "seconds": dt, "decisions": res.stats.get("decisions")})
+            best = got.get("mapping-exact")
+            for r in rows[-len(solvers):]:
+                r["gap"] = None if best is None or r["composite"] is None else (best - r["composite"]) / best
+        if log:
+            log(f"size {n} done")
+    if out:
+        with open(out, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(rows[0]))
+            w.writeheader()
+            w.writerows(rows)
+    return rows
+
+
+def markdown_tables(rows: list[dict]) -> str:
+    """Mean composite / L / D_BW per size and solver, and the mean gap to the optimum."""
+    import numpy as np
+
+    labels = list(dict.fromkeys(r["solver"] for r in rows))
+    sizes = sorted({r["size"] for r in rows})
+
+    def cell(rs):
+        ok = [r for r in rs if r["composite"] is not None]
+        if not ok:
+            return "-"
+        return " / ".join(f"{np.mean([r[k] for r in ok]):.3f}" for k in ("composite", "L", "D_BW"))
+
+    lines = ["| size | " + " | ".join(labels) + " |", "|---" * (len(labels) + 1) + "|"]
+    for n in sizes + ["all"]:
+        sel = [r for r in rows if n == "all" or r["size"] == n]
+        lines.append(f"| {n} | " + " | ".join(cell([r for r in sel if r["solver"] == lab]) for lab in labels) + " |")
+    lines += ["", "| mean gap to the exact composite optimum | " + " | ".join(labels) + " |",
+              "|---" * (len(labels) + 1) + "|"]
+    for n in sizes + ["all"]:
+        sel = [r for r in rows if (n == "all" or r["size"] == n) and r["gap"] is not None]
+        lines.append(f"| {n} | " + " | ".join(
+            f"{100 * np.mean([r['gap'] for r in sel if r['solver'] == lab]):.1f} %"
+            if any(r["solver"] == lab for r in sel) else "-" for lab in labels) + " |")
+    return "\n".join(lines)
+
+
+def _main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m edgebench.learned.ces_ppo_cli",
+                                description="compare: the CES-PPO comparison table of docs/ces-ppo.md")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    c = sub.add_parser("compare")
+    c.add_argument("--sizes", default="3-8", help="job sizes lo-hi (default 3-8)")
+    c.add_argument("--seeds", type=_pos_int, default=30, help="seeds per size, 42.. (default 30)")
+    c.add_argument("--first-seed", type=_nonneg_int, default=42)
+    c.add_argument("--samples", type=_nonneg_int, default=0, help="also ces-ppo with samples=K")
+    c.add_argument("--out", default=None, help="CSV of every run")
+    a = p.parse_args(argv)
+    lo, hi = (int(x) for x in a.sizes.split("-"))
+    rows = compare(range(lo, hi + 1), range(a.first_seed, a.first_seed + a.seeds), samples=a.samples, out=a.out)
+    print(markdown_tables(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(_main())

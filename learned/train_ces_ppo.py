@@ -13,6 +13,13 @@ ablation). PPO-Balance is trained on the balance reward only (:class:`ThesisRewa
 ``variant="ppo-balance"``: the mapping step's utilisation closeness and ``g_balance (1 - L)``
 at the end), its bandwidth decisions made by the node-degree rule.
 
+Optional **behaviour-cloning warm start** (``Args.bc_instances > 0``, a documented deviation
+from the thesis, which trains from scratch): training instances are solved exactly
+(:func:`expert_solution`, ``mapping-exact``'s model, cached as JSON), the solutions replayed
+through the env (:func:`replay_expert`) and the network fitted to the expert's actions
+(cross-entropy of the masked logits of both heads) and returns (:func:`behaviour_clone`)
+before PPO starts.
+
 Every coefficient the thesis leaves open is a field of :class:`RewardCoefs` (documented there
 and in docs/ces-ppo.md). Entry point: :func:`train` (``edgebench train ces-ppo`` wraps it).
 """
@@ -31,7 +38,9 @@ import numpy as np
 from edgebench.errors import InputError
 from edgebench.learned import ces_ppo
 
-__all__ = ["Args", "RewardCoefs", "ThesisReward", "evaluate_network", "lambda_h_at", "train", "training_seed"]
+__all__ = ["Args", "BC_SEED_FLOOR", "RewardCoefs", "ThesisReward", "bc_seed", "behaviour_clone", "collect_expert_data",
+           "evaluate_network", "expert_level", "expert_solution", "lambda_h_at", "replay_expert", "train",
+           "training_seed"]
 
 #: ideal CPU / RAM utilisation of a node after a mapping step (the thesis's 0.625)
 IDEAL_UTILISATION = 0.625
@@ -112,16 +121,28 @@ class Args:
     eval_every: int = 20                # updates between evaluations / checkpoints (0: only at the end)
     threads: int = 1
     reward: RewardCoefs = field(default_factory=RewardCoefs)
+    # behaviour-cloning warm start from the exact optimum (0 instances: pure PPO, the thesis)
+    bc_instances: int = 0               # training instances solved exactly and replayed
+    bc_epochs: int = 40                 # supervised epochs over the replayed decisions
+    bc_lr: float = 1e-3
+    bc_batch: int = 256
+    expert_cache: str | None = "runs/expert-cache"  # JSON cache of the exact solutions (None: no cache)
+    expert_time_limit: float = 60.0     # seconds per exact solve
 
     def check(self) -> None:
         if self.variant not in ces_ppo.VARIANTS:
             raise InputError(f"unknown variant {self.variant!r} (expected {', '.join(ces_ppo.VARIANTS)})",
                              field="variant")
         for name in ("total_steps", "num_envs", "num_steps", "num_minibatches", "update_epochs", "hidden",
-                     "eval_seeds", "threads"):
+                     "eval_seeds", "threads", "bc_instances", "bc_epochs", "bc_batch"):
             v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise InputError(f"{name} must be a positive integer, got {v!r}", field=name)
+            low = 0 if name == "bc_instances" or (name == "total_steps" and self.bc_instances > 0) else 1
+            if isinstance(v, bool) or not isinstance(v, int) or v < low:
+                raise InputError(f"{name} must be an integer >= {low}, got {v!r}", field=name)
+        for name in ("bc_lr", "expert_time_limit"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0:
+                raise InputError(f"{name} must be a positive number, got {v!r}", field=name)
         if (self.num_envs * self.num_steps) % self.num_minibatches:
             raise InputError("num_envs * num_steps must be a multiple of num_minibatches", field="num_minibatches")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
@@ -133,6 +154,9 @@ class Args:
 
     @property
     def num_updates(self) -> int:
+        """PPO updates (0 only for ``total_steps = 0`` after a BC warm start)."""
+        if self.total_steps == 0:
+            return 0
         return max(1, self.total_steps // self.batch_size)
 
 
@@ -309,6 +333,190 @@ def evaluate_network(net, variant: str, sizes: dict[str, int], instances) -> dic
 
 
 # ======================================================================================
+# Behaviour-cloning warm start from the exact optimum (a documented deviation)
+# ======================================================================================
+
+#: BC instances draw their generator seeds at or above this value (and never an evaluation
+#: seed): the benchmark's held-out seeds (42..71 and other small seeds) are never trained on
+BC_SEED_FLOOR = 1_000_000
+
+
+def bc_seed(rng: np.random.Generator, args: Args) -> int:
+    """A generator seed for a behaviour-cloning instance: >= BC_SEED_FLOOR, never one of the
+    held-out evaluation seeds."""
+    while True:
+        s = int(rng.integers(BC_SEED_FLOOR, 2**31 - 1))
+        if not args.eval_seed_base <= s < args.eval_seed_base + args.eval_seeds:
+            return s
+
+
+def expert_solution(instance, *, cache_dir: str | Path | None = None,
+                    time_limit: float = 60.0) -> dict[str, Any] | None:
+    """The exact composite optimum of ``instance`` (``mapping-exact``'s model, threads=1) as
+    a plain dict ``{"status", "composite", "jobs": [{"nodes": [...], "bandwidth": [...]}]}``
+    (per job, the physical node of each task node and the bandwidth of each task link);
+    None when the solver finds no solution. Cached as JSON under ``cache_dir`` by the
+    instance's content hash."""
+    import json
+
+    from edgebench.formulations.mapping import solve_exact
+    from edgebench.instances.io import content_hash
+
+    path = None
+    if cache_dir is not None:
+        path = Path(cache_dir) / f"{content_hash(instance)}.json"
+        if path.is_file():
+            data = json.loads(path.read_text())
+            return data if data.get("jobs") is not None else None
+    r = solve_exact(instance, objective="composite", threads=1, time_limit=time_limit)
+    data: dict[str, Any] = {"status": r.status, "composite": None, "jobs": None}
+    dec = r.decisions() if r.status in ("optimal", "feasible") else None
+    if dec is not None:
+        data["composite"] = (r.objectives or {}).get("composite")
+        data["jobs"] = [{"nodes": list(j.nodes), "bandwidth": [float(lk.bandwidth) for lk in j.links]}
+                        for j in dec.jobs]
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(data))
+        tmp.replace(path)
+    return data if data["jobs"] is not None else None
+
+
+def expert_level(bw_min: float, bw_max: float, bandwidth: float, levels: int, mask: np.ndarray) -> int:
+    """The bandwidth level closest to ``bandwidth`` among the levels the mask allows (ties:
+    the lower level): the label of a bandwidth decision in the expert replay."""
+    from edgebench.instances.semantics import bandwidth_level
+
+    allowed = [a for a in range(levels) if mask[a]]
+    return min(allowed, key=lambda a: (abs(bandwidth_level(bw_min, bw_max, a, levels) - bandwidth), a))
+
+
+def replay_expert(env, instance, solution: dict[str, Any], reward: "ThesisReward | None" = None) -> dict[str, Any]:
+    """Play the expert ``solution`` (:func:`expert_solution`) through ``env`` (a MappingEnv of a
+    variant, :func:`ces_ppo.make_env`) on ``instance``: node actions = the expert's mapping,
+    level actions = :func:`expert_level` of the expert's bandwidth (PPO-Balance's wrapper plays
+    its own levels). Returns the agent-visible observations (flattened), masks and actions,
+    the rewards of ``reward`` (None: the env's own), whether the whole solution was replayed
+    (``complete``: False when an expert action was masked -- the samples before it are kept),
+    and at the end the referee's ``objectives``."""
+    if reward is not None:
+        env.unwrapped.reward_fn = reward
+    obs, _ = env.reset(seed=0, options={"instance": instance})
+    if reward is not None:
+        reward.observe(env)
+    base = env.unwrapped
+    out: dict[str, Any] = {"obs": [], "masks": [], "actions": [], "rewards": [], "complete": False,
+                           "objectives": None, "feasible": None}
+    while True:
+        mask = obs["action_mask"]
+        if not mask.any():
+            break
+        job = solution["jobs"][base._k]
+        if base._phase == "map":
+            a = int(job["nodes"][base._index])
+        else:
+            k = base._bw_links[base._index]
+            lo, hi = base._job.links[k][2], base._job.links[k][3]
+            a = expert_level(lo, hi, job["bandwidth"][k], base._net.levels, mask)
+        if not (0 <= a < len(mask) and mask[a]):
+            break
+        out["obs"].append(ces_ppo.flatten_obs(obs))
+        out["masks"].append(mask.astype(bool))
+        out["actions"].append(a)
+        obs, r, term, trunc, info = env.step(a)
+        out["rewards"].append(float(r))
+        if term or trunc:
+            out["complete"] = not info.get("dead_end", False)
+            out["objectives"] = info.get("objectives")
+            out["feasible"] = info.get("feasible")
+            break
+    return out
+
+
+def collect_expert_data(args: Args, sizes: dict[str, int], log=None) -> dict[str, Any]:
+    """Expert replays of ``args.bc_instances`` training instances (seeds of :func:`bc_seed`):
+    tensors ``obs``, ``mask``, ``action``, ``ret`` (discounted return of the thesis reward with
+    the run's first ``lambda_h``) and counts."""
+    import torch
+
+    rng = np.random.default_rng([args.seed, 0xBC])
+    obs, masks, acts, rets = [], [], [], []
+    n_ok = n_partial = n_none = 0
+    comps = []
+    t0 = time.perf_counter()
+    for i in range(args.bc_instances):
+        inst = _instance(args, bc_seed(rng, args))
+        sol = expert_solution(inst, cache_dir=args.expert_cache, time_limit=args.expert_time_limit)
+        if sol is None:
+            n_none += 1
+            continue
+        reward = ThesisReward(args.reward, args.variant, lambda_h_at(args, 0.0))
+        env = ces_ppo.make_env(args.variant, inst, **sizes, reward_fn=reward)
+        rep = replay_expert(env, inst, sol, reward)
+        if not rep["actions"]:
+            n_partial += 1
+            continue
+        n_ok += rep["complete"]
+        n_partial += not rep["complete"]
+        if rep["objectives"]:
+            comps.append(float(rep["objectives"]["composite"]))
+        g = 0.0
+        ret = [0.0] * len(rep["rewards"])
+        for t in reversed(range(len(ret))):
+            g = rep["rewards"][t] + args.gamma * g
+            ret[t] = g
+        obs.extend(rep["obs"])
+        masks.extend(rep["masks"])
+        acts.extend(rep["actions"])
+        rets.extend(ret)
+        if log and (i + 1) % 100 == 0:
+            log(f"expert data: {i + 1}/{args.bc_instances} instances, {len(acts)} decisions, "
+                f"{time.perf_counter() - t0:.0f} s")
+    if not acts:
+        raise InputError(f"no expert decision collected from {args.bc_instances} instances "
+                         f"({n_none} without an exact solution)", field="bc_instances")
+    return {"obs": torch.from_numpy(np.stack(obs)), "mask": torch.from_numpy(np.stack(masks)),
+            "action": torch.tensor(acts, dtype=torch.long), "ret": torch.tensor(rets, dtype=torch.float32),
+            "complete": n_ok, "partial": n_partial, "no_solution": n_none,
+            "expert_composite": float(np.mean(comps)) if comps else None}
+
+
+def behaviour_clone(net, data: dict[str, Any], args: Args, log=None) -> dict[str, float]:
+    """Supervised warm start: ``args.bc_epochs`` epochs of Adam (lr ``args.bc_lr``, minibatches
+    of ``args.bc_batch``) on cross-entropy of the masked logits (both heads: the phase selects
+    the head) against the expert actions plus ``args.vf_coef`` x the squared error of the value
+    against the expert episodes' returns. Returns the last epoch's losses and accuracy."""
+    import torch
+    import torch.nn.functional as F
+
+    opt = torch.optim.Adam(net.parameters(), lr=args.bc_lr, eps=1e-5)
+    n = len(data["action"])
+    stats: dict[str, float] = {}
+    for epoch in range(args.bc_epochs):
+        perm = torch.randperm(n)
+        tot_ce = tot_v = correct = 0.0
+        for s in range(0, n, args.bc_batch):
+            idx = perm[s:s + args.bc_batch]
+            logits, value = net.logits_value(data["obs"][idx], data["mask"][idx])
+            ce = F.cross_entropy(logits, data["action"][idx])
+            v = ((value - data["ret"][idx]) ** 2).mean()
+            loss = ce + args.vf_coef * v
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(net.parameters(), args.max_grad_norm)
+            opt.step()
+            tot_ce += ce.item() * len(idx)
+            tot_v += v.item() * len(idx)
+            correct += float((logits.argmax(-1) == data["action"][idx]).sum())
+        stats = {"epoch": epoch + 1, "cross_entropy": tot_ce / n, "value_loss": tot_v / n, "accuracy": correct / n}
+        if log and ((epoch + 1) % 10 == 0 or epoch + 1 == args.bc_epochs):
+            log(f"bc epoch {epoch + 1}/{args.bc_epochs} cross-entropy {stats['cross_entropy']:.4f} "
+                f"accuracy {stats['accuracy']:.3f} value loss {stats['value_loss']:.4f}")
+    return stats
+
+
+# ======================================================================================
 # Training
 # ======================================================================================
 
@@ -317,7 +525,8 @@ def _save(path: Path, net, optimizer, args: Args, sizes, state: dict[str, Any]) 
     import torch
 
     data = {"format": ces_ppo.CHECKPOINT_FORMAT, "variant": args.variant, "sizes": dict(sizes),
-            "hidden": args.hidden, "node_head": args.node_head, "model": net.state_dict(), "optimizer": optimizer.state_dict(),
+            "hidden": args.hidden, "node_head": args.node_head, "model": net.state_dict(),
+            "optimizer": optimizer.state_dict(),
             "args": asdict(args), "preset": args.preset, "params": dict(args.params), **state}
     tmp = path.with_suffix(path.suffix + ".tmp")
     torch.save(data, tmp)
@@ -383,6 +592,39 @@ def _train(args: Args, out: Path, resume: bool, log, tensorboard: bool) -> dict[
         net.train()
         if log:
             log(f"randomly initialised network: held-out composite {initial_eval['composite']:.4f}")
+    bc_record: dict[str, Any] | None = None
+    if resume and ckpt_path.is_file():
+        bc_record = ces_ppo.read_checkpoint(ckpt_path).get("bc")
+    elif args.bc_instances > 0:
+        t_bc = time.perf_counter()
+        data = collect_expert_data(args, sizes, log)
+        if log:
+            log(f"expert data: {len(data['action'])} decisions from {data['complete']} complete and "
+                f"{data['partial']} partial replays ({data['no_solution']} without a solution), expert composite "
+                f"{data['expert_composite']}")
+        fit = behaviour_clone(net, data, args, log)
+        net.eval()
+        bc_eval = evaluate_network(net, args.variant, sizes, eval_instances)
+        net.train()
+        bc_record = {"decisions": len(data["action"]), "complete": data["complete"], "partial": data["partial"],
+                     "no_solution": data["no_solution"], "expert_composite": data["expert_composite"], **fit,
+                     "eval_composite": bc_eval["composite"], "eval_L": bc_eval["L"], "eval_D_BW": bc_eval["D_BW"],
+                     "seconds": time.perf_counter() - t_bc}
+        if log:
+            log(f"after behaviour cloning: held-out composite {bc_eval['composite']:.4f} (L {bc_eval['L']:.4f}, "
+                f"D_BW {bc_eval['D_BW']:.4f}), {bc_record['seconds']:.0f} s")
+        if args.num_updates == 0:
+            last = bc_eval
+            state = {"global_step": 0, "update": 0, "history": history, "bc": bc_record,
+                     "rng": {"torch": torch.get_rng_state(), "numpy": seed_rng.bit_generator.state},
+                     "eval": {"seeds": eval_seeds, "preset": args.preset, "params": dict(args.params),
+                              "composite": last["composite"], "L": last["L"], "D_BW": last["D_BW"],
+                              "per_instance": [p["composite"] for p in last["per_instance"]],
+                              "initial": initial_eval, "throughput_sps": 0.0}}
+            _save(ckpt_path, net, optimizer, args, sizes, state)
+            return {"checkpoint": str(ckpt_path), "global_step": 0, "initial_composite": initial_eval["composite"],
+                    "bc_composite": bc_eval["composite"], "final_composite": bc_eval["composite"],
+                    "throughput_sps": 0.0}
 
     rewards = [ThesisReward(args.reward, args.variant) for _ in range(args.num_envs)]
     envs = [ces_ppo.make_env(args.variant, _instance(args, training_seed(seed_rng, args)), **sizes,
@@ -533,7 +775,7 @@ def _train(args: Args, out: Path, resume: bool, log, tensorboard: bool) -> dict[
                 row.update(eval_composite=last_eval["composite"], eval_L=last_eval["L"],
                            eval_D_BW=last_eval["D_BW"])
                 history.append({"update": update, "global_step": global_step, "composite": last_eval["composite"]})
-                state = {"global_step": global_step, "update": update, "history": history,
+                state = {"global_step": global_step, "update": update, "history": history, "bc": bc_record,
                          "rng": {"torch": torch.get_rng_state(), "numpy": seed_rng.bit_generator.state},
                          "eval": {"seeds": eval_seeds, "preset": args.preset, "params": dict(args.params),
                                   "composite": last_eval["composite"], "L": last_eval["L"],
@@ -563,5 +805,6 @@ def _train(args: Args, out: Path, resume: bool, log, tensorboard: bool) -> dict[
     if final is None:  # resumed a finished run
         final = ces_ppo.read_checkpoint(ckpt_path)["eval"]
     return {"checkpoint": str(ckpt_path), "global_step": global_step, "initial_composite": initial_eval["composite"],
-            "final_composite": final["composite"], "throughput_sps": (global_step - steps_at_start) /
+            "bc_composite": (bc_record or {}).get("eval_composite"), "final_composite": final["composite"],
+            "throughput_sps": (global_step - steps_at_start) /
             max(time.perf_counter() - t0, 1e-9)}

@@ -17,9 +17,10 @@ from edgebench.errors import InputError  # noqa: E402
 from edgebench.instances.generators import generate  # noqa: E402
 from edgebench.learned import ces_ppo  # noqa: E402
 from edgebench.learned.envs.mapping import MappingEnv  # noqa: E402
-from edgebench.learned.train_ces_ppo import (Args, RewardCoefs, ThesisReward, evaluate_network,  # noqa: E402
-                                             lambda_h_at, train)
-from edgebench.referee import evaluate  # noqa: E402
+from edgebench.learned.train_ces_ppo import (BC_SEED_FLOOR, Args, RewardCoefs, ThesisReward,  # noqa: E402
+                                             bc_seed, behaviour_clone, collect_expert_data, evaluate_network,
+                                             expert_level, expert_solution, lambda_h_at, replay_expert, train)
+from edgebench.referee import evaluate, evaluate_decisions  # noqa: E402
 
 SIZES = {"max_nodes": 10, "max_tasks": 8, "max_levels": 5}
 
@@ -200,6 +201,15 @@ def test_shipped_checkpoints(name):
     pol = ces_ppo.load_policy(path)
     assert pol.variant == name
     rec = pol.meta["eval"]
+    # the documented training commands (docs/ces-ppo.md): BC warm start for ces-ppo and its
+    # ablation, pure PPO for PPO-Balance
+    raw = ces_ppo.read_checkpoint(path)
+    if name == "ppo-balance":
+        assert raw["args"].get("bc_instances", 0) == 0 and raw.get("bc") is None
+    else:
+        assert raw["args"]["bc_instances"] == 2000 and raw["args"]["bc_epochs"] == 60
+        assert raw["args"]["ent_coef"] == 0.001 and raw["global_step"] == 39936
+        assert raw["bc"]["decisions"] > 20000 and raw["bc"]["eval_composite"] > 0.89
     seeds = rec["seeds"][:4]
     for s, want in zip(seeds, rec["per_instance"]):
         inst = generate("mapping", rec["preset"], seed=s, **rec["params"])
@@ -241,6 +251,102 @@ def test_ces_multi_with_learned_scheduler(trained, policy):
     assert res.status == "feasible" and ev.feasible
 
 
+# ---- behaviour-cloning warm start ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed,tasks", [(7, 4), (11, 6)])
+@pytest.mark.parametrize("variant", ["ces-ppo", "ppo-balance"])
+def test_expert_replay_reproduces_the_exact_composite(tmp_path, seed, tasks, variant):
+    """Replaying the exact solution through the env gives its mapping and -- up to the level
+    rounding of its bandwidths -- its referee composite (exactly when every exact bandwidth is
+    on the level grid, as the composite optimum's bw_max always is)."""
+    inst = generate("mapping", "thesis", seed=seed, task_nodes=tasks)
+    sol = expert_solution(inst, cache_dir=tmp_path)
+    assert sol is not None and sol["status"] == "optimal"
+    assert expert_solution(inst, cache_dir=tmp_path) == sol  # served from the JSON cache
+    assert len(list(tmp_path.glob("*.json"))) == 1
+    reward = ThesisReward(variant=variant, lambda_h=0.8)
+    env = ces_ppo.make_env(variant, inst, **SIZES, reward_fn=reward)
+    rep = replay_expert(env, inst, sol, reward)
+    assert rep["complete"] and rep["feasible"]
+    assert len(rep["actions"]) == len(rep["obs"]) == len(rep["masks"]) == len(rep["rewards"])
+    assert all(m[a] for m, a in zip(rep["masks"], rep["actions"]))
+    got = env.unwrapped.decisions()
+    assert list(got.jobs[0].nodes) == sol["jobs"][0]["nodes"]
+    L = inst.mapping.objective.bandwidth_levels
+    job = inst.mapping.jobs[0]
+    on_grid = all(any(abs(b - (lk.bw_min + a / (L - 1) * (lk.bw_max - lk.bw_min))) < 1e-9 for a in range(L))
+                  for lk, b in zip(job.links, sol["jobs"][0]["bandwidth"]))
+    if variant == "ces-ppo":
+        tol = 1e-9 if on_grid else 0.5 / (L - 1)
+        assert rep["objectives"]["composite"] == pytest.approx(sol["composite"], abs=tol)
+        assert evaluate_decisions(inst, got).objectives["composite"] == pytest.approx(
+            rep["objectives"]["composite"], abs=1e-12)
+    else:  # PPO-Balance: only the mapping decisions are the agent's (levels by the degree rule)
+        assert len(rep["actions"]) == tasks
+
+
+def test_expert_level_is_nearest_allowed():
+    mask = np.array([1, 1, 1, 0, 0], dtype=np.int8)
+    assert expert_level(10.0, 50.0, 50.0, 5, mask) == 2  # bw_max not allowed: highest allowed
+    assert expert_level(10.0, 50.0, 21.0, 5, np.ones(5, dtype=np.int8)) == 1
+    assert expert_level(10.0, 50.0, 25.0, 5, np.ones(5, dtype=np.int8)) == 1  # tie: the lower level
+
+
+def test_bc_seeds_avoid_held_out_seeds():
+    args = Args(eval_seeds=5, eval_seed_base=BC_SEED_FLOOR + 10)
+    rng = np.random.default_rng(0)
+    seeds = [bc_seed(rng, args) for _ in range(200)]
+    assert all(s >= BC_SEED_FLOOR and not args.eval_seed_base <= s < args.eval_seed_base + 5 for s in seeds)
+
+
+def test_behaviour_cloning_fits_the_expert(tmp_path):
+    torch.manual_seed(0)
+    args = Args(bc_instances=6, bc_epochs=60, bc_batch=32, bc_lr=3e-3, expert_cache=str(tmp_path / "cache"), seed=4,
+                params={"task_nodes_range": [3, 4]})
+    sizes = {"max_nodes": 10, "max_tasks": 4, "max_levels": 5}
+    data = collect_expert_data(args, sizes)
+    assert data["complete"] == 6 and len(data["action"]) == len(data["ret"]) > 6
+    net = ces_ppo.build_network(**sizes, hidden=64)
+    with torch.no_grad():
+        logits, _ = net.logits_value(data["obs"], data["mask"])
+        before = float(torch.nn.functional.cross_entropy(logits, data["action"]))
+    fit = behaviour_clone(net, data, args)
+    assert fit["cross_entropy"] < 0.5 * before and fit["accuracy"] > 0.8
+
+
+def test_training_with_bc_warm_start(tmp_path):
+    args = Args(total_steps=0, bc_instances=4, bc_epochs=3, eval_seeds=2, seed=5,
+                expert_cache=str(tmp_path / "cache"), params={"task_nodes_range": [3, 4]})
+    summary = train(args, tmp_path / "bc", log=None, tensorboard=False)
+    assert summary["global_step"] == 0 and summary["bc_composite"] == summary["final_composite"]
+    data = ces_ppo.read_checkpoint(tmp_path / "bc" / "checkpoint.pt")
+    assert data["bc"]["decisions"] > 0 and data["bc"]["complete"] == 4
+    assert data["args"]["bc_instances"] == 4
+    assert len(list((tmp_path / "cache").glob("*.json"))) == 4
+    # then PPO fine-tuning continues from the cloned network (cache reused)
+    args.total_steps, args.num_envs, args.num_steps = 128, 2, 64
+    summary = train(args, tmp_path / "bc2", log=None, tensorboard=False)
+    assert summary["global_step"] == 128 and summary["bc_composite"] is not None
+    with pytest.raises(InputError):
+        Args(total_steps=0).check()  # 0 PPO steps only after a BC warm start
+
+
+def test_best_of_samples_is_seeded_and_not_worse(trained):
+    out, _, _ = trained
+    inst = generate("mapping", "thesis", seed=6)
+    kw = dict(checkpoint=str(out / "checkpoint.pt"))
+    greedy = registry.solve(inst, "ces-ppo", seed=2, **kw)
+    a = registry.solve(inst, "ces-ppo", seed=2, samples=4, **kw)
+    b = registry.solve(inst, "ces-ppo", seed=2, samples=4, **kw)
+    assert a.solution.mapping == b.solution.mapping and a.stats["samples"] == 4
+    assert a.solution.objective >= greedy.solution.objective - 1e-12
+    assert a.stats["first_composite"] == pytest.approx(greedy.solution.objective, abs=1e-12)
+    assert evaluate(inst, a.solution).feasible
+    with pytest.raises(InputError):
+        registry.solve(inst, "ces-ppo", samples=-1, **kw)
+
+
 # ---- command line -----------------------------------------------------------------------
 
 
@@ -256,3 +362,12 @@ def test_cli_train(tmp_path, capsys):
     rc = main(["train", "ces-ppo", "--steps", "128", "--set", "nodes=0", "--out", str(tmp_path / "bad")])
     assert rc == 2
     assert "edgebench: error: <command line>" in capsys.readouterr().err
+    # the behaviour-cloning warm start from the command line (BC only: --steps 0)
+    rc = main(["train", "ces-ppo", "--steps", "0", "--bc-instances", "2", "--bc-epochs", "2", "--eval-seeds", "2",
+               "--set", "task_nodes_range=[3,4]", "--expert-cache", str(tmp_path / "cache"),
+               "--out", str(tmp_path / "bc"), "--no-tensorboard"])
+    assert rc == 0
+    assert "(behaviour cloning)" in capsys.readouterr().out
+    assert ces_ppo.read_checkpoint(tmp_path / "bc" / "checkpoint.pt")["bc"]["complete"] == 2
+    rc = main(["train", "ces-ppo", "--steps", "0", "--out", str(tmp_path / "bad2")])  # 0 steps needs BC
+    assert rc == 2
