@@ -37,7 +37,7 @@ import tomllib
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -508,12 +508,9 @@ def placement_markdown(t: dict[str, Any]) -> str:
                      "vs best baseline | gap to optimum (mean) | gap (max) |")
         lines.append("|---|---|---|---|---|---|---|---|")
         for r in cell["rows"]:
-            bad = "" if r["ok"] == r["runs"] else " (" + ", ".join(f"{k} {v}" for k, v in sorted(r["statuses"].items())) + ")"
-            lines.append(f"| {r['solver']} | {r['ok']} / {r['runs']}{bad} | {_fmt(r['mean_completion_time'])} | "
-                         f"{_fmt(r['vs_optimus_pct'], 1, True, True)} | {_fmt(r['vs_best_paper_pct'], 1, True, True)} | "
-                         f"{_fmt(r['vs_best_baseline_pct'], 1, True, True)} | "
-                         f"{_fmt(None if r['mean_gap'] is None else 100 * r['mean_gap'], 1, True)} | "
-                         f"{_fmt(None if r['max_gap'] is None else 100 * r['max_gap'], 1, True)} |")
+            lines.append(_table_row(r, [_fmt(r["mean_completion_time"]), _fmt(r["vs_optimus_pct"], 1, True, True),
+                                        _fmt(r["vs_best_paper_pct"], 1, True, True),
+                                        _fmt(r["vs_best_baseline_pct"], 1, True, True)], gap_digits=1))
         lines.append("")
         for tg in cell["targets"]:
             if tg["met"] is None:
@@ -608,6 +605,14 @@ def mapping_tables(runs: list[dict[str, Any]], cells: dict[str, dict[str, Any]])
     return {"sizes": [rows_by[k] for k in rows_by], "targets": targets}
 
 
+def _table_row(r: dict[str, Any], values: list[str], *, gap_digits: int, tail: Sequence[str] = ()) -> str:
+    """One Markdown table row: solver, ok / runs (with the failing statuses), the values, mean
+    and max gap to the optimum in %, then ``tail``."""
+    bad = "" if r["ok"] == r["runs"] else " (" + ", ".join(f"{k} {v}" for k, v in sorted(r["statuses"].items())) + ")"
+    gaps = [_fmt(None if r[k] is None else 100 * r[k], gap_digits, True) for k in ("mean_gap", "max_gap")]
+    return "| " + " | ".join([r["solver"], f"{r['ok']} / {r['runs']}{bad}", *values, *gaps, *tail]) + " |"
+
+
 def mapping_markdown(t: dict[str, Any]) -> str:
     lines = []
     for block in t["sizes"]:
@@ -618,12 +623,8 @@ def mapping_markdown(t: dict[str, Any]) -> str:
         lines.append("| solver | ok / runs | composite | D_BW | L | gap to optimum (mean) | gap (max) | mean s |")
         lines.append("|---|---|---|---|---|---|---|---|")
         for r in block["rows"]:
-            bad = "" if r["ok"] == r["runs"] else " (" + ", ".join(f"{k} {v}" for k, v in sorted(r["statuses"].items())) + ")"
-            lines.append(f"| {r['solver']} | {r['ok']} / {r['runs']}{bad} | {_fmt(r['composite'], 4)} | "
-                         f"{_fmt(r['D_BW'], 4)} | {_fmt(r['L'], 4)} | "
-                         f"{_fmt(None if r['mean_gap'] is None else 100 * r['mean_gap'], 2, True)} | "
-                         f"{_fmt(None if r['max_gap'] is None else 100 * r['max_gap'], 2, True)} | "
-                         f"{_fmt(r['mean_runtime'], 3)} |")
+            lines.append(_table_row(r, [_fmt(r["composite"], 4), _fmt(r["D_BW"], 4), _fmt(r["L"], 4)],
+                                    gap_digits=2, tail=[_fmt(r["mean_runtime"], 3)]))
         lines.append("")
     for tg in t["targets"]:
         verdict = "reported" if tg["met"] is None else ("met" if tg["met"] else "not met")

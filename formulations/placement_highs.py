@@ -113,33 +113,32 @@ def solve_highs(model: LinearModel, *, hint: Sequence[float] | None = None, time
     return sol_out
 
 
-def lp_with_reduced_costs(model: LinearModel, *, time_limit: float | None = None, threads: int = 1,
-                          seed: int = 0) -> tuple[float, np.ndarray] | None:
-    """The LP relaxation's optimal value and reduced costs (None if not solved to optimality)."""
+def _solve_lp(model: LinearModel, time_limit: float | None, threads: int, seed: int):
+    """Solve the LP relaxation with HiGHS; the Highs object when optimal, else None (never raises)."""
     try:
         import highspy
 
         h = _highs(time_limit, threads, seed, False)
         h.passModel(_to_highs(model, integral=False))
         h.run()
-        if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
-            return None
-        return float(h.getInfo().objective_function_value), np.array(h.getSolution().col_dual, dtype=float)
+        return h if h.getModelStatus() == highspy.HighsModelStatus.kOptimal else None
     except Exception:
         return None
+
+
+def lp_with_reduced_costs(model: LinearModel, *, time_limit: float | None = None, threads: int = 1,
+                          seed: int = 0) -> tuple[float, np.ndarray] | None:
+    """The LP relaxation's optimal value and reduced costs (None if not solved to optimality)."""
+    h = _solve_lp(model, time_limit, threads, seed)
+    if h is None:
+        return None
+    return float(h.getInfo().objective_function_value), np.array(h.getSolution().col_dual, dtype=float)
 
 
 def lp_solution(model: LinearModel, *, time_limit: float | None = None, threads: int = 1,
                 seed: int = 0) -> tuple[float, np.ndarray] | None:
     """The LP relaxation's optimal value and primal point (None if not solved to optimality)."""
-    try:
-        import highspy
-
-        h = _highs(time_limit, threads, seed, False)
-        h.passModel(_to_highs(model, integral=False))
-        h.run()
-        if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
-            return None
-        return float(h.getInfo().objective_function_value), np.array(h.getSolution().col_value, dtype=float)
-    except Exception:
+    h = _solve_lp(model, time_limit, threads, seed)
+    if h is None:
         return None
+    return float(h.getInfo().objective_function_value), np.array(h.getSolution().col_value, dtype=float)
