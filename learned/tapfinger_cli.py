@@ -36,7 +36,8 @@ def _command(args: argparse.Namespace) -> str:
     parts += [f"--set {s}" for s in args.set or []]
     for opt in ("num_envs", "rollout_steps", "lr", "hidden", "layers", "heads", "conv", "void_rule", "encoder",
                 "pointer", "eval_every", "eval_episodes", "ent_coef", "bc_instances", "bc_epochs", "bc_time_limit",
-                "bc_lr", "bc_eval_every"):
+                "bc_lr", "bc_eval_every", "val_episodes", "val_seed_base", "init", "dagger_rounds", "dagger_instances",
+                "dagger_cuts", "dagger_epochs"):
         if getattr(args, opt) is None:
             continue
         parts.append(f"--{opt.replace('_', '-')} {getattr(args, opt)}")
@@ -65,7 +66,10 @@ def train_args_from_cli(args: argparse.Namespace):
                      model=model, out=args.out, resume=args.resume, bc_instances=args.bc_instances,
                      bc_epochs=args.bc_epochs, bc_time_limit=args.bc_time_limit,
                      bc_cache=None if args.bc_cache == "none" else args.bc_cache, bc_lr=args.bc_lr,
-                     bc_eval_every=args.bc_eval_every)
+                     bc_eval_every=args.bc_eval_every, val_episodes=args.val_episodes,
+                     val_seed_base=args.val_seed_base, init=args.init, dagger_rounds=args.dagger_rounds,
+                     dagger_instances=args.dagger_instances, dagger_cuts=args.dagger_cuts,
+                     dagger_epochs=args.dagger_epochs)
 
 
 def cmd_train_tapfinger(args: argparse.Namespace) -> int:
@@ -73,6 +77,10 @@ def cmd_train_tapfinger(args: argparse.Namespace) -> int:
     from edgebench.learned.train_tapfinger import train
 
     targs = train_args_from_cli(args)
+    init_extra = {}
+    if args.init:  # provenance of the starting weights (read before training: the file may be replaced)
+        _, _, iblob = tf.load_checkpoint(args.init)
+        init_extra = {"init_command": iblob["extra"].get("command"), "init_eval": iblob["extra"].get("eval")}
     res = train(targs, log=lambda s: print(s, flush=True))
     first = next((h for h in res["history"] if "eval_mean_ct" in h), {})
     final = res["final"]
@@ -80,7 +88,7 @@ def cmd_train_tapfinger(args: argparse.Namespace) -> int:
         tf.save_checkpoint(args.export, res["model"], res["layout"],
                            extra={"command": _command(args),
                                   "eval": {k: v for k, v in final.items() if isinstance(v, (int, float))},
-                                  "eval_cts": list(final.get("eval_cts", []))})
+                                  "eval_cts": list(final.get("eval_cts", [])), **init_extra})
     sps = [h["sps"] for h in res["history"] if "sps" in h]
     print(f"done: {final.get('global_step', 0)} steps, held-out mean completion time "
           f"{first.get('eval_mean_ct', float('nan')):.3f} (random init) -> {final.get('eval_mean_ct', float('nan')):.3f}"
@@ -143,5 +151,20 @@ def add_train_parser(train_sub) -> argparse.ArgumentParser:
     g.add_argument("--bc-lr", type=_pos_float, default=None, metavar="LR", help="learning rate of the BC epochs "
                    "(default: --lr)")
     g.add_argument("--bc-eval-every", type=_nonneg_int, default=0, metavar="E",
-                   help="BC epochs between held-out evaluations (default 0: after the last)")
+                   help="BC epochs between evaluations (held-out, or validation with --val-episodes; default 0: "
+                        "after the last)")
+    g.add_argument("--val-episodes", type=_nonneg_int, default=0, metavar="K",
+                   help="validation seeds --val-seed-base + k, k < K: the BC/DAgger weights best on them are kept "
+                        "(default 0: no selection, the last weights)")
+    g.add_argument("--val-seed-base", type=_nonneg_int, default=2 * 10**9, metavar="B",
+                   help="first validation seed (default 2*10**9; disjoint from training [0, 10**9) and held-out 10**9+k)")
+    g.add_argument("--init", default=None, metavar="CKPT", help="start from this checkpoint's weights (same model)")
+    g.add_argument("--dagger-rounds", type=_nonneg_int, default=0, metavar="R",
+                   help="DAgger rounds after BC: student episodes relabelled by the exact model (default 0)")
+    g.add_argument("--dagger-instances", type=_nonneg_int, default=0, metavar="K",
+                   help="student episodes (new training instances) per DAgger round")
+    g.add_argument("--dagger-cuts", type=_pos_int, default=3, metavar="C",
+                   help="states per student episode from which the exact continuation is solved (default 3)")
+    g.add_argument("--dagger-epochs", type=_nonneg_int, default=None, metavar="E",
+                   help="supervised epochs on the aggregate after each round (default: --bc-epochs)")
     return p

@@ -14,6 +14,12 @@ model (``placement-milp``, cached as JSON), each schedule is replayed through th
 (:func:`replay_expert`, which reproduces the exact objective) and the policy is fitted to the
 expert's pointer and allocation choices (cross-entropy on the masked logits) and its value head
 to the expert's returns (:func:`behaviour_cloning`); MAPPO then fine-tunes for ``steps``.
+Optional DAgger rounds (``dagger_rounds`` / ``dagger_instances``): the student plays new
+training instances, the exact model is re-solved from some of the states it visits with the
+tasks it already started fixed (:func:`expert_from_state`), the continuations are replayed and
+their states added to the data (:func:`dagger_dataset`). With ``val_episodes`` > 0 the
+supervised phase keeps the weights best on the validation seeds ``val_seed_base`` + k
+(disjoint from training and held-out seeds); ``init`` starts from a checkpoint's weights.
 
 Training instances are drawn from the generator with seeds in [0, 10**9) from the run's
 RNG; evaluation uses the held-out seeds 10**9 + k (k = 0 .. eval_episodes-1), greedy actions.
@@ -34,7 +40,7 @@ import numpy as np
 from edgebench.learned import tapfinger as tf
 
 __all__ = ["TrainArgs", "train", "evaluate", "EVAL_SEED_BASE", "expert_schedule", "replay_expert", "expert_seeds",
-           "expert_dataset", "behaviour_cloning"]
+           "expert_dataset", "behaviour_cloning", "expert_from_state", "student_states", "dagger_dataset"]
 
 EVAL_SEED_BASE = 10**9
 
@@ -70,23 +76,34 @@ class TrainArgs:
     bc_time_limit: float = 5.0  # seconds per exact solve (one thread)
     bc_cache: str | None = "runs/tapfinger-expert"  # folder of cached expert schedules (None: no cache)
     bc_lr: float | None = None  # None: lr
-    bc_eval_every: int = 0  # BC epochs between held-out evaluations (0: only after the last)
+    bc_eval_every: int = 0  # BC epochs between evaluations (0: only after the last)
+    # validation split (model selection): seeds val_seed_base + k, k < val_episodes, disjoint from the
+    # training seeds [0, 10**9) and the held-out 10**9 + k; 0 episodes: no selection (the last weights)
+    val_seed_base: int = 2 * 10**9
+    val_episodes: int = 0
+    init: str | None = None  # start from this checkpoint's weights (same model configuration)
+    # DAgger: rounds of (student episodes on new training instances, expert continuations from their
+    # states, aggregation, bc on the aggregate); the expert is placement's exact model re-solved
+    dagger_rounds: int = 0
+    dagger_instances: int = 0  # student episodes (training instances) per round
+    dagger_cuts: int = 3  # states per student episode from which the expert's continuation is solved
+    dagger_epochs: int | None = None  # supervised epochs per round (None: bc_epochs)
 
     def resolved_gamma(self) -> float:
         return self.gamma if self.gamma is not None else (1.0 if self.variant == "multi" else 0.99)
 
 
 def evaluate(model, args: TrainArgs, lay: tf.EnvLayout, *, episodes: int | None = None,
-             greedy: bool = True) -> dict[str, float]:
-    """Episodes on the held-out seeds 10**9 + k (greedy, or sampled with seed k): mean completion
-    time (steps) over episodes, fraction of episodes that finished every task, ms per decision,
-    and the per-episode mean completion times ("eval_cts")."""
+             greedy: bool = True, seed_base: int = EVAL_SEED_BASE) -> dict[str, float]:
+    """Episodes on the held-out seeds 10**9 + k (``seed_base`` + k; greedy, or sampled with seed k):
+    mean completion time (steps) over episodes, fraction of episodes that finished every task,
+    ms per decision, and the per-episode mean completion times ("eval_cts")."""
     from edgebench.instances.generators import generate
 
     env = tf.make_env(preset=args.preset, params=args.gen_params, variant=args.variant, lay=lay)
     cts, dones, dt = [], [], []
     for k in range(episodes or args.eval_episodes):
-        inst = generate("placement", args.preset, seed=EVAL_SEED_BASE + k, **args.gen_params)
+        inst = generate("placement", args.preset, seed=seed_base + k, **args.gen_params)
         out = tf.run_episode(model, env, lay, seed=k, greedy=greedy, instance=inst)
         cts.append(out["mean_ct"])
         dones.append(out["done"])
@@ -130,6 +147,12 @@ def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict
             for _ in range(args.num_envs)]
     lay = tf.EnvLayout.of_env(envs[0])
     model = tf.make_model(args.model, lay)
+    if args.init:
+        init_model, init_lay, _ = tf.load_checkpoint(args.init)
+        if asdict(init_lay) != asdict(lay) or asdict(init_model.cfg) != asdict(model.cfg):
+            raise tf.InputError("the --init checkpoint's model or layout differs from this run's", file=str(args.init),
+                                field="init")
+        model.load_state_dict(init_model.state_dict())
     opt = torch.optim.Adam(model.parameters(), lr=args.lr, eps=1e-5)
     gamma = args.resolved_gamma()
     out = Path(args.out) if args.out else None
@@ -165,7 +188,7 @@ def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict
             path = out / "metrics.csv"
             keys = ["update", "global_step", "sps", "episodes", "train_mean_ct", "policy_loss", "value_loss",
                     "entropy", "approx_kl", "eval_mean_ct", "eval_done", "ms_per_decision", "bc_epoch", "bc_pointer",
-                    "bc_alloc", "bc_value", "bc_acc", "expert_mean_ct"]
+                    "bc_alloc", "bc_value", "bc_acc", "expert_mean_ct", "val_mean_ct", "dagger_round", "bc_states"]
             new = not path.exists()
             with open(path, "a", newline="") as fh:
                 w = csv.DictWriter(fh, fieldnames=keys, extrasaction="ignore")
@@ -186,7 +209,8 @@ def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict
         row = {"update": 0, "global_step": 0, **evaluate(model, args, lay)}
         record(row)
         if log:
-            log(f"update 0: held-out mean completion time {row['eval_mean_ct']:.3f} (random init)")
+            log(f"update 0: held-out mean completion time {row['eval_mean_ct']:.3f} "
+                f"({'--init weights' if args.init else 'random init'})")
     def save_last() -> None:
         if out is not None:
             st = {"global_step": global_step, "update": update, "best": best, "rng": rng.bit_generator.state,
@@ -194,31 +218,89 @@ def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict
             tf.save_checkpoint(out / "last.pt", model, lay, optimizer=opt,
                                extra={"args": asdict(args), "train_state": st, "torch_rng": torch.get_rng_state()})
 
-    if args.bc_instances > 0 and args.bc_epochs > 0 and not bc_done and update == 0:
+    supervised = (args.bc_instances > 0 and args.bc_epochs > 0) or (args.dagger_rounds > 0 and args.dagger_instances > 0)
+    if supervised and not bc_done and update == 0:
         t_bc = time.perf_counter()
-        data = expert_dataset(args, lay, log=log)
-        if log:
-            log(f"expert: {data['instances']} instances ({data['skipped']} skipped), {len(data['slot'])} states, "
-                f"mean completion time {data['expert_mean_ct']:.3f}, {time.perf_counter() - t_bc:.0f} s")
+        data: dict[str, Any] = {}
+        if args.bc_instances > 0:
+            data = expert_dataset(args, lay, log=log)
+            if log:
+                log(f"expert: {data['instances']} instances ({data['skipped']} skipped), {len(data['slot'])} states, "
+                    f"mean completion time {data['expert_mean_ct']:.3f}, {time.perf_counter() - t_bc:.0f} s")
         bc_opt = torch.optim.Adam(model.parameters(), lr=args.bc_lr or args.lr, eps=1e-5)
+        val_best = float("inf")
+        val_state: dict | None = None
+        n_epochs = args.bc_epochs
+        stage = {"round": 0, "epochs": args.bc_epochs}
+
+        def select(row: dict[str, Any]) -> None:
+            """Validation (model selection): the best weights on the validation seeds are kept."""
+            nonlocal val_best, val_state
+            v = evaluate(model, args, lay, episodes=args.val_episodes, seed_base=args.val_seed_base)
+            row["val_mean_ct"] = v["eval_mean_ct"]
+            if v["eval_mean_ct"] < val_best:
+                val_best = v["eval_mean_ct"]
+                val_state = {k: t.detach().clone() for k, t in model.state_dict().items()}
+
+        if args.val_episodes > 0:
+            row0 = {"update": 0, "global_step": 0, "bc_epoch": 0, "dagger_round": 0}
+            select(row0)  # the initial weights (random, or --init) are a candidate too
+            record(row0)
+            if log:
+                log(f"validation mean completion time {row0['val_mean_ct']:.3f} (initial weights)")
 
         def on_epoch(epoch: int, row: dict[str, float]) -> None:
             nonlocal best
-            row = {"update": 0, "global_step": 0, "bc_epoch": epoch, "expert_mean_ct": data["expert_mean_ct"], **row}
-            if epoch == args.bc_epochs or (args.bc_eval_every and epoch % args.bc_eval_every == 0):
+            row = {"update": 0, "global_step": 0, "bc_epoch": epoch, "dagger_round": stage["round"],
+                   "bc_states": len(data["slot"]), "expert_mean_ct": data["expert_mean_ct"], **row}
+            at_eval = epoch == stage["epochs"] or (args.bc_eval_every and epoch % args.bc_eval_every == 0)
+            if at_eval and args.val_episodes > 0:
+                select(row)
+            elif at_eval:
                 row.update(evaluate(model, args, lay))
                 if out is not None and row["eval_mean_ct"] < best:
                     best = row["eval_mean_ct"]
                     tf.save_checkpoint(out / "best.pt", model, lay, extra={"args": asdict(args), "eval": row})
             record(row)
             if log:
-                msg = (f"bc epoch {epoch}/{args.bc_epochs} pointer {row['bc_pointer']:.3f} alloc {row['bc_alloc']:.3f} "
-                       f"value {row['bc_value']:.3f} acc {row['bc_acc']:.3f}")
+                msg = (f"round {stage['round']} bc epoch {epoch}/{stage['epochs']} pointer {row['bc_pointer']:.3f} "
+                       f"alloc {row['bc_alloc']:.3f} value {row['bc_value']:.3f} acc {row['bc_acc']:.3f}")
+                if "val_mean_ct" in row:
+                    msg += f" val_ct {row['val_mean_ct']:.3f} (best {val_best:.3f})"
                 if "eval_mean_ct" in row:
                     msg += f" eval_ct {row['eval_mean_ct']:.3f} (expert on training instances {data['expert_mean_ct']:.3f})"
                 log(msg)
 
-        behaviour_cloning(model, bc_opt, data, args, rng, on_epoch=on_epoch)
+        if data and n_epochs > 0:
+            behaviour_cloning(model, bc_opt, data, args, rng, on_epoch=on_epoch)
+        for r in range(args.dagger_rounds if args.dagger_instances > 0 else 0):
+            if val_state is not None:  # the student is the best model so far on validation
+                model.load_state_dict(val_state)
+            t_r = time.perf_counter()
+            new = dagger_dataset(model, args, lay, r, log=log)
+            if log:
+                log(f"dagger round {r + 1}: {new['instances']} student episodes (student mean {new['student_mean_ct']:.3f}), "
+                    f"{new['cuts']} expert continuations ({new['skipped']} skipped), {len(new.get('slot', []))} states, "
+                    f"{time.perf_counter() - t_r:.0f} s")
+            if len(new.get("slot", [])) == 0:
+                continue
+            keys = [k for k in new if isinstance(new[k], np.ndarray)]
+            if data:
+                agg = {k: np.concatenate([data[k], new[k]]) for k in keys}
+                agg["expert_mean_ct"] = data["expert_mean_ct"]
+            else:
+                agg = {k: new[k] for k in keys}
+                agg["expert_mean_ct"] = float("nan")
+            data = agg
+            stage["round"], stage["epochs"] = r + 1, (args.dagger_epochs if args.dagger_epochs is not None
+                                                       else args.bc_epochs)
+            behaviour_cloning(model, bc_opt, data, args, rng, on_epoch=on_epoch, epochs=stage["epochs"])
+        if val_state is not None:
+            model.load_state_dict(val_state)  # the exported weights: the best on validation
+            row = {"update": 0, "global_step": 0, "val_mean_ct": val_best, **evaluate(model, args, lay)}
+            record(row)
+            if log:
+                log(f"selected on validation: val_ct {val_best:.3f}; held-out eval_ct {row['eval_mean_ct']:.3f}")
         bc_done = True
         del data
         save_last()
@@ -341,7 +423,7 @@ def expert_schedule(instance, *, time_limit: float = 5.0, seed: int = 0) -> dict
 
 
 def replay_expert(env, lay: tf.EnvLayout, instance, tasks: list, *, seed: int = 0,
-                  void_rule: str = "system") -> dict[str, Any]:
+                  void_rule: str = "system", record_from: int = 0) -> dict[str, Any]:
     """Replay a fixed-allocation schedule ``tasks`` [(cluster, start, cpu, gpu)] through the env
     (reset on ``instance``). At every logical step each cluster starts its next expert task whose
     start is now (shortest run first; the multi variant starts several per real step over logical
@@ -349,7 +431,8 @@ def replay_expert(env, lay: tf.EnvLayout, instance, tasks: list, *, seed: int = 
     arrays (leading axis = state): obs, ids, masks, void_ok, slot (P = void), alloc (flat grid
     index), m, active, reward (per agent), plus "objectives" (the referee's, None if the replay
     did not finish), "ok" (every expert action was allowed by the env mask and started as
-    planned)."""
+    planned). Only states at steps >= ``record_from`` are returned (DAgger: the schedule's
+    tasks before it are the student's)."""
     obs, _ = env.reset(seed=seed, options={"instance": instance})
     sim = env.sim
     P, G1 = lay.pending_size, lay.max_gpu + 1
@@ -388,24 +471,37 @@ def replay_expert(env, lay: tf.EnvLayout, instance, tasks: list, *, seed: int = 
             slot[n], alloc[n] = s, c * G1 + g
             actions[a] = act
             planned[a] = j
-        recs["obs"].append(o)
-        recs["ids"].append(ids)
-        recs["masks"].append(masks)
-        recs["void_ok"].append(tf.void_allowed(env, lay, void_rule))
-        recs["slot"].append(slot)
-        recs["alloc"].append(alloc)
-        recs["m"].append((slot < P).astype(np.int64))
-        recs["active"].append(masks.reshape(lay.n, -1).any(-1))
+        keep = sim.t >= record_from
+        if keep:
+            recs["obs"].append(o)
+            recs["ids"].append(ids)
+            recs["masks"].append(masks)
+            recs["void_ok"].append(tf.void_allowed(env, lay, void_rule))
+            recs["slot"].append(slot)
+            recs["alloc"].append(alloc)
+            recs["m"].append((slot < P).astype(np.int64))
+            recs["active"].append(masks.reshape(lay.n, -1).any(-1))
         obs, rew, _, _, infos = env.step(actions)
-        recs["reward"].append(np.array([rew.get(a, 0.0) for a in env.possible_agents]))
+        if keep:
+            recs["reward"].append(np.array([rew.get(a, 0.0) for a in env.possible_agents]))
         info = next(iter(infos.values()))
         for a, j in planned.items():
             if infos[a].get("started") != j:
                 ok = False
-    out = {k: np.stack(v) for k, v in recs.items()}
+    out = {k: np.stack(v) if v else np.zeros((0,)) for k, v in recs.items()}
     out["objectives"] = info.get("objectives")
     out["ok"] = ok
     return out
+
+
+def _returns(r: np.ndarray, gamma: float) -> np.ndarray:
+    """Per-agent discounted returns-to-go of a (steps, agents) reward array."""
+    ret = np.zeros_like(r)
+    acc = np.zeros(r.shape[1])
+    for t in reversed(range(len(r))):
+        acc = r[t] + gamma * acc
+        ret[t] = acc
+    return ret
 
 
 def expert_seeds(args: TrainArgs) -> list[int]:
@@ -459,13 +555,7 @@ def expert_dataset(args: TrainArgs, lay: tf.EnvLayout, *, log: Callable[[str], N
         if not rep["ok"] or obj is None or float(obj["total_completion_time"]) != sol["objective"]:
             skipped += 1
             continue
-        r = rep.pop("reward") * args.reward_scale
-        ret = np.zeros_like(r)
-        acc = np.zeros(r.shape[1])
-        for t in reversed(range(len(r))):
-            acc = r[t] + gamma * acc
-            ret[t] = acc
-        rep["ret"] = ret
+        rep["ret"] = _returns(rep.pop("reward") * args.reward_scale, gamma)
         del rep["objectives"], rep["ok"]
         parts.append(rep)
         cts.append(sol["objective"] / env.sim.num_tasks)
@@ -479,7 +569,8 @@ def expert_dataset(args: TrainArgs, lay: tf.EnvLayout, *, log: Callable[[str], N
 
 
 def behaviour_cloning(model, opt, data: dict[str, Any], args: TrainArgs, rng: np.random.Generator, *,
-                      on_epoch: Callable[[int, dict[str, float]], None] | None = None) -> list[dict[str, float]]:
+                      on_epoch: Callable[[int, dict[str, float]], None] | None = None,
+                      epochs: int | None = None) -> list[dict[str, float]]:
     """Supervised warm start on the expert's states: cross-entropy of the pointer on the
     expert's slot (void included; labels the void rule forbids are left out), of the allocation
     head on the expert's (cpu, gpu) (for the agents that start a task), and the value head
@@ -488,7 +579,7 @@ def behaviour_cloning(model, opt, data: dict[str, Any], args: TrainArgs, rng: np
 
     S = len(data["slot"])
     rows = []
-    for epoch in range(args.bc_epochs):
+    for epoch in range(args.bc_epochs if epochs is None else epochs):
         model.train()
         perm = rng.permutation(S)
         tot = {"bc_pointer": 0.0, "bc_alloc": 0.0, "bc_value": 0.0, "bc_acc": 0.0}
@@ -525,3 +616,138 @@ def behaviour_cloning(model, opt, data: dict[str, Any], args: TrainArgs, rng: np
         if on_epoch is not None:
             on_epoch(epoch + 1, row)
     return rows
+
+
+# ---- DAgger: the exact model re-solved from the states the student visits ---------------------
+
+
+def expert_from_state(instance, started: dict[int, tuple[int, int, int, int]], t: int, *,
+                      time_limit: float = 5.0) -> dict[str, Any]:
+    """The exact fixed-allocation model's continuation from a state: the tasks in ``started``
+    ({task: (cluster, start, cpu, gpu)}, all with start < ``t``) keep their cluster, start and
+    allocation (constants of ``formulations.placement.build_model(..., fixed=...)``), every
+    other task starts at step ``t`` or later (its arrival is moved to max(arrival, t), which
+    shifts the objective by a constant only). The full time-indexed model (no windows, horizon
+    from the proof of ``finish_bounds`` with the list-scheduling completion as the upper
+    bound) is solved by HiGHS (one thread) from that completion. Returns {"status" ("optimal",
+    "feasible" or "heuristic": the list-scheduling completion), "objective" (total completion
+    time of the whole schedule, original arrivals), "tasks": [(cluster, start, cpu, gpu)]}."""
+    import dataclasses
+
+    from edgebench.formulations import placement as pm
+    from edgebench.instances import semantics
+
+    payload = instance.placement
+    data = pm.prepare(payload)
+    J = data.num_tasks
+    fixed: list = [None] * J
+    for j, (n, s, c, g) in started.items():
+        if s >= t:
+            raise ValueError(f"task {j} starts at {s}, not before the state's step {t}")
+        task = payload.tasks[j]
+        mem = task.minimum.memory if (task.minimum.memory is not None and data.capacity[n][2] is not None) else 0
+        d = semantics.fixed_run_steps(payload, j, c, g)
+        if d is None:
+            raise ValueError(f"task {j} never finishes at ({c}, {g})")
+        fixed[j] = (pm.Option(int(n), int(c), int(g), int(mem or 0), int(d)), int(s))
+    # a started task's allocation need not be one of the dominant options: listed for the checks
+    options = [list(o) if fixed[j] is None or fixed[j][0] in o else list(o) + [fixed[j][0]]
+               for j, o in enumerate(data.options)]
+    shifted = dataclasses.replace(data, options=options,
+                                  arrivals=[a if fixed[j] is not None else max(a, t) for j, a in enumerate(data.arrivals)])
+    sched = pm.repair_schedule(shifted, fixed)
+    status = "heuristic"
+    if any(f is None for f in fixed):
+        ub = pm.schedule_objective(shifted, sched)
+        finish_by = pm.finish_bounds(shifted, ub)
+        bm = pm.build_model(shifted, finish_by, None, fixed=fixed, late=False, name="placement-dagger")
+        sol = pm.solve_model(bm, pm.HIGHSPY, time_limit=time_limit, threads=1, hint=sched)
+        if sol.values is not None:
+            part = pm.decode_partial(bm, sol.values)
+            full = [fixed[j] if fixed[j] is not None else part[j] for j in range(J)]
+            if all(x is not None for x in full) and not pm.schedule_violations(shifted, full) and \
+                    pm.schedule_objective(shifted, full) <= pm.schedule_objective(shifted, sched):
+                sched = full
+                status = "optimal" if sol.status == "optimal" else "feasible"
+    else:
+        status = "optimal"
+    tasks = [(o.cluster, s, o.cpu, o.gpu) for o, s in sched]
+    orig = dataclasses.replace(shifted, arrivals=data.arrivals)
+    return {"status": status, "objective": float(pm.schedule_objective(orig, sched)), "tasks": tasks}
+
+
+def student_states(env) -> dict[int, tuple[int, int, int, int]]:
+    """The tasks started so far in an env's episode: {task: (cluster, start, cpu, gpu)}."""
+    sim = env.sim
+    return {j: (int(sim.cluster_of(j)), int(sim.start_step(j)), *map(int, sim.allocation(j)))
+            for j in range(sim.num_tasks) if sim.is_started(j)}
+
+
+def dagger_dataset(model, args: TrainArgs, lay: tf.EnvLayout, round_: int, *,
+                   log: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """One DAgger round: the (greedy) student plays ``args.dagger_instances`` new training
+    instances (seeds in [0, 10**9) from ``default_rng([seed, 20062, round])``); in each episode
+    ``args.dagger_cuts`` of the steps at which it started a task (after its first) are drawn,
+    and from each such step t the exact model's continuation is solved
+    (:func:`expert_from_state`: the student's tasks started before t fixed; cached as JSON under
+    ``bc_cache``/dagger) and replayed through the env; the states from step t on, with the
+    expert's labels, are returned (the arrays of :func:`expert_dataset`) plus "instances",
+    "cuts", "skipped" (continuations whose replay did not reproduce the expert's objective or
+    whose solve only found the list-scheduling completion), "student_mean_ct"."""
+    import hashlib
+
+    from edgebench.instances.generators import generate
+
+    rng = np.random.default_rng([args.seed, 20_062, round_])
+    seeds = [int(x) for x in rng.integers(0, EVAL_SEED_BASE, size=args.dagger_instances)]
+    cache = Path(args.bc_cache) / "dagger" if args.bc_cache else None
+    if cache is not None:
+        cache.mkdir(parents=True, exist_ok=True)
+    env = tf.make_env(preset=args.preset, params=args.gen_params, variant=args.variant, lay=lay)
+    gamma = args.resolved_gamma()
+    parts: list[dict[str, Any]] = []
+    student: list[float] = []
+    cuts = skipped = 0
+    for i, seed in enumerate(seeds):
+        inst = generate("placement", args.preset, seed=seed, variant=args.variant, **args.gen_params)
+        ep = tf.run_episode(model, env, lay, seed=0, greedy=True, instance=inst)
+        student.append(ep["mean_ct"])
+        started = student_states(env)
+        times = sorted({v[1] for v in started.values()})[1:]
+        if not times:
+            continue
+        chosen = sorted(int(x) for x in rng.choice(times, size=min(args.dagger_cuts, len(times)), replace=False))
+        for t in chosen:
+            prefix = {j: v for j, v in started.items() if v[1] < t}
+            spec = json.dumps({"preset": args.preset, "variant": args.variant, "params": args.gen_params, "seed": seed,
+                               "t": t, "prefix": sorted(prefix.items()), "time_limit": args.bc_time_limit},
+                              sort_keys=True, default=str)
+            path = cache / f"{hashlib.sha256(spec.encode()).hexdigest()[:20]}.json" if cache is not None else None
+            if path is not None and path.is_file():
+                sol = json.loads(path.read_text())
+            else:
+                sol = expert_from_state(inst, prefix, t, time_limit=args.bc_time_limit)
+                if path is not None:
+                    tmp = path.with_name(path.name + ".tmp")
+                    tmp.write_text(json.dumps(sol))
+                    tmp.replace(path)
+            cuts += 1
+            if sol["status"] == "heuristic":
+                skipped += 1
+                continue
+            rep = replay_expert(env, lay, inst, [tuple(x) for x in sol["tasks"]], void_rule=args.model.void_rule,
+                                record_from=t)
+            obj = rep["objectives"]
+            if not rep["ok"] or obj is None or float(obj["total_completion_time"]) != sol["objective"] \
+                    or len(rep["slot"]) == 0:
+                skipped += 1
+                continue
+            rep["ret"] = _returns(rep.pop("reward") * args.reward_scale, gamma)
+            del rep["objectives"], rep["ok"]
+            parts.append(rep)
+        if log and (i + 1) % 25 == 0:
+            log(f"dagger round {round_ + 1}: {i + 1}/{len(seeds)} student episodes")
+    data: dict[str, Any] = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]} if parts else {}
+    data.update({"instances": len(seeds), "cuts": cuts, "skipped": skipped,
+                 "student_mean_ct": float(np.mean(student)) if student else float("nan")})
+    return data

@@ -198,6 +198,90 @@ def test_expert_replay_reproduces_the_exact_objective(variant):
             rep2["objectives"]["total_completion_time"] != sol["objective"]
 
 
+@pytest.mark.parametrize("variant", ["single", "multi"])
+def test_dagger_relabelling_from_a_student_state(variant):
+    """DAgger's expert from a student state: the exact model re-solved with the student's tasks
+    started before step t fixed keeps their cluster, start and allocation, starts every other
+    task at t or later, is never worse than the student's own completion, is optimal from an
+    optimal prefix (the exact schedule's own prefix gives back the exact objective), and its
+    replay from t reproduces its objective with every label allowed by the env masks."""
+    from edgebench.learned.train_tapfinger import (expert_from_state, expert_schedule, replay_expert,
+                                                   student_states)
+
+    env, lay, model = _tiny(variant=variant)
+    P, G1 = lay.pending_size, lay.max_gpu + 1
+    inst = generate("placement", "synthetic-3", seed=5, variant=variant, **SMALL)
+    ep = tf.run_episode(model, env, lay, instance=inst, greedy=True)
+    started = student_states(env)
+    assert len(started) == SMALL["num_tasks"] and ep["done"]
+    times = sorted({v[1] for v in started.values()})
+    t = times[len(times) // 2]
+    prefix = {j: v for j, v in started.items() if v[1] < t}
+    assert prefix
+    sol = expert_from_state(inst, prefix, t, time_limit=10)
+    assert sol["status"] == "optimal"
+    for j, (n, s, c, g) in enumerate(sol["tasks"]):
+        if j in prefix:
+            assert (n, s, c, g) == prefix[j]
+        else:
+            assert s >= t and s >= inst.placement.tasks[j].arrival
+    assert sol["objective"] <= ep["objectives"]["total_completion_time"]
+    full = replay_expert(env, lay, inst, sol["tasks"])
+    rep = replay_expert(env, lay, inst, sol["tasks"], record_from=t)
+    assert rep["ok"] and rep["objectives"]["total_completion_time"] == sol["objective"]
+    assert 0 < len(rep["slot"]) < len(full["slot"])
+    starts = rep["slot"] < P
+    assert int(starts.sum()) == SMALL["num_tasks"] - len(prefix)  # the expert's tasks only, each once
+    for k, n in zip(*np.nonzero(starts)):
+        c, g = divmod(int(rep["alloc"][k, n]), G1)
+        assert rep["masks"][k, n, rep["slot"][k, n], c, g]
+    # consistency with the exact model: from the optimum's own prefix the optimum is re-found
+    opt = expert_schedule(inst, time_limit=10)
+    pre = {j: tuple(x) for j, x in enumerate(opt["tasks"]) if x[1] < t}
+    again = expert_from_state(inst, pre, t, time_limit=10)
+    assert again["status"] == "optimal" and again["objective"] == opt["objective"]
+    with pytest.raises(ValueError):
+        expert_from_state(inst, {0: (0, t, 1, 1)}, t)  # a "started" task must start before t
+
+
+def test_dagger_round_and_validation_selection(tmp_path):
+    """A tiny run with a validation split and one DAgger round: the DAgger states are added to
+    the BC data, validation (seeds 2*10**9 + k) is logged and the exported weights are the best on
+    validation, whose held-out evaluation is reported last."""
+    from edgebench.learned.train_tapfinger import dagger_dataset
+
+    args = TrainArgs(preset="synthetic-3", variant="single", steps=0, gen_params=SMALL, eval_episodes=2, seed=0,
+                     bc_instances=4, bc_epochs=1, bc_cache=str(tmp_path / "cache"), val_episodes=2,
+                     dagger_rounds=1, dagger_instances=3, dagger_cuts=2, dagger_epochs=1,
+                     model=tf.ModelConfig(hidden=16, layers=1, heads=2, pointer_layers=1))
+    res = train(args, log=None)
+    hist = res["history"]
+    vals = [h["val_mean_ct"] for h in hist if "val_mean_ct" in h]
+    assert len(vals) == 1 + 1 + 1 + 1  # initial weights, BC epoch, DAgger epoch, the selection row
+    assert vals[-1] == min(vals[:-1])
+    assert [h.get("dagger_round") for h in hist if "bc_epoch" in h and h["bc_epoch"] > 0] == [0, 1]
+    bc_states = [h["bc_states"] for h in hist if h.get("bc_epoch", 0) > 0]
+    assert bc_states[1] > bc_states[0]
+    final = res["final"]
+    assert "eval_mean_ct" in final and final["val_mean_ct"] == vals[-1]
+    again = evaluate(res["model"], args, res["layout"], seed_base=2 * 10**9)
+    assert again["eval_mean_ct"] == vals[-1]
+    assert len(list((tmp_path / "cache" / "dagger").glob("*.json"))) > 0
+    # the round's data is deterministic (seeded) and cached
+    d1 = dagger_dataset(res["model"], args, res["layout"], 0)
+    d2 = dagger_dataset(res["model"], args, res["layout"], 0)
+    assert d1["cuts"] == d2["cuts"] and np.array_equal(d1["slot"], d2["slot"])
+    # --init: a DAgger-only run from the exported weights starts from them (same validation value)
+    # and never ends worse on validation than they are
+    ckpt = tmp_path / "init.pt"
+    tf.save_checkpoint(ckpt, res["model"], res["layout"])
+    args2 = TrainArgs(preset="synthetic-3", variant="single", steps=0, gen_params=SMALL, eval_episodes=2, seed=1,
+                      bc_cache=str(tmp_path / "cache"), val_episodes=2, init=str(ckpt), dagger_rounds=1,
+                      dagger_instances=2, dagger_cuts=2, dagger_epochs=1, model=args.model)
+    vals2 = [h["val_mean_ct"] for h in train(args2, log=None)["history"] if "val_mean_ct" in h]
+    assert vals2[0] == vals[-1] and vals2[-1] <= vals2[0]
+
+
 def test_short_behaviour_cloning_run_learns(tmp_path):
     """Behaviour cloning (8 epochs) on the exact model's schedules of 24 training instances of 12
     tasks beats the random initialisation on the held-out seeds by a wide margin and comes
