@@ -211,6 +211,15 @@ def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict
         if log:
             log(f"update 0: held-out mean completion time {row['eval_mean_ct']:.3f} "
                 f"({'--init weights' if args.init else 'random init'})")
+
+    def evaluate_keep_best(row: dict[str, Any]) -> None:
+        """Evaluate on the held-out seeds into ``row``; keep ``OUT/best.pt`` at the best so far."""
+        nonlocal best
+        row.update(evaluate(model, args, lay))
+        if out is not None and row["eval_mean_ct"] < best:
+            best = row["eval_mean_ct"]
+            tf.save_checkpoint(out / "best.pt", model, lay, extra={"args": asdict(args), "eval": row})
+
     def save_last() -> None:
         if out is not None:
             st = {"global_step": global_step, "update": update, "best": best, "rng": rng.bit_generator.state,
@@ -250,17 +259,13 @@ def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict
                 log(f"validation mean completion time {row0['val_mean_ct']:.3f} (initial weights)")
 
         def on_epoch(epoch: int, row: dict[str, float]) -> None:
-            nonlocal best
             row = {"update": 0, "global_step": 0, "bc_epoch": epoch, "dagger_round": stage["round"],
                    "bc_states": len(data["slot"]), "expert_mean_ct": data["expert_mean_ct"], **row}
             at_eval = epoch == stage["epochs"] or (args.bc_eval_every and epoch % args.bc_eval_every == 0)
             if at_eval and args.val_episodes > 0:
                 select(row)
             elif at_eval:
-                row.update(evaluate(model, args, lay))
-                if out is not None and row["eval_mean_ct"] < best:
-                    best = row["eval_mean_ct"]
-                    tf.save_checkpoint(out / "best.pt", model, lay, extra={"args": asdict(args), "eval": row})
+                evaluate_keep_best(row)
             record(row)
             if log:
                 msg = (f"round {stage['round']} bc epoch {epoch}/{stage['epochs']} pointer {row['bc_pointer']:.3f} "
@@ -386,10 +391,7 @@ def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict
                                **{k: float(np.mean(v)) if v else float("nan") for k, v in stats.items()}}
         last_update = global_step >= args.steps
         if (args.eval_every and update % args.eval_every == 0) or last_update:
-            row.update(evaluate(model, args, lay))
-            if out is not None and row["eval_mean_ct"] < best:
-                best = row["eval_mean_ct"]
-                tf.save_checkpoint(out / "best.pt", model, lay, extra={"args": asdict(args), "eval": row})
+            evaluate_keep_best(row)
         record(row)
         if log:
             msg = (f"update {update} step {global_step}/{args.steps} sps {sps:.0f} "
