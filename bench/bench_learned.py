@@ -99,12 +99,16 @@ def test_inference(benchmark, case):
     n = sum(decisions)
     assert n > 0
     ms = 1000.0 * min(rounds) / n
+    # the target is on inference: the policy's own time per decision where the solver reports it
+    # (TapFinger), else the end-to-end time (CES-PPO's policy is most of its solve)
+    policy = sum(policy_ms) / n if policy_ms else None
     benchmark.extra_info.update({
         "solver": solver, "instances": len(instances), "decisions": n, "ms_per_decision": ms,
-        "target_ms": TARGET_MS[solver], "meets_target": ms <= TARGET_MS[solver],
+        "target_ms": TARGET_MS[solver], "meets_target": (policy if policy is not None else ms) <= TARGET_MS[solver],
+        "meets_target_end_to_end": ms <= TARGET_MS[solver],
     })
-    if policy_ms:
-        benchmark.extra_info["policy_ms_per_decision"] = sum(policy_ms) / n
+    if policy is not None:
+        benchmark.extra_info["policy_ms_per_decision"] = policy
 
 
 def _last_sps(path: Path) -> float | None:
