@@ -60,6 +60,28 @@ def native_stdout_to_stderr():
         os.close(saved)
 
 
+def run_cpsat(model, *, time_limit: float | None, threads: int = 1, seed: int = 0, log: bool = False,
+              params: dict | None = None):
+    """Solve a CP-SAT model with the settings every formulation uses (time limit, workers, seed,
+    log, optional expert parameters), native output kept off stdout. Returns ``(solver, code,
+    status)`` with ``status`` one of optimal / feasible / infeasible / timeout / error."""
+    from ortools.sat.python import cp_model
+
+    solver = cp_model.CpSolver()
+    if time_limit is not None:
+        solver.parameters.max_time_in_seconds = max(0.001, float(time_limit))
+    solver.parameters.num_workers = max(1, int(threads))
+    solver.parameters.random_seed = int(seed)
+    solver.parameters.log_search_progress = bool(log)
+    for key, value in (params or {}).items():
+        setattr(solver.parameters, key, value)
+    with native_stdout_to_stderr():
+        code = solver.Solve(model)
+    status = {cp_model.OPTIMAL: "optimal", cp_model.FEASIBLE: "feasible", cp_model.INFEASIBLE: "infeasible",
+              cp_model.UNKNOWN: "timeout"}.get(code, "error")
+    return solver, code, status
+
+
 @dataclass
 class LinearModel:
     """min/max c·x + c0  s.t.  lo_i <= a_i·x <= hi_i,  lb <= x <= ub,  x_k integer for k in I."""
@@ -296,19 +318,10 @@ def _solve_cpsat(model, time_limit, threads, seed, log) -> LinearSolution:
                 m.Add(expr <= math.floor(hi + 1e-9))
     objexpr = sum(int(round(c)) * xs[i] for i, c in model.obj.items())
     m.Minimize(objexpr) if model.sense == "min" else m.Maximize(objexpr)
-    solver = cp_model.CpSolver()
-    if time_limit is not None:
-        solver.parameters.max_time_in_seconds = float(time_limit)
-    solver.parameters.num_workers = max(1, threads)
-    solver.parameters.random_seed = int(seed)
-    solver.parameters.log_search_progress = bool(log)
-    with native_stdout_to_stderr():
-        code = solver.Solve(m)
-    has = code in (cp_model.OPTIMAL, cp_model.FEASIBLE)
+    solver, code, status = run_cpsat(m, time_limit=time_limit, threads=threads, seed=seed, log=log)
+    has = status in ("optimal", "feasible")
     values = np.array([solver.Value(x) for x in xs], dtype=float) if has else None
     bound = solver.BestObjectiveBound() + model.obj_const if has else None
-    status = {cp_model.OPTIMAL: "optimal", cp_model.FEASIBLE: "feasible", cp_model.INFEASIBLE: "infeasible",
-              cp_model.UNKNOWN: "timeout"}.get(code, "error")
     return LinearSolution(status, values, None, bound, 0.0, "", solver.StatusName(code))
 
 

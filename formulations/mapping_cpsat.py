@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from edgebench.formulations.linear import run_cpsat
 from edgebench.formulations.mapping_milp import MilpOutcome, routes_incidence
 from edgebench.formulations.mapping_problem import CAP_EPS, Goal, MappingProblem, solve_bandwidth
 
@@ -264,12 +265,7 @@ def solve_cpsat(pr: MappingProblem, g: Goal, *, time_limit: float | None = None,
     cm = build_cpsat(pr, g)
     m, size, tol, const = cm.model, cm.size, cm.tol, cm.const
     w1, w2, _ = pr.weights
-    solver = cp_model.CpSolver()
-    if time_limit is not None:
-        solver.parameters.max_time_in_seconds = max(0.01, float(time_limit))
-    solver.parameters.num_workers = max(1, int(threads))
-    solver.parameters.random_seed = int(seed)
-    code = solver.Solve(m)
+    solver, code, _ = run_cpsat(m, time_limit=time_limit, threads=threads, seed=seed)
     rt = time.perf_counter() - t0
     name = solver.StatusName(code)
     if code == cp_model.INFEASIBLE:

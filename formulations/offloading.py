@@ -32,7 +32,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from edgebench.formulations.linear import LinearModel
+from edgebench.formulations.linear import LinearModel, run_cpsat
 from edgebench.instances import semantics
 from edgebench.instances.model import Instance
 from edgebench.registry import make_result, register
@@ -132,7 +132,7 @@ def prepare(instance: Instance, *, horizon: float | None = None) -> OffloadingDa
             delay.append({(p, q): float(semantics.transfer_time(o, w, e, p, q)) for p in hosts[a] for q in hosts[b]})
             preds[b].append(a)
             succs[a].append(b)
-    topo = _topological(N, succs)
+    topo = semantics.topological_order(N, ((a, b) for a in range(N) for b in succs[a]))
     anc: list[frozenset[int]] = [frozenset()] * N
     for g in topo:
         s: set[int] = set()
@@ -143,22 +143,6 @@ def prepare(instance: Instance, *, horizon: float | None = None) -> OffloadingDa
     return OffloadingData(W, S, N, [float(wf.arrival) for wf in o.workflows], tasks, gid, hosts, dur, rel,
                           demand, cap, edges, delay, preds, succs, topo, anc,
                           None if horizon is None else float(horizon))
-
-
-def _topological(n: int, succs: list[list[int]]) -> list[int]:
-    indeg = [0] * n
-    for g in range(n):
-        for h in succs[g]:
-            indeg[h] += 1
-    order = [g for g in range(n) if indeg[g] == 0]
-    i = 0
-    while i < len(order):
-        for h in succs[order[i]]:
-            indeg[h] -= 1
-            if indeg[h] == 0:
-                order.append(h)
-        i += 1
-    return order
 
 
 def _ticks_up(x: float, q: float) -> tuple[int, bool]:
@@ -579,7 +563,7 @@ def build_cpsat(data: OffloadingData, *, time_scale: float | str = "auto", hint:
     if not (q > 0 and math.isfinite(q)):
         raise ValueError(f"time_scale must be a positive number or 'auto', got {time_scale!r}")
     td = ticked(data, q)
-    N, S, W = td.N, td.S, td.W
+    N, W = td.N, td.W
     m = cp_model.CpModel()
 
     # time windows valid for some optimal schedule, tightened by a heuristic schedule
@@ -743,23 +727,13 @@ class RawSolve:
 
 def solve_cpsat_model(cm: CpsatModel, *, time_limit: float | None = None, threads: int = 1, seed: int = 0,
                       log: bool = False, params: dict | None = None) -> RawSolve:
-    from ortools.sat.python import cp_model
-
     td, q, W = cm.data, cm.q, cm.data.W
-    solver = cp_model.CpSolver()
-    if time_limit is not None:
-        solver.parameters.max_time_in_seconds = max(0.001, float(time_limit))
-    solver.parameters.num_workers = max(1, int(threads))
-    solver.parameters.random_seed = int(seed)
-    solver.parameters.log_search_progress = bool(log)
-    for key, value in (params or {}).items():  # expert CP-SAT parameters, e.g. linearization_level
-        setattr(solver.parameters, key, value)
     t0 = time.perf_counter()
-    code = solver.Solve(cm.model)
+    # params: expert CP-SAT parameters, e.g. linearization_level
+    solver, code, status = run_cpsat(cm.model, time_limit=time_limit, threads=threads, seed=seed, log=log,
+                                     params=params)
     rt = time.perf_counter() - t0
     name = solver.StatusName(code)
-    status = {cp_model.OPTIMAL: "optimal", cp_model.FEASIBLE: "feasible", cp_model.INFEASIBLE: "infeasible",
-              cp_model.UNKNOWN: "timeout", cp_model.MODEL_INVALID: "error"}.get(code, "error")
     arr = sum(td.arrival)
     raw = RawSolve(status, f"CP-SAT {name}", rt, extra={
         "branches": solver.NumBranches(), "conflicts": solver.NumConflicts(), "wall_time": solver.WallTime()})

@@ -41,7 +41,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from edgebench.formulations.linear import BACKENDS, LinearModel, LinearSolution, solve_linear
+from edgebench.formulations.linear import BACKENDS, LinearModel, LinearSolution, run_cpsat, solve_linear
 from edgebench.formulations.placement_highs import lp_solution, lp_with_reduced_costs, solve_highs
 from edgebench.instances import semantics
 from edgebench.registry import make_result, register
@@ -694,18 +694,10 @@ def solve_cpsat_intervals(data: PlacementData, finish_by: Sequence[int], *, time
         for n, ivs in starts_cluster.items():
             m.AddNoOverlap(ivs)
     m.Minimize(sum(expr))
-    solver = cp_model.CpSolver()
-    if time_limit is not None:
-        solver.parameters.max_time_in_seconds = max(0.01, float(time_limit))
-    solver.parameters.num_workers = max(1, int(threads))
-    solver.parameters.random_seed = int(seed)
-    solver.parameters.log_search_progress = bool(log)
-    code = solver.Solve(m)
+    solver, code, status = run_cpsat(m, time_limit=time_limit, threads=threads, seed=seed, log=log)
     proto = m.Proto()
     size = {"variables": len(proto.variables), "integer_variables": len(proto.variables),
             "constraints": len(proto.constraints), "nonzeros": int(sum(len(c.linear.vars) for c in proto.constraints))}
-    status = {cp_model.OPTIMAL: "optimal", cp_model.FEASIBLE: "feasible", cp_model.INFEASIBLE: "infeasible",
-              cp_model.UNKNOWN: "timeout"}.get(code, "error")
     schedule = None
     bound = None
     if code in (cp_model.OPTIMAL, cp_model.FEASIBLE):

@@ -241,6 +241,18 @@ def bandwidth_level(bw_min: float, bw_max: float, a: int, levels: int) -> float:
 # --------------------------------------------------------------------------------------
 
 
+def topological_order(n: int, arcs) -> list[int]:
+    """The lexicographically smallest topological order of nodes ``0..n-1`` under ``arcs``
+    (pairs ``(src, dst)``): among the ready nodes the smallest index goes first, so the order is
+    unique. The graphs are acyclic by validation (instances/model.py)."""
+    import networkx as nx
+
+    g = nx.DiGraph()
+    g.add_nodes_from(range(n))
+    g.add_edges_from(arcs)
+    return list(nx.lexicographical_topological_sort(g))
+
+
 def task_demand(payload: "OffloadingPayload", w: int, t: int) -> tuple[float, float]:
     fns = payload.workflows[w].tasks[t].functions
     return sum(f.cpu for f in fns), sum(f.mem for f in fns)

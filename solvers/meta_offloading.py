@@ -150,27 +150,13 @@ class OffloadingProblem:
                 self.preds[b].append((a, tt))
                 self.succs[a].append(b)
         self.indeg = [len(p) for p in self.preds]
-        self.topo = self._topo_order()
+        self.topo = semantics.topological_order(G, ((a, b) for a in range(G) for b in self.succs[a]))
         self.cache_size = int(cache_size)
         #: memo of referee values: by decoded schedule, and by the choices that fix it
         self._cache: dict[tuple, float] = {}
         self._choice_cache: dict[tuple, float] = {}
         self.cache_hits = 0
         self.referee_calls = 0
-
-    def _topo_order(self) -> list[int]:
-        indeg = list(self.indeg)
-        ready = [g for g in range(self.num_tasks) if indeg[g] == 0]
-        heapq.heapify(ready)
-        out = []
-        while ready:
-            g = heapq.heappop(ready)
-            out.append(g)
-            for v in self.succs[g]:
-                indeg[v] -= 1
-                if indeg[v] == 0:
-                    heapq.heappush(ready, v)
-        return out
 
     # ---- decoding ---------------------------------------------------------------------
 

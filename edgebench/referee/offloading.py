@@ -21,23 +21,6 @@ def _tol(x: float) -> float:
     return ATOL + RTOL * abs(x)
 
 
-def _topo_order(n: int, edges) -> list[int]:
-    indeg = [0] * n
-    succ: list[list[int]] = [[] for _ in range(n)]
-    for e in edges:
-        succ[e.src].append(e.dst)
-        indeg[e.dst] += 1
-    order = [v for v in range(n) if indeg[v] == 0]
-    i = 0
-    while i < len(order):
-        for v in succ[order[i]]:
-            indeg[v] -= 1
-            if indeg[v] == 0:
-                order.append(v)
-        i += 1
-    return order
-
-
 def _static(instance: Instance) -> list[tuple[float, float]]:
     """Per workflow: (critical path at minimum execution times, best sequential time)."""
     o = instance.offloading
@@ -53,7 +36,7 @@ def _static(instance: Instance) -> list[tuple[float, float]]:
         for e in wf.edges:
             preds[e.dst].append(e.src)
         level = [0.0] * n
-        for v in _topo_order(n, wf.edges):
+        for v in semantics.topological_order(n, ((e.src, e.dst) for e in wf.edges)):
             level[v] = best[v] + max((level[u] for u in preds[v]), default=0.0)
         cp = max(level)
         all_host = [s for s in range(S) if all(s in host[t] for t in range(n))] or list(range(S))

@@ -95,23 +95,7 @@ def generate_patent_example(preset: str = "patent-example", *, seed: int = 0, **
 def topological_order(payload, w: int) -> list[int]:
     """Kahn's order of workflow w, smallest ready index first."""
     wf = payload.workflows[w]
-    n = len(wf.tasks)
-    indeg = [0] * n
-    succ: list[list[int]] = [[] for _ in range(n)]
-    for e in wf.edges:
-        indeg[e.dst] += 1
-        succ[e.src].append(e.dst)
-    ready = sorted(t for t in range(n) if indeg[t] == 0)
-    order = []
-    while ready:
-        t = ready.pop(0)
-        order.append(t)
-        for v in succ[t]:
-            indeg[v] -= 1
-            if indeg[v] == 0:
-                ready.append(v)
-        ready.sort()
-    return order
+    return semantics.topological_order(len(wf.tasks), ((e.src, e.dst) for e in wf.edges))
 
 
 def list_schedule(payload, placement: Sequence[int], w: int = 0) -> dict[str, Any] | None:
