@@ -42,24 +42,23 @@ def positive_int(text: str) -> int:
     return x
 
 
-def positive_float(text: str) -> float:
+def _positive_number(text: str, what: str) -> float:
+    """A finite number > 0; the messages name ``what`` ("a number", "a number of seconds")."""
     try:
         x = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
     if not (0 < x < float("inf")):
-        raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}")
+        raise argparse.ArgumentTypeError(f"must be a positive {what[2:]}, got {text!r}")
     return x
+
+
+def positive_float(text: str) -> float:
+    return _positive_number(text, "a number")
 
 
 def seconds(text: str) -> float:
-    try:
-        x = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not (0 < x < float("inf")):
-        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text!r}")
-    return x
+    return _positive_number(text, "a number of seconds")
 
 
 def _no_constant(name: str) -> Any:
