@@ -1,17 +1,19 @@
-"""``edgebench report``: tables, plots and exports from a results store.
+"""``edgebench report``: the report's numbers, computed once from a results store.
 
-Per family and solver configuration (label): runs, feasible share, mean and median gap to
-the best known objective, share solved to proven optimality, shifted geometric mean of the
-runtime (shift 10 s), wins; Dolan–Moré performance profiles on runtime and on gap; gap
-against instance size; anytime curves (runs whose solutions carry a trace); the mapping
-Pareto fronts. Written as ``report.md`` and ``report.html`` with PNG plots (matplotlib, Agg,
-800x500 px at 100 dpi) and CSV / Parquet exports. Conventions: ``docs/runner.md``.
+Per family, variant (placement single/multi-task, the mapping objective, ...) and solver
+configuration (label): runs, feasible share, mean and median gap to the best known objective,
+mean gap to the best proven bound, share solved to proven optimality, shifted geometric mean
+of the runtime (shift 10 s), wins; a leaderboard per instance set (mean and geometric-mean gap
+to the best known, share closed, share feasible, runtime, the mean over seeds with a 95 %
+confidence interval); per instance its best known value, bound and status; the data behind
+the plots (performance profiles, gap against size, anytime curves, Pareto fronts). Written as
+CSV / Parquet tables; :mod:`.plots` draws them, :mod:`.page` lays out ``report.md`` and
+``report.html``. Conventions: ``docs/runner.md``.
 """
 
 from __future__ import annotations
 
 import csv
-import html
 import json
 import math
 import os
@@ -28,15 +30,12 @@ import numpy as np
 SHIFT = 10.0
 #: runtimes below this floor count as the floor in the runtime performance profile
 RUNTIME_FLOOR = 1e-3
-#: plot size: 800 x 500 pixels
-FIGSIZE = (8.0, 5.0)
-DPI = 100
 #: at most this many traces per (family, label) enter an anytime curve
 MAX_TRACES = 1000
 #: at most this many mapping instances get a Pareto plot
 MAX_PARETO_PLOTS = 6
-#: at most this many points per label in a gap-vs-size scatter
-MAX_SCATTER = 1000
+#: confidence level of the leaderboard's interval over seeds
+CONFIDENCE = 0.95
 FAMILIES = ("placement", "mapping", "offloading")
 FAILED = ("error", "killed", "memory", "crash")
 
@@ -174,21 +173,19 @@ class Runs:
         hashes = self.c["instance_hash"]
         obj = np.full(n, np.nan)
         bnd = np.full(n, np.nan)
-        opt = np.zeros(n, dtype=bool)
         cache = {h: (np.nan if b.get("objective") is None else b["objective"],
-                     np.nan if b.get("bound") is None else b["bound"], bool(b.get("optimal")))
-                 for h, b in best.items()}
+                     np.nan if b.get("bound") is None else b["bound"]) for h, b in best.items()}
         for i, h in enumerate(hashes):
             t = cache.get(h)
             if t is not None:
-                obj[i], bnd[i], opt[i] = t
+                obj[i], bnd[i] = t
         v = self.c["primary_value"]
         self.c["ok"] = (self.c["feasible"] == 1) & np.isfinite(v)
         ok = self.c["ok"]
         is_min = self.c["sense"] != "max"
         self.c["best_known"], self.c["best_bound"] = obj, bnd
         self.c["gap"] = _gap_array(v, obj, is_min, ok)
-        bg = _gap_array(v, bnd, is_min, ok & ~opt)
+        bg = _gap_array(v, bnd, is_min, ok)
         self.c["bound_gap"] = np.maximum(bg, 0.0)
 
 
@@ -222,6 +219,8 @@ class Data:
     envs: dict[str, dict[str, Any]] = field(default_factory=dict)
     sweeps: list[dict[str, Any]] = field(default_factory=list)
     meta: dict[str, str] = field(default_factory=dict)
+    #: instance hash -> {"file", "solution", "variant"} for instances found in a set manifest
+    files: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 def load(store, keys: Iterable[str] | None = None) -> Data:
@@ -259,7 +258,78 @@ def load(store, keys: Iterable[str] | None = None) -> Data:
     runs.c["trace"] = trace
     best = {r["instance_hash"]: r for r in store.bestknown()}
     runs.enrich(best)
-    return Data(runs=runs, best=best, envs=store.envs(), sweeps=store.sweeps(), meta=store.meta())
+    files = instance_files(runs)
+    runs.c["variant"] = variants(runs, files)
+    return Data(runs=runs, best=best, envs=store.envs(), sweeps=store.sweeps(), meta=store.meta(), files=files)
+
+
+def instance_files(runs: Runs, data_dir: Path | None = None) -> dict[str, dict[str, Any]]:
+    """instance hash -> {"file": instance file, "solution": best-known solution file or None,
+    "variant": the instance's variant or None} for the store's instances that an instance set
+    manifest (under ``data_dir``, default the embedded sets) lists. Unreadable manifests and
+    instance files are left out (the report then shows no link and the objective as variant)."""
+    from edgebench.errors import InputError
+    from edgebench.instances import sets
+    from edgebench.instances.io import read_json
+
+    root = Path(data_dir) if data_dir is not None else sets.DATA_DIR
+    wanted = set(runs["instance_hash"].tolist()) if len(runs) else set()
+    out: dict[str, dict[str, Any]] = {}
+    for name in sorted(set(runs["instance_set"].tolist()) if len(runs) else ()):
+        folder = root / str(name)
+        if not name or not (folder / "manifest.json").is_file():
+            continue
+        try:
+            manifest = read_json(folder / "manifest.json")
+            entries = [e for e in manifest.get("instances", []) if isinstance(e, dict) and e.get("hash") in wanted]
+        except (InputError, AttributeError):
+            continue
+        for e in entries:
+            f = folder / str(e.get("file") or "")
+            if not f.is_file():
+                continue
+            sol = (e.get("best_known") or {}).get("solution") if isinstance(e.get("best_known"), dict) else None
+            sol_path = folder / str(sol) if isinstance(sol, str) and sol else None
+            try:
+                variant = _variant_of(read_json(f))
+            except InputError:
+                variant = None
+            out[e["hash"]] = {"file": f, "solution": sol_path if sol_path and sol_path.is_file() else None,
+                              "variant": variant}
+    return out
+
+
+def _variant_of(doc: Any) -> str | None:
+    """placement: ``single-task`` / ``multi-task``; mapping: the objective's weights when they
+    are not the default equal weights; otherwise None (the primary objective names the
+    variant)."""
+    if not isinstance(doc, dict):
+        return None
+    fam = doc.get("family")
+    body = doc.get(fam) if isinstance(fam, str) else None
+    if not isinstance(body, dict):
+        return None
+    if fam == "placement" and body.get("variant") in ("single", "multi"):
+        return f"{body['variant']}-task"
+    if fam == "mapping" and isinstance(body.get("objective"), dict):
+        w = body["objective"].get("weights")
+        if isinstance(w, list) and len(w) > 1 and len({round(float(x), 9) for x in w}) > 1:
+            return "weights " + "/".join(f"{float(x):.3g}" for x in w)
+    return None
+
+
+def variants(runs: Runs, files: dict[str, dict[str, Any]]) -> np.ndarray:
+    """Per run: the variant its tables are kept apart by — ``<primary objective>`` plus the
+    instance's variant where it has one (``total_completion_time, multi-task``)."""
+    out = np.empty(len(runs), dtype=object)
+    memo: dict[tuple[str, str], str] = {}
+    for i, (h, name) in enumerate(zip(runs["instance_hash"], runs["primary_name"])):
+        key = (h, name)
+        if key not in memo:
+            v = (files.get(h) or {}).get("variant")
+            memo[key] = ", ".join(x for x in (name, v) if x) or "-"
+        out[i] = memo[key]
+    return out
 
 
 @dataclass
@@ -284,9 +354,14 @@ def per_instance(runs: Runs) -> PerInstance:
     return PerInstance(keys, group_median(gid, v, ng), group_median(gid, t, ng), group_median(gid, g, ng), gid)
 
 
+def _family_rank(fam: str) -> int:
+    return FAMILIES.index(fam) if fam in FAMILIES else len(FAMILIES)
+
+
 def summarize(data: Data, pi: PerInstance | None = None) -> list[dict[str, Any]]:
-    """One row per (family, label): runs, instances, feasible, proven share, mean / median
-    gap, shifted geometric mean runtime (shift 10 s), wins, failures, statuses."""
+    """One row per (family, variant, label): runs, instances, feasible, proven share, mean /
+    median gap to the best known, mean gap to the best bound, shifted geometric mean runtime
+    (shift 10 s), wins, failures, statuses."""
     from edgebench.runner.bestknown import close
 
     runs = data.runs
@@ -297,6 +372,7 @@ def summarize(data: Data, pi: PerInstance | None = None) -> list[dict[str, Any]]
     fi_gid, fi_keys = runs.groups("family", "instance_hash")
     first_of = np.unique(fi_gid, return_index=True)[1]
     sense = {fi_keys[g]: runs["sense"][i] for g, i in enumerate(first_of)}
+    variant_of = {fi_keys[g][1]: runs["variant"][i] for g, i in enumerate(first_of)}
     by_inst: dict[tuple[str, str], list[tuple[str, float]]] = defaultdict(list)
     for (fam, label, h), v in zip(pi.keys, pi.value):
         if not math.isnan(v):
@@ -306,8 +382,8 @@ def summarize(data: Data, pi: PerInstance | None = None) -> list[dict[str, Any]]
         b = (max if sense[(fam, h)] == "max" else min)(v for _, v in vals)
         for label, v in vals:
             if close(v, b):
-                wins[(fam, label)] += 1
-    gid, keys = runs.groups("family", "label")
+                wins[(fam, variant_of[h], label)] += 1
+    gid, keys = runs.groups("family", "variant", "label")
     ng = len(keys)
     counts = np.bincount(gid, minlength=ng)
     ok = runs["ok"]
@@ -317,12 +393,15 @@ def summarize(data: Data, pi: PerInstance | None = None) -> list[dict[str, Any]]
     gcount = np.bincount(gid, weights=~np.isnan(gfin), minlength=ng)
     gsum = np.bincount(gid, weights=np.nan_to_num(gfin, nan=0.0), minlength=ng)
     gmed = group_median(gid, gfin, ng)
+    bfin = np.where(ok & np.isfinite(runs["bound_gap"]), runs["bound_gap"], np.nan)
+    bcount = np.bincount(gid, weights=~np.isnan(bfin), minlength=ng)
+    bsum = np.bincount(gid, weights=np.nan_to_num(bfin, nan=0.0), minlength=ng)
     rt = runs["runtime"]
     rt_ok = np.isfinite(rt)
     logs = np.where(rt_ok, np.log(np.maximum(np.nan_to_num(rt, nan=0.0), 0.0) + SHIFT), 0.0)
     lsum = np.bincount(gid, weights=logs, minlength=ng)
     lcnt = np.bincount(gid, weights=rt_ok.astype(float), minlength=ng)
-    n_inst = Counter((f, lb) for f, lb, _ in pi.keys)
+    n_inst = Counter((f, variant_of[h], lb) for f, lb, h in pi.keys)
     kind_of = {}
     solver_of = {}
     for i in np.unique(gid, return_index=True)[1]:
@@ -334,161 +413,193 @@ def summarize(data: Data, pi: PerInstance | None = None) -> list[dict[str, Any]]
     for g, j in zip(*np.nonzero(scount)):
         statuses[int(g)][snames[j]] = int(scount[g, j])
     rows = []
-    for g, (fam, label) in enumerate(keys):
+    for g, (fam, variant, label) in enumerate(keys):
         st = statuses[g]
         rows.append({
-            "family": fam, "label": label, "solver": solver_of[g], "kind": kind_of[g], "runs": int(counts[g]),
-            "instances": n_inst[(fam, label)], "feasible": int(feas[g]), "feasible_share": feas[g] / counts[g],
-            "proven": int(proven[g]), "proven_share": proven[g] / counts[g],
+            "family": fam, "variant": variant, "label": label, "solver": solver_of[g], "kind": kind_of[g],
+            "runs": int(counts[g]), "instances": n_inst[(fam, variant, label)], "feasible": int(feas[g]),
+            "feasible_share": feas[g] / counts[g], "proven": int(proven[g]), "proven_share": proven[g] / counts[g],
             "mean_gap": float(gsum[g] / gcount[g]) if gcount[g] else None,
             "median_gap": None if math.isnan(gmed[g]) else float(gmed[g]),
+            "mean_bound_gap": float(bsum[g] / bcount[g]) if bcount[g] else None,
             "sgm_runtime": float(np.exp(lsum[g] / lcnt[g]) - SHIFT) if lcnt[g] else None,
-            "wins": wins[(fam, label)], "failed": sum(st[s] for s in FAILED), "statuses": dict(sorted(st.items())),
+            "wins": wins[(fam, variant, label)], "failed": sum(st[s] for s in FAILED),
+            "statuses": dict(sorted(st.items())),
         })
-    rows.sort(key=lambda r: (FAMILIES.index(r["family"]) if r["family"] in FAMILIES else 9, r["label"]))
+    rows.sort(key=lambda r: (_family_rank(r["family"]), r["variant"], r["label"]))
     return rows
 
 
-# ======================================================================================
-# formatting
-# ======================================================================================
+def leaderboard(runs: Runs, instance_set: str | None = None) -> list[dict[str, Any]]:
+    """One row per (family, instance set, variant, solver configuration), best first within
+    a set: runs, instances, seeds; ``feasible_share`` (referee-feasible runs / runs);
+    ``closed_share`` (runs proven optimal by this configuration / runs); over feasible runs
+    with a best known value: ``mean_gap`` and ``geo_gap`` (geometric mean of 1 + gap, minus 1)
+    to the best known and ``mean_bound_gap`` to the best bound; ``sgm_runtime`` (shifted
+    geometric mean, all runs); the per-seed mean gaps aggregated as ``seed_mean`` with a
+    ``CONFIDENCE`` Student-t interval ``ci_low`` .. ``ci_high`` (scipy; None with one seed).
+    Ranked by feasible share (higher first), then mean gap, then runtime."""
+    from scipy import stats
+
+    if len(runs) == 0:
+        return []
+    sel = np.arange(len(runs)) if instance_set is None else np.flatnonzero(runs["instance_set"] == instance_set)
+    gid, keys = runs.groups("family", "instance_set", "variant", "label")
+    ok = runs["ok"]
+    gap, bgap, rt = runs["gap"], runs["bound_gap"], runs["runtime"]
+    out = []
+    order = sel[np.argsort(gid[sel], kind="stable")]
+    bounds = np.flatnonzero(np.diff(gid[order])) + 1
+    for idx in np.split(order, bounds) if order.size else []:
+        fam, iset, variant, label = keys[gid[idx[0]]]
+        feas = ok[idx]
+        g = gap[idx][feas & np.isfinite(gap[idx])]
+        bg = bgap[idx][feas & np.isfinite(bgap[idx])]
+        per_seed = []
+        seeds = runs["seed"][idx]
+        for sd in np.unique(seeds[np.isfinite(seeds)]):
+            m = (seeds == sd) & feas & np.isfinite(gap[idx])
+            if m.any():
+                per_seed.append(float(np.mean(gap[idx][m])))
+        lo = hi = None
+        seed_mean = float(np.mean(per_seed)) if per_seed else None
+        if len(per_seed) >= 2:
+            sem = float(stats.sem(per_seed))
+            if sem > 0:
+                lo, hi = (float(x) for x in stats.t.interval(CONFIDENCE, len(per_seed) - 1, loc=seed_mean, scale=sem))
+            else:
+                lo = hi = seed_mean
+        out.append({
+            "family": fam, "instance_set": iset, "variant": variant, "label": label, "solver": runs["solver"][idx[0]],
+            "kind": runs["kind"][idx[0]], "runs": int(idx.size),
+            "instances": len(set(runs["instance_hash"][idx].tolist())), "seeds": len(per_seed),
+            "feasible_share": float(feas.mean()), "closed_share": float((runs["proven"][idx] == 1).mean()),
+            "mean_gap": float(g.mean()) if g.size else None,
+            "geo_gap": float(np.expm1(np.mean(np.log1p(g)))) if g.size else None,
+            "mean_bound_gap": float(bg.mean()) if bg.size else None,
+            "sgm_runtime": shifted_geomean(rt[idx].tolist()),
+            "seed_mean": seed_mean, "ci_low": lo, "ci_high": hi,
+        })
+    inf = math.inf
+    out.sort(key=lambda r: (_family_rank(r["family"]), r["instance_set"], r["variant"], -r["feasible_share"],
+                            inf if r["mean_gap"] is None else r["mean_gap"],
+                            inf if r["sgm_runtime"] is None else r["sgm_runtime"], r["label"]))
+    rank, prev = 0, None
+    for r in out:
+        key = (r["family"], r["instance_set"], r["variant"])
+        rank = rank + 1 if key == prev else 1
+        prev = key
+        r["rank"] = rank
+    return out
 
 
-def fmt_pct(x: float | None) -> str:
-    if x is None:
-        return "–"
-    if not math.isfinite(x):
-        return "inf"
-    return f"{100 * x:.2f}%"
+def instance_rows(data: Data) -> list[dict[str, Any]]:
+    """Per instance of the store: family, set, variant, id, size, sense, best known objective
+    and bound with their solvers, ``status`` (closed: bound and best known agree; open: both
+    known, gap between them in ``open_gap``; conflict; no bound), instance and best-known
+    solution files (when a set manifest lists them)."""
+    from edgebench.runner.bestknown import gap as rel_gap
+
+    runs = data.runs
+    variant_of = dict(zip(runs["instance_hash"].tolist(), runs["variant"].tolist())) if len(runs) else {}
+    rows = []
+    for h, b in data.best.items():
+        if h not in variant_of:
+            continue
+        o, bd = b.get("objective"), b.get("bound")
+        if b.get("conflict"):
+            status = "conflict"
+        elif b.get("optimal"):
+            status = "closed"
+        elif o is None:
+            status = "no solution"
+        elif bd is None:
+            status = "open (no bound)"
+        else:
+            status = "open"
+        f = data.files.get(h) or {}
+        rows.append({
+            "family": b.get("family") or "", "instance_set": b.get("instance_set") or "", "variant": variant_of[h],
+            "instance_id": b.get("instance_id") or "", "instance_hash": h, "size": b.get("size"),
+            "sense": b.get("sense") or "", "objective": o, "obj_solver": b.get("obj_solver") or "", "bound": bd,
+            "bound_solver": b.get("bound_solver") or "", "status": status,
+            "open_gap": rel_gap(o, bd, b.get("sense") or "min") if status == "open" else None,
+            "conflict": b.get("conflict") or "", "file": f.get("file"), "solution": f.get("solution"),
+        })
+    rows.sort(key=lambda r: (_family_rank(r["family"]), r["instance_set"], r["instance_id"]))
+    return rows
 
 
-def fmt_num(x: Any, digits: int = 4) -> str:
-    if x is None:
-        return "–"
-    if isinstance(x, float):
-        if not math.isfinite(x):
-            return "inf" if x > 0 else "-inf"
-        if x == int(x) and abs(x) < 1e12:
-            return str(int(x))
-        return f"{x:.{digits}g}"
-    return str(x)
-
-
-def summary_table(rows: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
-    head = ["family", "solver", "kind", "runs", "feasible", "optimal", "mean gap", "median gap", "SGM time (s)",
-            "wins", "failed"]
-    body = []
+def kind_labels(rows: Iterable[dict[str, Any]]) -> dict[str, str]:
+    """label -> the kind as shown: ``learned (bc, ppo)`` for a learned solver whose registry
+    entry lists ``checkpoints`` (their training algorithms), else the stored kind."""
+    out = {}
+    info: dict[str, Any] = {}
     for r in rows:
-        failed = ", ".join(f"{k} {v}" for k, v in r["statuses"].items() if k in FAILED) or "0"
-        body.append([r["family"], r["label"], r["kind"] or "", str(r["runs"]), f"{r['feasible']}",
-                     f"{100 * r['proven_share']:.0f}%", fmt_pct(r["mean_gap"]), fmt_pct(r["median_gap"]),
-                     fmt_num(r["sgm_runtime"], 3), str(r["wins"]), failed])
-    return head, body
+        kind = r.get("kind") or ""
+        if kind == "learned":
+            solver = r.get("solver") or ""
+            if solver not in info:
+                info[solver] = _checkpoints(solver)
+            algos = sorted({str(c.get("algorithm")) for c in info[solver] if isinstance(c, dict) and c.get("algorithm")})
+            if algos:
+                kind = f"learned ({', '.join(algos)})"
+        out[r["label"]] = kind
+    return out
 
 
-def text_table(head: list[str], body: list[list[str]]) -> str:
-    widths = [max(len(x) for x in col) for col in zip(head, *body)] if body else [len(h) for h in head]
-    lines = ["  ".join(h.ljust(w) for h, w in zip(head, widths))]
-    for row in body:
-        lines.append("  ".join(c.ljust(w) for c, w in zip(row, widths)))
-    return "\n".join(lines)
+def _checkpoints(solver: str) -> list:
+    from edgebench import registry
+
+    try:
+        ck = registry.get(solver).as_dict().get("checkpoints")
+    except KeyError:  # a solver of a plugin that is not loaded here
+        return []
+    return ck if isinstance(ck, list) else []
 
 
 # ======================================================================================
-# plots
+# plot data
 # ======================================================================================
 
 
-def _plt():
-    import matplotlib
-
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def _figure():
-    plt = _plt()
-    fig, ax = plt.subplots(figsize=FIGSIZE, dpi=DPI)
-    return plt, fig, ax
+def profile_matrix(pi: PerInstance, fam: str, hashes: list[str], labels: list[str], metric: str) -> np.ndarray:
+    """[instances, labels] of the per-instance median ``runtime`` or 1 + ``gap`` (inf: none)."""
+    arr = pi.runtime if metric == "runtime" else 1.0 + pi.gap
+    index = {k: i for i, k in enumerate(pi.keys)}
+    m = np.full((len(hashes), len(labels)), np.inf)
+    for i, h in enumerate(hashes):
+        for j, lb in enumerate(labels):
+            k = index.get((fam, lb, h))
+            if k is not None and not math.isnan(arr[k]):
+                m[i, j] = arr[k]
+    return m
 
 
-def _save(plt, fig, path: Path) -> Path:
-    # fixed margins (tight_layout would cost one more full draw per plot)
-    fig.subplots_adjust(left=0.1, right=0.98, bottom=0.11, top=0.93)
-    # no bbox_inches: exactly 800 x 500 pixels; light compression: much faster, a little larger
-    fig.savefig(path, dpi=DPI, format="png", pil_kwargs={"compress_level": 1})
-    plt.close(fig)
-    return path
+Series = dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]
 
 
-def _colors(n: int) -> list:
-    plt = _plt()
-    cmap = plt.get_cmap("tab20" if n > 10 else "tab10")
-    return [cmap(i % cmap.N) for i in range(n)]
-
-
-def _legend(ax, n: int) -> None:
-    if n:
-        ax.legend(fontsize=7 if n > 8 else 8, ncol=2 if n > 12 else 1, loc="upper right" if n > 4 else "best",
-                  framealpha=0.8)
-
-
-def plot_profile(m: np.ndarray, labels: list[str], title: str, xlabel: str, path: Path) -> Path | None:
-    if m.size == 0 or not labels:
-        return None
-    taus, rho = performance_profile(m)
-    tmax = float(taus[-1]) * 1.25 if taus[-1] > 1 else 2.0
-    plt, fig, ax = _figure()
-    for s, (label, color) in enumerate(zip(labels, _colors(len(labels)))):
-        xs = np.concatenate([taus, [tmax]])
-        ys = np.concatenate([rho[s], [rho[s][-1]]])
-        ax.step(xs, ys, where="post", label=label, color=color, linewidth=1.6)
-    ax.set_xscale("log", base=2)
-    ax.set_xlim(1.0, tmax)
-    ax.set_ylim(-0.02, 1.02)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel("share of instances within factor τ of the best")
-    ax.set_title(title)
-    ax.grid(True, alpha=0.3)
-    _legend(ax, len(labels))
-    return _save(plt, fig, path)
-
-
-def plot_gap_vs_size(runs: Runs, idx: np.ndarray, title: str, path: Path) -> Path | None:
+def gap_by_size(runs: Runs, idx: np.ndarray) -> Series:
+    """label -> (sizes, median, 25th and 75th percentile of the gap to the best known) over
+    the feasible runs (instances and seeds) of each size."""
     sel = idx[runs["ok"][idx] & np.isfinite(runs["gap"][idx]) & np.isfinite(runs["size"][idx])]
-    if sel.size == 0:
-        return None
-    labels = sorted(set(runs["label"][sel]))
-    plt, fig, ax = _figure()
-    n = len(labels)
-    lab = runs["label"][sel]
-    xs_all, ys_all = runs["size"][sel], runs["gap"][sel]
-    span = float(xs_all.max() - xs_all.min() + 1)
-    for i, (label, color) in enumerate(zip(labels, _colors(n))):
-        m = np.flatnonzero(lab == label)
-        if m.size > MAX_SCATTER:  # evenly thinned, deterministic
-            m = m[np.linspace(0, m.size - 1, MAX_SCATTER).astype(int)]
-        jitter = (i - (n - 1) / 2) * 0.012 * span / max(n, 1)
-        ax.scatter(xs_all[m] + jitter, ys_all[m], s=14, label=label, color=color, alpha=0.75, edgecolors="none",
-                   rasterized=True)
-    ax.set_yscale("symlog", linthresh=1e-3)
-    ax.set_ylim(bottom=-1e-4)
-    ax.set_xlabel("instance size")
-    ax.set_ylabel("gap to the best known")
-    ax.set_title(title)
-    ax.grid(True, alpha=0.3)
-    _legend(ax, n)
-    return _save(plt, fig, path)
+    out: Series = {}
+    lab, size, gap = runs["label"][sel], runs["size"][sel], runs["gap"][sel]
+    for label in sorted(set(lab.tolist())):
+        m = lab == label
+        xs = np.unique(size[m])
+        q = np.array([np.percentile(gap[m][size[m] == x], [50, 25, 75]) for x in xs])
+        out[label] = (xs, q[:, 0], q[:, 1], q[:, 2])
+    return out
 
 
-def anytime_curves(runs: Runs, idx: np.ndarray) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """label -> (time grid, median gap of the incumbent over the traced runs)."""
+def anytime_curves(runs: Runs, idx: np.ndarray) -> Series:
+    """label -> (time grid, median, 25th and 75th percentile of the incumbent's gap to the
+    best known over the traced runs; inf before a run's first incumbent)."""
     trace = runs["trace"]
     sel = idx[np.array([trace[i] is not None for i in idx], dtype=bool)] if idx.size else idx
     sel = sel[np.isfinite(runs["best_known"][sel])]
-    out = {}
+    out: Series = {}
     labels = runs["label"]
     best_known, sense_col, time_limit, runtime = runs["best_known"], runs["sense"], runs["time_limit"], runs["runtime"]
     for label in sorted(set(labels[sel])):
@@ -522,74 +633,103 @@ def anytime_curves(runs: Runs, idx: np.ndarray) -> dict[str, tuple[np.ndarray, n
             pos = np.searchsorted(pts[:, 0], grid, side="right") - 1
             ok = pos >= 0
             gaps[k, ok] = np.maximum(g[pos[ok]], 0.0)
-        out[label] = (grid, np.median(gaps, axis=0))
-    return out
+        q = np.percentile(gaps, [50, 25, 75], axis=0, method="inverted_cdf")  # no inf - inf
+        out[label] = (grid, q[0], q[1], q[2])
+    return {k: v for k, v in out.items() if np.isfinite(v[1]).any()}
 
 
-def plot_anytime(runs: Runs, idx: np.ndarray, title: str, path: Path) -> Path | None:
-    curves = {k: v for k, v in anytime_curves(runs, idx).items() if np.isfinite(v[1]).any()}
-    if not curves:
-        return None
-    plt, fig, ax = _figure()
-    labels = sorted(curves)
-    for label, color in zip(labels, _colors(len(labels))):
-        grid, med = curves[label]
-        ok = np.isfinite(med)
-        ax.step(grid[ok], med[ok], where="post", label=label, color=color, linewidth=1.6)
-    ax.set_xscale("log")
-    ax.set_yscale("symlog", linthresh=1e-3)
-    top = max((float(np.max(m[np.isfinite(m)])) for _, m in curves.values()), default=0.0)
-    ax.set_ylim(-1e-4, max(top * 1.2, 1e-2))
-    ax.set_xlabel("seconds")
-    ax.set_ylabel("median gap of the incumbent to the best known")
-    ax.set_title(title)
-    ax.grid(True, alpha=0.3)
-    _legend(ax, len(labels))
-    return _save(plt, fig, path)
+def pareto_panels(runs: Runs, items: list[tuple[str, np.ndarray]]) -> list:
+    """One :class:`.plots.ParetoPanel` per (instance id, run indices) with a recorded front;
+    a front is *exact* when its run proved optimality (an exact solver's complete front)."""
+    from edgebench.runner.plots import ParetoPanel
 
-
-def plot_pareto(runs: Runs, items: list[tuple[str, np.ndarray]], path: Path) -> Path | None:
-    """The mapping Pareto fronts (L against D_BW) of up to MAX_PARETO_PLOTS instances in one
-    figure: each front recorded by a run (line), and every feasible run's point (cross)."""
-    items = [(iid, idx) for iid, idx in items if any(runs["pareto"][i] for i in idx)][:MAX_PARETO_PLOTS]
-    if not items:
-        return None
-    plt = _plt()
-    n = len(items)
-    ncols = 1 if n == 1 else (2 if n <= 4 else 3)
-    nrows = math.ceil(n / ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=FIGSIZE, dpi=DPI, squeeze=False)
-    all_labels = sorted({runs["label"][i] for _, idx in items for i in idx})
-    colors = dict(zip(all_labels, _colors(len(all_labels))))
-    handles: dict[str, Any] = {}
-    for ax, (iid, idx) in zip(axes.flat, items):
+    panels = []
+    for iid, idx in items:
+        fronts, points = [], []
         for i in idx:
             label = runs["label"][i]
             if runs["pareto"][i]:
-                pts = sorted((p["L"], p["D_BW"]) for p in json.loads(runs["pareto"][i]) if "L" in p and "D_BW" in p)
+                pts = sorted((float(p["L"]), float(p["D_BW"])) for p in json.loads(runs["pareto"][i])
+                             if isinstance(p, dict) and "L" in p and "D_BW" in p)
                 if pts:
-                    xs, ys = zip(*pts)
-                    (h,) = ax.plot(xs, ys, "-o", color=colors[label], linewidth=1.3, markersize=4)
-                    handles.setdefault(f"{label} (front)", h)
+                    fronts.append((label, pts, bool(runs["proven"][i] == 1 and runs["kind"][i] == "exact")))
             if runs["ok"][i] and runs["objectives"][i]:
                 ob = json.loads(runs["objectives"][i])
                 if ob.get("L") is not None and ob.get("D_BW") is not None:
-                    h = ax.scatter([ob["L"]], [ob["D_BW"]], marker="x", s=30, color=colors[label])
-                    handles.setdefault(label, h)
-        ax.set_title(iid, fontsize=8)
-        ax.tick_params(labelsize=7)
-        ax.grid(True, alpha=0.3)
-    for ax in list(axes.flat)[n:]:
-        ax.set_visible(False)
-    fig.supxlabel("L (load imbalance, minimised)", fontsize=9, y=0.155)
-    fig.supylabel("D_BW (bandwidth satisfaction, maximised)", fontsize=9)
-    fig.suptitle("mapping: Pareto fronts (lines: fronts; crosses: each run's solution)", fontsize=10)
-    fig.legend(list(handles.values()), list(handles), fontsize=6, loc="lower center", ncol=min(5, len(handles)),
-               framealpha=0.8)
-    fig.subplots_adjust(left=0.09, right=0.98, bottom=0.25, top=0.9, wspace=0.25, hspace=0.45)
-    fig.savefig(path, dpi=DPI, format="png", pil_kwargs={"compress_level": 1})
-    plt.close(fig)
-    return path
+                    points.append((label, float(ob["L"]), float(ob["D_BW"])))
+        if fronts:
+            panels.append(ParetoPanel(str(iid), fronts, points))
+    return panels[:MAX_PARETO_PLOTS]
+
+
+# ======================================================================================
+# formatting
+# ======================================================================================
+
+
+def fmt_pct(x: float | None) -> str:
+    if x is None:
+        return "–"
+    if not math.isfinite(x):
+        return "inf"
+    return f"{100 * x:.2f}%"
+
+
+def fmt_num(x: Any, digits: int = 4) -> str:
+    if x is None:
+        return "–"
+    if isinstance(x, float):
+        if not math.isfinite(x):
+            return "inf" if x > 0 else "-inf"
+        if x == int(x) and abs(x) < 1e12:
+            return str(int(x))
+        return f"{x:.{digits}g}"
+    return str(x)
+
+
+#: column headers that say which reference a gap is measured against
+GAP_BEST = "gap to best known"
+GAP_BOUND = "gap to bound"
+
+
+def summary_table(rows: list[dict[str, Any]], kinds: dict[str, str] | None = None
+                  ) -> tuple[list[str], list[list[str]]]:
+    """Rows of :func:`summarize` as text: the gap to the best known (mean, median) and to the
+    best proven bound (mean) in separate, labelled columns."""
+    head = ["family", "variant", "solver", "kind", "runs", "feasible", "proven optimal", f"{GAP_BEST} (mean)",
+            f"{GAP_BEST} (median)", f"{GAP_BOUND} (mean)", "SGM time (s)", "wins", "failed"]
+    body = []
+    for r in rows:
+        failed = ", ".join(f"{k} {v}" for k, v in r["statuses"].items() if k in FAILED) or "0"
+        body.append([r["family"], r["variant"], r["label"], (kinds or {}).get(r["label"], r["kind"] or ""),
+                     str(r["runs"]), f"{r['feasible']}", f"{100 * r['proven_share']:.0f}%", fmt_pct(r["mean_gap"]),
+                     fmt_pct(r["median_gap"]), fmt_pct(r.get("mean_bound_gap")), fmt_num(r["sgm_runtime"], 3),
+                     str(r["wins"]), failed])
+    return head, body
+
+
+def leaderboard_table(rows: list[dict[str, Any]], kinds: dict[str, str] | None = None
+                      ) -> tuple[list[str], list[list[str]]]:
+    """Rows of :func:`leaderboard` (one set) as text."""
+    pct = int(round(100 * CONFIDENCE))
+    head = ["rank", "solver", "kind", "runs", "seeds", "feasible", "closed", f"{GAP_BEST} (mean)",
+            f"{GAP_BEST} (geo. mean)", f"{GAP_BOUND} (mean)", f"per-seed mean gap [{pct}% CI]", "SGM time (s)"]
+    body = []
+    for r in rows:
+        ci = "" if r["ci_low"] is None else f" [{fmt_pct(r['ci_low'])}, {fmt_pct(r['ci_high'])}]"
+        body.append([str(r["rank"]), r["label"], (kinds or {}).get(r["label"], r["kind"] or ""), str(r["runs"]),
+                     str(r["seeds"]), f"{100 * r['feasible_share']:.0f}%", f"{100 * r['closed_share']:.0f}%",
+                     fmt_pct(r["mean_gap"]), fmt_pct(r["geo_gap"]), fmt_pct(r["mean_bound_gap"]),
+                     fmt_pct(r["seed_mean"]) + ci, fmt_num(r["sgm_runtime"], 3)])
+    return head, body
+
+
+def text_table(head: list[str], body: list[list[str]]) -> str:
+    widths = [max(len(x) for x in col) for col in zip(head, *body)] if body else [len(h) for h in head]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(head, widths))]
+    for row in body:
+        lines.append("  ".join(c.ljust(w) for c, w in zip(row, widths)))
+    return "\n".join(lines)
 
 
 # ======================================================================================
@@ -625,16 +765,33 @@ def write_tables(out: Path, name: str, columns: dict[str, Any]) -> tuple[Path, P
         import pyarrow.parquet as pq
     except ImportError:
         n = len(next(iter(columns.values()))) if columns else 0
-        rows = ([_py(columns[c][i]) for c in columns] for i in range(n))
+        rows = ([csv_cell(_py(columns[c][i])) for c in columns] for i in range(n))
         return _write_csv(csv_path, list(columns), rows), None
     table = _arrow_table(columns)
     tmp = csv_path.with_name(f".{csv_path.name}.tmp")
-    pcsv.write_csv(table, tmp)
+    pcsv.write_csv(_arrow_table({k: _csv_safe(v) for k, v in columns.items()}), tmp)
     os.replace(tmp, csv_path)
     tmp = pq_path.with_name(f".{pq_path.name}.tmp")
     pq.write_table(table, tmp)
     os.replace(tmp, pq_path)
     return csv_path, pq_path
+
+
+#: a text cell starting with one of these is read as a formula by spreadsheets
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(v: Any) -> Any:
+    """A text value made inert for spreadsheets (OWASP: a leading ``'`` before a formula
+    character); numbers and other text unchanged."""
+    return "'" + v if isinstance(v, str) and v.startswith(_FORMULA_START) else v
+
+
+def _csv_safe(values: Any) -> Any:
+    v = np.asarray(values) if not isinstance(values, np.ndarray) else values
+    if v.dtype.kind != "O":
+        return v
+    return _objects([csv_cell(x) for x in v])
 
 
 def _write_csv(path: Path, head: list[str], rows: Iterable[Iterable[Any]]) -> Path:
@@ -648,74 +805,11 @@ def _write_csv(path: Path, head: list[str], rows: Iterable[Iterable[Any]]) -> Pa
     return path
 
 
+
+
 # ======================================================================================
 # the report
 # ======================================================================================
-
-
-@dataclass
-class Block:
-    kind: str  # h1 h2 h3 p table img code
-    text: str = ""
-    head: list[str] = field(default_factory=list)
-    rows: list[list[str]] = field(default_factory=list)
-
-
-def _md(blocks: list[Block]) -> str:
-    out = []
-    for b in blocks:
-        if b.kind in ("h1", "h2", "h3"):
-            out.append("#" * int(b.kind[1]) + " " + b.text + "\n")
-        elif b.kind == "p":
-            out.append(b.text + "\n")
-        elif b.kind == "code":
-            out.append("```\n" + b.text + "\n```\n")
-        elif b.kind == "img":
-            out.append(f"![{b.head[0] if b.head else ''}]({b.text})\n")
-        elif b.kind == "table":
-            esc = lambda s: str(s).replace("|", "\\|").replace("\n", " ")  # noqa: E731
-            out.append("| " + " | ".join(esc(h) for h in b.head) + " |")
-            out.append("| " + " | ".join("---" for _ in b.head) + " |")
-            for r in b.rows:
-                out.append("| " + " | ".join(esc(c) for c in r) + " |")
-            out.append("")
-    return "\n".join(out)
-
-
-_CSS = ("body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}"
-        "table{border-collapse:collapse;margin:0.5em 0 1.5em;font-size:0.9em}"
-        "th,td{border:1px solid #ccc;padding:3px 8px;text-align:left}th{background:#f3f3f3}"
-        "img{max-width:100%;border:1px solid #eee;margin:0.5em 0}code,pre{background:#f6f6f6}"
-        "pre{padding:0.6em;overflow-x:auto}")
-
-
-def _inline_html(text: str) -> str:
-    t = html.escape(text)
-    t = re.sub(r"`([^`]+)`", r"<code>\1</code>", t)
-    t = re.sub(r"\*\*([^*]+)\*\*", r"<b>\1</b>", t)
-    return re.sub(r"\[([^\]]+)\]\(([^)]+)\)", r'<a href="\2">\1</a>', t)
-
-
-def _html(blocks: list[Block], title: str) -> str:
-    out = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
-           f"<style>{_CSS}</style></head><body>"]
-    for b in blocks:
-        if b.kind in ("h1", "h2", "h3"):
-            out.append(f"<{b.kind}>{html.escape(b.text)}</{b.kind}>")
-        elif b.kind == "p":
-            out.append(f"<p>{_inline_html(b.text)}</p>")
-        elif b.kind == "code":
-            out.append(f"<pre>{html.escape(b.text)}</pre>")
-        elif b.kind == "img":
-            alt = html.escape(b.head[0] if b.head else "")
-            out.append(f"<img src='{html.escape(b.text)}' alt='{alt}' width='800' height='500'>")
-        elif b.kind == "table":
-            out.append("<table><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in b.head) + "</tr>")
-            for r in b.rows:
-                out.append("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in r) + "</tr>")
-            out.append("</table>")
-    out.append("</body></html>")
-    return "\n".join(out)
 
 
 def _write_text(path: Path, text: str) -> Path:
@@ -737,11 +831,15 @@ class ReportFiles:
     csv: list[Path]
     parquet: list[Path]
     suites: list[Path]
+    #: the SVG twin of every PNG plot
+    svg: list[Path] = field(default_factory=list)
 
 
 def build_report(store_path: str | Path, out_dir: str | Path, *, keys: Iterable[str] | None = None) -> ReportFiles:
-    """Write the report of the store at ``store_path`` into ``out_dir`` (created)."""
+    """Write the report of the store at ``store_path`` into ``out_dir`` (created): the tables
+    (computed here, once), the plots (:mod:`.plots`) and the pages (:mod:`.layout`)."""
     from edgebench.errors import InputError
+    from edgebench.runner import layout
     from edgebench.runner.store import Store
 
     out = Path(out_dir)
@@ -752,168 +850,54 @@ def build_report(store_path: str | Path, out_dir: str | Path, *, keys: Iterable[
             break
     with Store.open(store_path, create=False) as store:
         data = load(store, keys)
-    plots_dir = out / "plots"
-    plots_dir.mkdir(parents=True, exist_ok=True)
+    (out / "plots").mkdir(parents=True, exist_ok=True)
     runs = data.runs
     # the big export (C++ in pyarrow, the GIL released) runs beside the plots
     pool = ThreadPoolExecutor(max_workers=1)
-    runs_export = pool.submit(write_tables, out, "runs", {c: runs[c] for c in EXPORT_COLUMNS})
+    runs_export = pool.submit(write_tables, out, "runs", {c: runs[c] for c in (*EXPORT_COLUMNS, "variant")})
     pi = per_instance(runs)
-    summary = summarize(data, pi)
+    tables = layout.Tables(summary=summarize(data, pi), leaderboard=leaderboard(runs), instances=instance_rows(data))
+    tables.kinds = kind_labels(tables.summary)
+    blocks, plots, suites = layout.compose(data, pi, tables, out, str(store_path))
 
-    blocks: list[Block] = [Block("h1", "edgebench benchmark report")]
-    fam_col = runs["family"]
-    fams = [f for f in FAMILIES if (fam_col == f).any()]
-    statuses = Counter(runs["status"].tolist())
-    n_inst = len(set(runs["instance_hash"].tolist()))
-    n_conf = len(set(zip(fam_col.tolist(), runs["label"].tolist())))
-    blocks.append(Block("p", f"Store `{store_path}` (format {data.meta.get('format_version', '?')}): "
-                             f"**{len(runs)} runs** on {n_inst} instances, {n_conf} solver configurations; statuses: "
-                             + (", ".join(f"{k} {v}" for k, v in sorted(statuses.items())) or "none") + "."))
-    blocks.append(Block("p", "Gap = (objective − best known) / |best known| in the objective's improving direction, "
-                             "over referee-feasible runs; *optimal* = share of runs solved to proven optimality; "
-                             f"SGM time = shifted geometric mean of the runtime, shift {SHIFT:g} s, over all runs; "
-                             "wins = instances where the configuration's median feasible objective over seeds is the "
-                             "best (ties count for each). Performance profiles after Dolan & Moré (2002): runtime of "
-                             "referee-feasible runs (floor 1 ms), and 1 + gap. Conventions: `docs/runner.md`."))
-    plots: list[Path] = []
-    pi_index = {k: i for i, k in enumerate(pi.keys)}
-    for fam in fams:
-        idx = np.flatnonzero(fam_col == fam)
-        blocks.append(Block("h2", f"Family: {fam}"))
-        head, body = summary_table([s for s in summary if s["family"] == fam])
-        blocks.append(Block("table", head=head[1:], rows=[b[1:] for b in body]))
-        labels = sorted(set(runs["label"][idx].tolist()))
-        hashes = sorted(set(runs["instance_hash"][idx].tolist()))
-        for metric, title, xlabel, name in (
-                ("runtime", f"{fam}: performance profile, runtime", "τ (runtime / best runtime)", "profile_runtime"),
-                ("gap", f"{fam}: performance profile, gap", "τ ((1 + gap) / (1 + best gap))", "profile_gap")):
-            arr = pi.runtime if metric == "runtime" else 1.0 + pi.gap
-            m = np.full((len(hashes), len(labels)), np.inf)
-            for i, h in enumerate(hashes):
-                for j, lb in enumerate(labels):
-                    k = pi_index.get((fam, lb, h))
-                    if k is not None and not math.isnan(arr[k]):
-                        m[i, j] = arr[k]
-            p = plot_profile(m, labels, title, xlabel, plots_dir / f"{fam}_{name}.png")
-            if p is not None:
-                plots.append(p)
-                blocks.append(Block("img", f"plots/{p.name}", head=[title]))
-        p = plot_gap_vs_size(runs, idx, f"{fam}: gap against instance size", plots_dir / f"{fam}_gap_vs_size.png")
-        if p is not None:
-            plots.append(p)
-            blocks.append(Block("img", f"plots/{p.name}", head=[f"{fam}: gap against size"]))
-        else:
-            blocks.append(Block("p", "No gap against size: no feasible run with a best known value."))
-        p = plot_anytime(runs, idx, f"{fam}: anytime curves", plots_dir / f"{fam}_anytime.png")
-        if p is not None:
-            plots.append(p)
-            blocks.append(Block("img", f"plots/{p.name}", head=[f"{fam}: anytime"]))
-        else:
-            blocks.append(Block("p", "No anytime curves: no run of this family recorded a trace "
-                                     "(`stats[\"trace\"]`) in the referee's objective."))
-        if fam == "mapping":
-            par = runs["pareto"]
-            with_front = sorted({(runs["instance_id"][i], runs["instance_hash"][i]) for i in idx if par[i]})
-            if not with_front:
-                blocks.append(Block("p", "No Pareto fronts: no mapping run recorded `stats[\"pareto\"]`."))
-            else:
-                hashes_m = runs["instance_hash"][idx]
-                items = [(iid, idx[hashes_m == h]) for iid, h in with_front[:MAX_PARETO_PLOTS]]
-                p = plot_pareto(runs, items, plots_dir / "mapping_pareto.png")
-                if p is not None:
-                    plots.append(p)
-                    blocks.append(Block("img", f"plots/{p.name}", head=["mapping Pareto fronts"]))
-                if len(with_front) > MAX_PARETO_PLOTS:
-                    blocks.append(Block("p", f"Pareto fronts of {len(with_front) - MAX_PARETO_PLOTS} more instances "
-                                             f"are in the store (the first {MAX_PARETO_PLOTS} by instance id are "
-                                             "plotted)."))
-
-    # best known
-    blocks.append(Block("h2", "Best known solutions and bounds"))
-    run_hashes = set(runs["instance_hash"].tolist())
-    best_rows = [b for b in data.best.values() if keys is None or b["instance_hash"] in run_hashes]
-    bk_head = ["family", "set", "instance", "size", "sense", "best objective", "by", "best bound", "by", "optimal",
-               "conflict"]
-    bk_rows = [[b.get("family") or "", b.get("instance_set") or "", b.get("instance_id") or "",
-                fmt_num(b.get("size")), b.get("sense") or "", fmt_num(b.get("objective"), 10),
-                b.get("obj_solver") or "", fmt_num(b.get("bound"), 10), b.get("bound_solver") or "",
-                "yes" if b.get("optimal") else "no", b.get("conflict") or ""] for b in best_rows]
-    if len(bk_rows) > 500:
-        blocks.append(Block("p", f"{len(bk_rows)} instances: see `bestknown.csv`."))
-    else:
-        blocks.append(Block("table", head=bk_head, rows=bk_rows))
-    conflicts = [b for b in best_rows if b.get("conflict")]
-    if conflicts:
-        blocks.append(Block("p", f"**{len(conflicts)} bound conflicts**: a referee-verified objective beats a "
-                                 "solver's claimed bound (see the last column of `bestknown.csv`)."))
-
-    # environment and reproduction
-    blocks.append(Block("h2", "Environment"))
-    env_counts = Counter(runs["env"].tolist())
-    env_rows = []
-    for h, e in data.envs.items():
-        if h in env_counts:
-            host = e.get("host", {})
-            vers = ", ".join(f"{k} {v}" for k, v in e.get("versions", {}).items() if v)
-            env_rows.append([h, str(env_counts[h]), f"{host.get('node')} ({host.get('cpus')} cpus, {host.get('cpu')})",
-                             host.get("platform") or "", vers,
-                             ", ".join(f"{k}={v}" for k, v in (e.get("threads") or {}).items() if v)])
-    blocks.append(Block("table", head=["env", "runs", "host", "platform", "versions", "threads"], rows=env_rows))
-    suite_files = []
-    if data.sweeps:
-        blocks.append(Block("h2", "Sweeps and reproduction"))
-        sw_rows = []
-        for s in data.sweeps:
-            path = None
-            if s.get("suite_toml"):
-                path = _write_text(out / "suites" / f"sweep-{s['id']}-{_safe(s.get('suite') or 'suite')}.toml",
-                                   s["suite_toml"])
-                suite_files.append(path)
-            argv = " ".join(json.loads(s["argv"])) if s.get("argv") else ""
-            sw_rows.append([str(s["id"]), s.get("suite") or "", s.get("started") or "",
-                            s.get("finished") or "not finished", str(s.get("planned")), str(s.get("skipped")),
-                            str(s.get("done")), f"suites/{path.name}" if path else "", argv])
-        blocks.append(Block("table", head=["sweep", "suite", "started", "finished", "planned", "skipped", "done",
-                                           "suite file", "command"], rows=sw_rows))
-        blocks.append(Block("p", "To reproduce a table: run the sweep's suite file into a new store on comparable "
-                                 "hardware (same package versions as above), then build the report from it:"))
-        blocks.append(Block("code", "edgebench run suites/sweep-<N>-<suite>.toml --db new.sqlite --workers <W>\n"
-                                    "edgebench report --db new.sqlite -o new-report"))
-
-    # exports
     csv_files, pq_files = [], []
     c_path, p_path = runs_export.result()
     pool.shutdown()
     csv_files.append(c_path)
     if p_path is not None:
         pq_files.append(p_path)
-    for name, columns in (
-            ("summary", {c: np.asarray([s[c] if s[c] is not None else np.nan for s in summary],
-                                       dtype=float if c in _SUMMARY_FLOATS else object) for c in _SUMMARY_COLUMNS}),
-            ("bestknown", {c: np.asarray([b.get(c) if b.get(c) is not None else (np.nan if c in _BK_FLOATS else None)
-                                          for b in best_rows], dtype=float if c in _BK_FLOATS else object)
-                           for c in _BK_COLUMNS})):
+    for name, rows, cols, floats in (
+            ("summary", tables.summary, _SUMMARY_COLUMNS, _SUMMARY_FLOATS),
+            ("leaderboard", tables.leaderboard, _LEADERBOARD_COLUMNS, _LEADERBOARD_FLOATS),
+            ("bestknown", [data.best[r["instance_hash"]] | {"variant": r["variant"], "status": r["status"]}
+                           for r in tables.instances], _BK_COLUMNS, _BK_FLOATS)):
+        columns = {c: np.asarray([r.get(c) if r.get(c) is not None else (np.nan if c in floats else None)
+                                  for r in rows], dtype=float if c in floats else object) for c in cols}
         c_path, p_path = write_tables(out, name, columns)
         csv_files.append(c_path)
         if p_path is not None:
             pq_files.append(p_path)
-    blocks.append(Block("h2", "Files"))
-    blocks.append(Block("p", "`runs.csv` / `runs.parquet` (one row per run, gaps included), `summary.csv` / "
-                             "`summary.parquet` (the tables above), `bestknown.csv` / `bestknown.parquet`, "
-                             "`plots/*.png`, `suites/*.toml`."
-                             + ("" if pq_files else " Parquet files were not written: pyarrow is not installed.")))
-    md = _write_text(out / "report.md", _md(blocks))
-    ht = _write_text(out / "report.html", _html(blocks, "edgebench report"))
-    return ReportFiles(folder=out, markdown=md, html=ht, plots=plots, csv=csv_files, parquet=pq_files,
-                       suites=suite_files)
+    blocks += layout.files_section(bool(pq_files))
+    from edgebench.runner.page import markdown, page
+
+    md = _write_text(out / "report.md", markdown(blocks))
+    ht = _write_text(out / "report.html", page(blocks, "edgebench report"))
+    pngs = [p for p in plots if p.suffix == ".png"]
+    return ReportFiles(folder=out, markdown=md, html=ht, plots=pngs, csv=csv_files, parquet=pq_files, suites=suites,
+                       svg=[p for p in plots if p.suffix == ".svg"])
 
 
-_SUMMARY_COLUMNS = ("family", "label", "solver", "kind", "runs", "instances", "feasible", "feasible_share", "proven",
-                    "proven_share", "mean_gap", "median_gap", "sgm_runtime", "wins", "failed")
+_SUMMARY_COLUMNS = ("family", "variant", "label", "solver", "kind", "runs", "instances", "feasible", "feasible_share",
+                    "proven", "proven_share", "mean_gap", "median_gap", "mean_bound_gap", "sgm_runtime", "wins",
+                    "failed")
 _SUMMARY_FLOATS = ("runs", "instances", "feasible", "feasible_share", "proven", "proven_share", "mean_gap",
-                   "median_gap", "sgm_runtime", "wins", "failed")
-_BK_COLUMNS = ("instance_hash", "instance_id", "instance_set", "family", "size", "primary_name", "sense", "objective",
-               "obj_solver", "obj_run", "obj_date", "bound", "bound_solver", "bound_run", "bound_date", "optimal",
-               "conflict")
+                   "median_gap", "mean_bound_gap", "sgm_runtime", "wins", "failed")
+_LEADERBOARD_COLUMNS = ("family", "instance_set", "variant", "rank", "label", "solver", "kind", "runs", "instances",
+                        "seeds", "feasible_share", "closed_share", "mean_gap", "geo_gap", "mean_bound_gap",
+                        "seed_mean", "ci_low", "ci_high", "sgm_runtime")
+_LEADERBOARD_FLOATS = ("rank", "runs", "instances", "seeds", "feasible_share", "closed_share", "mean_gap", "geo_gap",
+                       "mean_bound_gap", "seed_mean", "ci_low", "ci_high", "sgm_runtime")
+_BK_COLUMNS = ("instance_hash", "instance_id", "instance_set", "family", "variant", "size", "primary_name", "sense",
+               "objective", "obj_solver", "obj_run", "obj_date", "bound", "bound_solver", "bound_run", "bound_date",
+               "optimal", "status", "conflict")
 _BK_FLOATS = ("size", "objective", "bound", "optimal")

@@ -1,0 +1,284 @@
+"""The report's drawing layer: one style for every plot, and one function per plot kind.
+
+Every function takes numbers already computed by :mod:`edgebench.runner.report` (nothing
+here reads a store or computes a statistic) and writes the figure twice, as PNG (for the
+page and Markdown) and SVG (for papers). The style:
+
+* a solver's **colour** says its kind (Okabe & Ito's colour-blind-safe palette: exact blue,
+  heuristic orange, metaheuristic bluish green, MDP reddish purple, learned vermillion,
+  anything else black); solvers of one kind are told apart by **marker** and **line style**
+  (and a lighter or darker shade of the kind's colour);
+* legends sit **outside** the axes, on the right, one entry per solver;
+* log axes carry plain numbers (1, 2, 4, 8 ... for ratios; 0.1 %, 1 %, 10 % for gaps);
+* ties stay visible: markers are staggered along each curve (solvers whose curves coincide
+  show all their markers side by side), bands are translucent, and points of solvers at one
+  instance size are spread sideways by a small fixed offset (the values are not changed).
+
+Size: 1000 x 560 pixels at 100 dpi (the legend takes the right quarter).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+import numpy as np
+
+FIGSIZE = (10.0, 5.6)
+DPI = 100
+#: Okabe & Ito (2008), "Color Universal Design": colour per solver kind
+KIND_COLORS = {"exact": "#0072B2", "heuristic": "#E69F00", "metaheuristic": "#009E73", "mdp": "#CC79A7",
+               "learned": "#D55E00"}
+OTHER_COLOR = "#000000"
+KIND_ORDER = ("exact", "heuristic", "metaheuristic", "mdp", "learned")
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "h", "*", "p")
+LINESTYLES = ("-", "--", ":", "-.", (0, (5, 1)), (0, (3, 1, 1, 1, 1, 1)), (0, (1, 2)), (0, (6, 2, 2, 2)))
+#: the right edge of the axes (the legend lives to its right)
+AXES_RIGHT = 0.72
+
+
+@dataclass(frozen=True)
+class Style:
+    color: str | tuple
+    marker: str
+    linestyle: str | tuple
+
+
+def styles(kinds: dict[str, str]) -> dict[str, Style]:
+    """label -> Style, from label -> solver kind. Deterministic: labels sorted by (kind,
+    label); the k-th solver of a kind gets the k-th marker and line style."""
+    from matplotlib.colors import to_rgb
+
+    order = sorted(kinds, key=lambda lb: (_kind_rank(kinds[lb]), lb))
+    out: dict[str, Style] = {}
+    seen: dict[str, int] = {}
+    per_kind = {k: sum(1 for v in kinds.values() if v == k) for k in set(kinds.values())}
+    for label in order:
+        kind = kinds[label]
+        k = seen.get(kind, 0)
+        seen[kind] = k + 1
+        base = np.array(to_rgb(KIND_COLORS.get(kind, OTHER_COLOR)))
+        n = per_kind[kind]
+        # shades from 25 % darker to 25 % lighter than the kind's colour
+        t = 0.0 if n == 1 else -0.25 + 0.5 * k / (n - 1)
+        rgb = base + (1 - base) * t if t > 0 else base * (1 + t)
+        out[label] = Style(tuple(float(x) for x in np.clip(rgb, 0, 1)), MARKERS[k % len(MARKERS)],
+                           LINESTYLES[k % len(LINESTYLES)])
+    return out
+
+
+def _kind_rank(kind: str) -> int:
+    return KIND_ORDER.index(kind) if kind in KIND_ORDER else len(KIND_ORDER)
+
+
+def ordered(labels: Iterable[str], st: dict[str, Style]) -> list[str]:
+    """``labels`` in the order of the style table (by kind, then label)."""
+    pos = {lb: i for i, lb in enumerate(st)}
+    return sorted(labels, key=lambda lb: (pos.get(lb, len(pos)), lb))
+
+
+# --------------------------------------------------------------------------------------
+# figure plumbing
+# --------------------------------------------------------------------------------------
+
+
+def _plt():
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _figure(nrows: int = 1, ncols: int = 1):
+    plt = _plt()
+    with plt.rc_context(_RC):
+        fig, axes = plt.subplots(nrows, ncols, figsize=FIGSIZE, dpi=DPI, squeeze=False)
+    for ax in axes.flat:
+        ax.grid(True, which="major", alpha=0.35, linewidth=0.6)
+        ax.grid(True, which="minor", alpha=0.12, linewidth=0.4)
+        ax.spines[["top", "right"]].set_visible(False)
+    return plt, fig, axes
+
+
+_RC = {"font.size": 10, "axes.titlesize": 11, "axes.labelsize": 10, "legend.fontsize": 8, "svg.fonttype": "none"}
+
+
+def _legend(fig, ax, title: str = "solver (colour = kind)") -> None:
+    handles, labels = ax.get_legend_handles_labels()
+    if handles:
+        ncol = 1 if len(handles) <= 22 else 2
+        ax.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, frameon=False,
+                  ncol=ncol, title=title, title_fontsize=8, fontsize=8 if ncol == 1 else 7, handlelength=3.2)
+
+
+def _save(plt, fig, path: Path, *, adjust: bool = True) -> list[Path]:
+    """``path`` (.png) and its .svg twin; fixed margins (exact pixel size)."""
+    if adjust:
+        fig.subplots_adjust(left=0.08, right=AXES_RIGHT, bottom=0.11, top=0.92)
+    fig.savefig(path, dpi=DPI, format="png", pil_kwargs={"compress_level": 1})
+    svg = path.with_suffix(".svg")
+    fig.savefig(svg, format="svg", metadata={"Date": None})  # no date: same data, same file
+    plt.close(fig)
+    return [path, svg]
+
+
+def _plain(x: float, _pos=None) -> str:
+    return f"{x:g}"
+
+
+def _pct(x: float, _pos=None) -> str:
+    if x == 0:
+        return "0"
+    v = 100 * x
+    return f"{v:.2g}%" if abs(v) < 1 else f"{v:,.0f}%"
+
+
+def _gap_axis(axis, top: float) -> None:
+    """A symlog gap axis (linear below 0.1 %) labelled in per cent."""
+    from matplotlib import ticker
+
+    axis.axes.set_yscale("symlog", linthresh=1e-3, linscale=0.5) if axis.axis_name == "y" else \
+        axis.axes.set_xscale("symlog", linthresh=1e-3, linscale=0.5)
+    decades = [0.0] + [10.0 ** k for k in range(-3, int(math.ceil(math.log10(max(top, 1e-2)))) + 1)]
+    axis.set_major_locator(ticker.FixedLocator(decades))
+    axis.set_major_formatter(ticker.FuncFormatter(_pct))
+    axis.set_minor_locator(ticker.NullLocator())
+
+
+def _stagger(n_points: int, j: int, n: int, every: int = 8) -> list[int]:
+    """Marker positions of the j-th of n curves: every ``every``-th point, shifted by j so
+    that coinciding curves show each marker."""
+    if n_points <= 0:
+        return []
+    step = max(1, n_points // every)
+    start = int(round(j * step / max(n, 1)))
+    return list(range(min(start, n_points - 1), n_points, step))
+
+
+# --------------------------------------------------------------------------------------
+# the plots
+# --------------------------------------------------------------------------------------
+
+
+def profile(taus: np.ndarray, rho: np.ndarray, labels: list[str], st: dict[str, Style], title: str, xlabel: str,
+            path: Path) -> list[Path]:
+    """Dolan-Moré performance profile: rho[s] against taus (log 2 axis, plain numbers)."""
+    from matplotlib import ticker
+
+    tmax = float(taus[-1]) * 1.25 if taus[-1] > 1 else 2.0
+    grid = np.unique(np.concatenate([taus, np.geomspace(1.0, tmax, 64)]))
+    plt, fig, axes = _figure()
+    ax = axes[0, 0]
+    for j, label in enumerate(labels):
+        s = st[label]
+        pos = np.searchsorted(taus, grid, side="right") - 1
+        ys = np.where(pos >= 0, rho[labels.index(label)][np.maximum(pos, 0)], 0.0)
+        ax.step(grid, ys, where="post", color=s.color, linestyle=s.linestyle, linewidth=1.8, label=label,
+                marker=s.marker, markersize=5, markevery=_stagger(grid.size, j, len(labels)), alpha=0.95)
+    ax.set_xscale("log", base=2)
+    ax.set_xlim(1.0, tmax)
+    ax.xaxis.set_major_locator(ticker.LogLocator(base=2))
+    ax.xaxis.set_major_formatter(ticker.FuncFormatter(_plain))
+    ax.xaxis.set_minor_formatter(ticker.NullFormatter())
+    ax.set_ylim(-0.02, 1.02)
+    ax.yaxis.set_major_formatter(ticker.PercentFormatter(xmax=1.0))
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("instances within factor τ of the best")
+    ax.set_title(title)
+    _legend(fig, ax)
+    return _save(plt, fig, path)
+
+
+def bands(series: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]], labels: list[str],
+          st: dict[str, Style], title: str, xlabel: str, ylabel: str, path: Path, *, logx: bool = False,
+          dodge: float = 0.0) -> list[Path]:
+    """Median line (with markers) and interquartile band per solver: ``series[label]`` =
+    (x, median, q25, q75). ``dodge``: sideways spread between solvers, as a fraction of the
+    x range (log x: of a decade); ``logx``: a log time axis."""
+    from matplotlib import ticker
+
+    plt, fig, axes = _figure()
+    ax = axes[0, 0]
+    top = max((float(np.max(q3[np.isfinite(q3)])) for _, _, _, q3 in series.values() if np.isfinite(q3).any()),
+              default=0.0)
+    xs_all = np.concatenate([x for x, *_ in series.values()]) if series else np.zeros(0)
+    span = float(np.ptp(xs_all)) if xs_all.size else 1.0
+    n = len(labels)
+    for j, label in enumerate(labels):
+        x, med, q1, q3 = series[label]
+        s = st[label]
+        off = (j - (n - 1) / 2) * dodge
+        xd = x * 10.0 ** off if logx else x + off * max(span, 1.0)
+        ok = np.isfinite(med)
+        kw = dict(color=s.color, linestyle=s.linestyle, linewidth=1.6, marker=s.marker, markersize=5, label=label)
+        if logx:
+            ax.step(xd[ok], med[ok], where="post", markevery=_stagger(int(ok.sum()), j, n), **kw)
+            ax.fill_between(xd[ok], q1[ok], q3[ok], step="post", color=s.color, alpha=0.12, linewidth=0)
+        else:
+            ax.plot(xd[ok], med[ok], **kw)
+            ax.fill_between(xd[ok], q1[ok], q3[ok], color=s.color, alpha=0.12, linewidth=0)
+    if logx:
+        ax.set_xscale("log")
+        ax.xaxis.set_major_formatter(ticker.FuncFormatter(_plain))
+    else:
+        ax.xaxis.set_major_locator(ticker.MaxNLocator(integer=True))
+    _gap_axis(ax.yaxis, top)
+    ax.set_ylim(bottom=-2e-4, top=max(top * 1.5, 2e-2))
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    _legend(fig, ax, "solver (line: median, band: 25-75 %)")
+    return _save(plt, fig, path)
+
+
+@dataclass
+class ParetoPanel:
+    title: str
+    #: (label, [(L, D_BW) ...] sorted, exact) per recorded front
+    fronts: list[tuple[str, list[tuple[float, float]], bool]]
+    #: (label, L, D_BW) per feasible run
+    points: list[tuple[str, float, float]]
+
+
+def pareto(panels: list[ParetoPanel], st: dict[str, Style], path: Path) -> list[Path]:
+    """Mapping Pareto fronts (L minimised against D_BW maximised), one panel per instance:
+    the exact front (from a solver that proves it) thick and black, other fronts thin in the
+    solver's style, each run's own solution as a hollow marker."""
+    n = len(panels)
+    ncols = 1 if n == 1 else (2 if n <= 4 else 3)
+    nrows = math.ceil(n / ncols)
+    plt, fig, axes = _figure(nrows, ncols)
+    handles: dict[str, object] = {}
+    for ax, panel in zip(axes.flat, panels):
+        for label, pts, exact in panel.fronts:
+            xs, ys = zip(*pts)
+            if exact:
+                (h,) = ax.plot(xs, ys, "-", color="black", linewidth=2.6, marker="o", markersize=6, zorder=1,
+                               markerfacecolor="white")
+                handles.setdefault("exact front", h)
+            else:
+                s = st[label]
+                (h,) = ax.plot(xs, ys, color=s.color, linestyle=s.linestyle, marker=s.marker, linewidth=1.2,
+                               markersize=4, zorder=3, alpha=0.9)
+                handles.setdefault(f"{label} (front)", h)
+        for label, x, y in panel.points:
+            s = st[label]
+            h = ax.scatter([x], [y], marker=s.marker, s=42, facecolors="none", edgecolors=[s.color], linewidths=1.3,
+                           zorder=4)
+            handles.setdefault(label, h)
+        ax.set_title(panel.title, fontsize=8)
+        ax.tick_params(labelsize=7)
+    for ax in list(axes.flat)[n:]:
+        ax.set_visible(False)
+    fig.supxlabel("L (load imbalance, minimised)", fontsize=9, x=AXES_RIGHT / 2)
+    fig.supylabel("D_BW (bandwidth satisfaction, maximised)", fontsize=9)
+    fig.suptitle("mapping: Pareto fronts (thick black: exact front; hollow markers: each run's solution)",
+                 fontsize=10, x=AXES_RIGHT / 2)
+    fig.legend(list(handles.values()), list(handles), loc="upper left", bbox_to_anchor=(AXES_RIGHT + 0.02, 0.92),
+               frameon=False, fontsize=7)
+    fig.subplots_adjust(left=0.08, right=AXES_RIGHT, bottom=0.1, top=0.88, wspace=0.3, hspace=0.5)
+    return _save(plt, fig, path, adjust=False)
