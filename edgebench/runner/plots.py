@@ -44,6 +44,7 @@ class Style:
     color: str | tuple
     marker: str
     linestyle: str | tuple
+    kind: str = ""
 
 
 def styles(kinds: dict[str, str]) -> dict[str, Style]:
@@ -61,11 +62,12 @@ def styles(kinds: dict[str, str]) -> dict[str, Style]:
         seen[kind] = k + 1
         base = np.array(to_rgb(KIND_COLORS.get(kind, OTHER_COLOR)))
         n = per_kind[kind]
-        # shades from 25 % darker to 25 % lighter than the kind's colour
-        t = 0.0 if n == 1 else -0.25 + 0.5 * k / (n - 1)
+        # shades from 20 % darker to 40 % lighter than the kind's colour (darker would turn
+        # orange and vermillion into one brown)
+        t = 0.0 if n == 1 else -0.2 + 0.6 * k / (n - 1)
         rgb = base + (1 - base) * t if t > 0 else base * (1 + t)
         out[label] = Style(tuple(float(x) for x in np.clip(rgb, 0, 1)), MARKERS[k % len(MARKERS)],
-                           LINESTYLES[k % len(LINESTYLES)])
+                           LINESTYLES[k % len(LINESTYLES)], kind)
     return out
 
 
@@ -107,12 +109,29 @@ def _figure(nrows: int = 1, ncols: int = 1):
 _RC = {"font.size": 10, "axes.titlesize": 11, "axes.labelsize": 10, "legend.fontsize": 8, "svg.fonttype": "none"}
 
 
-def _legend(fig, ax, title: str = "solver (colour = kind)") -> None:
+def _legend(fig, ax, st: dict[str, Style], title: str = "solver (colour = kind)") -> None:
+    """The legend right of the axes, solvers grouped under a heading per kind."""
+    from matplotlib.patches import Patch
+
     handles, labels = ax.get_legend_handles_labels()
-    if handles:
-        ncol = 1 if len(handles) <= 22 else 2
-        ax.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, frameon=False,
-                  ncol=ncol, title=title, title_fontsize=8, fontsize=8 if ncol == 1 else 7, handlelength=3.2)
+    if not handles:
+        return
+    rows_h, rows_l = [], []
+    kind = None
+    for h, lb in zip(handles, labels):
+        k = st[lb].kind if lb in st else ""
+        if k != kind:
+            kind = k
+            rows_h.append(Patch(color=KIND_COLORS.get(k, OTHER_COLOR)))
+            rows_l.append(k or "other")
+        rows_h.append(h)
+        rows_l.append(lb)
+    ncol = 1 if len(rows_h) <= 26 else 2
+    leg = ax.legend(rows_h, rows_l, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, frameon=False,
+                    ncol=ncol, title=title, title_fontsize=8, fontsize=8 if ncol == 1 else 7, handlelength=3.2)
+    for h, text in zip(rows_h, leg.get_texts()):
+        if isinstance(h, Patch):
+            text.set_fontweight("bold")
 
 
 def _save(plt, fig, path: Path, *, adjust: bool = True) -> list[Path]:
@@ -135,6 +154,15 @@ def _pct(x: float, _pos=None) -> str:
         return "0"
     v = 100 * x
     return f"{v:.2g}%" if abs(v) < 1 else f"{v:,.0f}%"
+
+
+def _ratio_ticks(tmax: float) -> list[float]:
+    """Ticks of a ratio axis from 1 to ``tmax``: fine steps for a short axis, powers of 2
+    for a long one."""
+    fine = [1, 1.05, 1.1, 1.2, 1.5, 2, 3, 4, 6, 8]
+    if tmax <= 8:
+        return [x for x in fine if x <= tmax]
+    return [1, 1.5] + [2.0 ** k for k in range(1, int(math.log2(tmax)) + 1)]
 
 
 def _gap_axis(axis, top: float) -> None:
@@ -181,7 +209,7 @@ def profile(taus: np.ndarray, rho: np.ndarray, labels: list[str], st: dict[str, 
                 marker=s.marker, markersize=5, markevery=_stagger(grid.size, j, len(labels)), alpha=0.95)
     ax.set_xscale("log", base=2)
     ax.set_xlim(1.0, tmax)
-    ax.xaxis.set_major_locator(ticker.LogLocator(base=2))
+    ax.xaxis.set_major_locator(ticker.FixedLocator(_ratio_ticks(tmax)))
     ax.xaxis.set_major_formatter(ticker.FuncFormatter(_plain))
     ax.xaxis.set_minor_formatter(ticker.NullFormatter())
     ax.set_ylim(-0.02, 1.02)
@@ -189,7 +217,7 @@ def profile(taus: np.ndarray, rho: np.ndarray, labels: list[str], st: dict[str, 
     ax.set_xlabel(xlabel)
     ax.set_ylabel("instances within factor τ of the best")
     ax.set_title(title)
-    _legend(fig, ax)
+    _legend(fig, ax, st)
     return _save(plt, fig, path)
 
 
@@ -231,7 +259,7 @@ def bands(series: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
-    _legend(fig, ax, "solver (line: median, band: 25-75 %)")
+    _legend(fig, ax, st, "solver (line: median, band: 25-75 %)")
     return _save(plt, fig, path)
 
 
@@ -259,7 +287,7 @@ def pareto(panels: list[ParetoPanel], st: dict[str, Style], path: Path) -> list[
             if exact:
                 (h,) = ax.plot(xs, ys, "-", color="black", linewidth=2.6, marker="o", markersize=6, zorder=1,
                                markerfacecolor="white")
-                handles.setdefault("exact front", h)
+                handles.setdefault(f"exact front ({label})", h)
             else:
                 s = st[label]
                 (h,) = ax.plot(xs, ys, color=s.color, linestyle=s.linestyle, marker=s.marker, linewidth=1.2,

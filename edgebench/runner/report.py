@@ -638,9 +638,17 @@ def anytime_curves(runs: Runs, idx: np.ndarray) -> Series:
     return {k: v for k, v in out.items() if np.isfinite(v[1]).any()}
 
 
+def _exact_front(runs: Runs, i: int) -> bool:
+    """A front is exact when an exact solver recorded it and finished inside its time limit
+    (each point then solved its epsilon-problem to optimality)."""
+    rt, tl = runs["runtime"][i], runs["time_limit"][i]
+    return bool(runs["kind"][i] == "exact" and runs["status"][i] in ("optimal", "feasible")
+                and not (math.isfinite(tl) and rt >= tl))
+
+
 def pareto_panels(runs: Runs, items: list[tuple[str, np.ndarray]]) -> list:
     """One :class:`.plots.ParetoPanel` per (instance id, run indices) with a recorded front;
-    a front is *exact* when its run proved optimality (an exact solver's complete front)."""
+    a front is *exact* as :func:`_exact_front` says."""
     from edgebench.runner.plots import ParetoPanel
 
     panels = []
@@ -652,7 +660,7 @@ def pareto_panels(runs: Runs, items: list[tuple[str, np.ndarray]]) -> list:
                 pts = sorted((float(p["L"]), float(p["D_BW"])) for p in json.loads(runs["pareto"][i])
                              if isinstance(p, dict) and "L" in p and "D_BW" in p)
                 if pts:
-                    fronts.append((label, pts, bool(runs["proven"][i] == 1 and runs["kind"][i] == "exact")))
+                    fronts.append((label, pts, _exact_front(runs, i)))
             if runs["ok"][i] and runs["objectives"][i]:
                 ob = json.loads(runs["objectives"][i])
                 if ob.get("L") is not None and ob.get("D_BW") is not None:
