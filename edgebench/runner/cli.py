@@ -115,7 +115,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     with Store.open(db, create=False) as store:
         data = R.load(store, res.keys)
     rows = R.summarize(data)
-    head, body = R.summary_table(rows)
+    head, body = R.summary_table(rows, R.kind_labels(rows))
     print(R.text_table(head, body))
     print(f"{res.done} runs done, {res.skipped} skipped (already stored) in {res.seconds:.1f} s; store: {db}")
     if not args.no_report:
@@ -132,6 +132,31 @@ def cmd_report(args: argparse.Namespace) -> int:
     print(f"markdown: {files.markdown}")
     print(f"plots: {len(files.plots)} in {files.folder / 'plots'}")
     print("exports: " + ", ".join(str(p.name) for p in files.csv + files.parquet))
+    return 0
+
+
+def cmd_leaderboard(args: argparse.Namespace) -> int:
+    from edgebench.runner import report as R
+    from edgebench.runner.store import Store
+
+    with Store.open(args.db, create=False) as store:
+        data = R.load(store)
+    sets = sorted(set(data.runs["instance_set"].tolist())) if len(data.runs) else []
+    if args.set is not None and args.set not in sets:
+        raise InputError(f"no runs on instance set {args.set!r} in {args.db} (sets: {', '.join(sets) or 'none'})",
+                         file=CMDLINE, field="--set")
+    rows = R.leaderboard(data.runs, args.set)
+    if args.json:
+        print(json.dumps({"leaderboard": rows}, indent=2))
+        return 0
+    kinds = R.kind_labels(rows)
+    groups: dict[tuple, list] = {}
+    for r in rows:
+        groups.setdefault((r["family"], r["instance_set"], r["variant"]), []).append(r)
+    for (fam, iset, variant), rs in groups.items():
+        print(f"== {iset or '(no set)'} ({fam}, {variant}; {rs[0]['instances']} instances)")
+        print(R.text_table(*R.leaderboard_table(rs, kinds)))
+        print()
     return 0
 
 
@@ -165,7 +190,7 @@ def cmd_bestknown(args: argparse.Namespace) -> int:
 
 
 def add_run_parsers(sub: Any) -> None:
-    """Add ``run``, ``report`` and ``bestknown`` to the ``edgebench`` sub-parsers."""
+    """Add ``run``, ``report``, ``leaderboard`` and ``bestknown`` to the ``edgebench`` sub-parsers."""
     from edgebench.cli import _sub
 
     p = _sub(sub, "run", "run a benchmark suite (default: the embedded default suite) into a results store",
@@ -212,6 +237,18 @@ def add_run_parsers(sub: Any) -> None:
              cmd_report)
     p.add_argument("--db", required=True, metavar="FILE", help="results store")
     p.add_argument("-o", "--output", required=True, metavar="DIR", help="report folder (created)")
+
+    p = _sub(sub, "leaderboard", "per instance set, the solver configurations ranked by their gap to the best known",
+             "Per instance set (and variant) of a results store, one row per solver configuration: share feasible, "
+             "share closed (proven optimal by that configuration), mean and geometric-mean gap to the best known, "
+             "mean gap to the best proven bound, the per-seed mean gap with a 95% confidence interval over seeds, "
+             "and the shifted geometric mean runtime; best first. The report has the same tables.",
+             "  edgebench leaderboard --db runs/default/results.sqlite\n"
+             "  edgebench leaderboard --db runs/default/results.sqlite --set placement-synthetic-3-v1\n",
+             cmd_leaderboard)
+    p.add_argument("--db", required=True, metavar="FILE", help="results store")
+    p.add_argument("--set", metavar="NAME", help="only this instance set")
+    p.add_argument("--json", action="store_true", help="print JSON")
 
     p = _sub(sub, "bestknown", "best known objectives and bounds of a results store; write them to manifests",
              "Print, per instance, the best referee-verified objective and the best proven bound with their "

@@ -24,6 +24,10 @@ from edgebench.runner import report as R
 from edgebench.runner.page import Block, Bold, Code, Link, anchor
 
 
+#: the "set" of instances that were run from files outside an instance set
+NO_SET = "(instances outside a set)"
+
+
 @dataclass
 class Tables:
     summary: list[dict[str, Any]]
@@ -102,7 +106,7 @@ def _glance(t: Tables) -> list[Block]:
     for (fam, iset, variant), lb in by_set.items():
         first = lb[0]
         second = lb[1] if len(lb) > 1 else None
-        rows.append([fam, Link(iset or "(no set)", "#" + anchor("set", iset or "none")), variant, first["label"],
+        rows.append([fam, Link(iset or NO_SET, "#" + anchor("set", fam, iset or "none")), variant, first["label"],
                      t.kinds.get(first["label"], first["kind"]), R.fmt_pct(first["mean_gap"]),
                      f"{100 * first['feasible_share']:.0f}%",
                      second["label"] if second else "–", R.fmt_pct(second["mean_gap"]) if second else "–"])
@@ -145,7 +149,7 @@ def _variant_section(fam, variant, idx, runs, pi, t, st, plots_dir, plots) -> li
 
 
 def _set_section(fam, iset, idx, runs, t, st, out, plots) -> list[Block]:
-    blocks = [Block("h3", f"Set: {iset or '(no set)'}", id=anchor("set", iset or "none"))]
+    blocks = [Block("h3", f"Set: {iset or NO_SET}", id=anchor("set", fam, iset or "none"))]
     lb = [r for r in t.leaderboard if r["family"] == fam and r["instance_set"] == iset]
     for variant in sorted({r["variant"] for r in lb}):
         rows = [r for r in lb if r["variant"] == variant]
@@ -157,11 +161,11 @@ def _set_section(fam, iset, idx, runs, t, st, out, plots) -> list[Block]:
         blocks.append(Block("table", head=head, rows=body, sortable=True))
     curves = R.anytime_curves(runs, idx)
     if curves:
-        files = P.bands(curves, P.ordered(curves, st), st, f"{iset}: anytime, gap of the incumbent",
+        files = P.bands(curves, P.ordered(curves, st), st, f"{iset or NO_SET}: anytime, gap of the incumbent",
                         "seconds (log scale)", f"incumbent's {R.GAP_BEST}",
-                        out / "plots" / f"set_{R._safe(iset or 'none')}_anytime.png", logx=True, dodge=0.01)
+                        out / "plots" / f"{fam}_set_{R._safe(iset or 'none')}_anytime.png", logx=True, dodge=0.01)
         plots += files
-        blocks.append(_img(files[0], f"{iset}: anytime — median and interquartile band of the incumbent's "
+        blocks.append(_img(files[0], f"{iset or NO_SET}: anytime — median and interquartile band of the incumbent's "
                                      f"{R.GAP_BEST} over the traced runs"))
     inst = [r for r in t.instances if r["family"] == fam and r["instance_set"] == iset]
     if inst:

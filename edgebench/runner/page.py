@@ -57,7 +57,9 @@ def anchor(*parts: str) -> str:
 # Markdown
 # --------------------------------------------------------------------------------------
 
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|~>])")
+#: Markdown punctuation that can start markup anywhere in a line (``<``, ``>`` and ``&``
+#: become entities first; ``( ) ! #`` need a ``[`` or a line start, which never come from data)
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]|~])")
 
 
 def md_escape(text: str) -> str:

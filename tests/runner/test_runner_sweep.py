@@ -109,7 +109,7 @@ def _png_ok(path: Path) -> None:
 
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     img = mpimg.imread(path)
-    assert img.shape[:2] == (500, 800), path.name
+    assert img.shape[:2] == (560, 1000), path.name
     assert float(np.var(img[..., :3])) > 0, f"{path.name} is blank"
 
 
@@ -120,18 +120,21 @@ def test_report_files_and_plots(smoke, capsys):
         assert (rep / name).stat().st_size > 0, name
     pngs = sorted((rep / "plots").glob("*.png"))
     names = {p.name for p in pngs}
+    variant = {"placement": "total_completion_time", "mapping": "composite", "offloading": "mean_makespan"}
     for fam in ("placement", "mapping", "offloading"):
-        assert {f"{fam}_profile_runtime.png", f"{fam}_profile_gap.png", f"{fam}_gap_vs_size.png"} <= names
-    assert "mapping_anytime.png" in names  # the branch and bound's incumbent trace
+        v = variant[fam]
+        assert {f"{fam}_{v}_profile_runtime.png", f"{fam}_{v}_profile_gap.png", f"{fam}_{v}_gap_vs_size.png"} <= names
+        assert {(rep / "plots" / n).with_suffix(".svg").exists() for n in names} == {True}
+    assert "mapping_set_none_anytime.png" in names  # the branch and bound's incumbent trace
     assert "mapping_pareto.png" in names
     for p in pngs:
         _png_ok(p)
     md = (rep / "report.md").read_text()
     for p in pngs:
         assert f"plots/{p.name}" in md
-    assert "## Family: mapping" in md and "Best known" in md and "suites/sweep-1-smoke.toml" in md
+    assert "## Family: mapping" in md and "Leaderboard" in md and "(suites/sweep-1-smoke.toml)" in md
     html = (rep / "report.html").read_text()
-    assert html.startswith("<!DOCTYPE html>") and "<table>" in html
+    assert html.startswith("<!DOCTYPE html>") and '<table class="sortable">' in html
     # the exports hold every run, with gaps
     with open(rep / "runs.csv") as fh:
         rows = list(csv.DictReader(fh))
