@@ -157,12 +157,16 @@ def _pct(x: float, _pos=None) -> str:
 
 
 def _ratio_ticks(tmax: float) -> list[float]:
-    """Ticks of a ratio axis from 1 to ``tmax``: fine steps for a short axis, powers of 2
-    for a long one."""
-    fine = [1, 1.05, 1.1, 1.2, 1.5, 2, 3, 4, 6, 8]
-    if tmax <= 8:
-        return [x for x in fine if x <= tmax]
-    return [1, 1.5] + [2.0 ** k for k in range(1, int(math.log2(tmax)) + 1)]
+    """Ticks of a ratio axis from 1 to ``tmax``, spaced so that their labels do not touch."""
+    if tmax <= 1.6:
+        ticks = [1, 1.05, 1.1, 1.2, 1.3, 1.5]
+    elif tmax <= 4.5:
+        ticks = [1, 1.1, 1.25, 1.5, 2, 3, 4]
+    elif tmax <= 16:
+        ticks = [1, 1.5, 2, 3, 4, 6, 8, 12, 16]
+    else:
+        ticks = [2.0 ** k for k in range(0, int(math.log2(tmax)) + 1)]
+    return [x for x in ticks if x <= tmax]
 
 
 def _gap_axis(axis, top: float) -> None:
@@ -240,7 +244,7 @@ def bands(series: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray
         x, med, q1, q3 = series[label]
         s = st[label]
         off = (j - (n - 1) / 2) * dodge
-        xd = x * 10.0 ** off if logx else x + off * max(span, 1.0)
+        xd = x * 10.0 ** off if logx else x + off * max(span, 4.0)
         ok = np.isfinite(med)
         kw = dict(color=s.color, linestyle=s.linestyle, linewidth=1.6, marker=s.marker, markersize=5, label=label)
         if logx:
@@ -249,11 +253,21 @@ def bands(series: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray
         else:
             ax.plot(xd[ok], med[ok], **kw)
             ax.fill_between(xd[ok], q1[ok], q3[ok], color=s.color, alpha=0.12, linewidth=0)
+            # the band as whiskers too: visible where a solver has a single size
+            ax.errorbar(xd[ok], med[ok], yerr=[med[ok] - q1[ok], q3[ok] - med[ok]], fmt="none", ecolor=s.color,
+                        elinewidth=1.0, capsize=3, alpha=0.8)
     if logx:
         ax.set_xscale("log")
+        ax.xaxis.set_major_locator(ticker.LogLocator(subs=(1.0, 2.0, 5.0)))
         ax.xaxis.set_major_formatter(ticker.FuncFormatter(_plain))
+        ax.xaxis.set_minor_formatter(ticker.NullFormatter())
     else:
-        ax.xaxis.set_major_locator(ticker.MaxNLocator(integer=True))
+        sizes = np.unique(xs_all)
+        ax.xaxis.set_major_locator(ticker.FixedLocator(sizes) if sizes.size <= 12 else ticker.MaxNLocator(integer=True))
+        ax.xaxis.set_major_formatter(ticker.FuncFormatter(_plain))
+        lo, hi = (float(xs_all.min()), float(xs_all.max())) if xs_all.size else (0.0, 1.0)
+        pad = max(0.06 * (hi - lo), 0.6)
+        ax.set_xlim(lo - pad, hi + pad)
     _gap_axis(ax.yaxis, top)
     ax.set_ylim(bottom=-2e-4, top=max(top * 1.5, 2e-2))
     ax.set_xlabel(xlabel)
