@@ -5,7 +5,7 @@ loads, images that did not render, requests that left the machine, and a screens
 
 Used by ``tests/runner/test_report_browser.py``; also a command:
 
-    python tests/runner/browser.py runs/default/report/report.html runs/report-screenshot.png
+    python tests/runner/report_browser.py runs/default/report/report.html runs/report-screenshot.png
 """
 
 from __future__ import annotations
@@ -107,6 +107,10 @@ async def _session(ws_url: str, url: str, screenshot: Path | None, width: int, h
                 u = p.get("request", {}).get("url", "")
                 if not re.match(r"^(file|data|about|blob):", u):
                     rep.remote_requests.append(u)
+            elif method == "Page.javascriptDialogOpening":  # a script ran: record it, close the dialog
+                rep.exceptions.append(f"dialog {p.get('type')}: {p.get('message')}")
+                await conn.write_message(json.dumps({"id": next(ids), "method": "Page.handleJavaScriptDialog",
+                                                     "params": {"accept": True}}))
             elif method == "Page.loadEventFired" and not loaded.done():
                 loaded.set_result(True)
 
