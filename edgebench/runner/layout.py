@@ -120,7 +120,7 @@ def _glance(t: Tables) -> list[Block]:
 
 
 def _variant_section(fam, variant, idx, runs, pi, t, st, plots_dir, plots) -> list[Block]:
-    blocks = [Block("h3", f"{fam} — {variant}", id=anchor("variant", fam, variant))]
+    blocks = [Block("h3", f"{fam} — {variant}", id=anchor("variant", fam, variant), nav=f"all sets: {variant}")]
     head, body = R.summary_table([s for s in t.summary if s["family"] == fam and s["variant"] == variant], t.kinds)
     blocks.append(Block("table", head=head[2:], rows=[b[2:] for b in body], sortable=True))
     labels = P.ordered(set(runs["label"][idx].tolist()), st)
@@ -184,12 +184,12 @@ def _set_section(fam, iset, idx, runs, t, st, out, plots) -> list[Block]:
 
 
 def _pareto_section(runs, idx, st, plots_dir, plots) -> list[Block]:
-    par = runs["pareto"]
-    with_front = sorted({(runs["instance_id"][i], runs["instance_hash"][i]) for i in idx if par[i]})
+    has = idx[np.not_equal(runs["pareto"][idx], None)]
+    with_front = sorted(set(zip(runs["instance_id"][has].tolist(), runs["instance_hash"][has].tolist())))
     if not with_front:
         return [Block("p", ["No Pareto fronts: no mapping run recorded ", Code('stats["pareto"]'), "."])]
     hashes = runs["instance_hash"][idx]
-    panels = R.pareto_panels(runs, [(iid, idx[hashes == h]) for iid, h in with_front])
+    panels = R.pareto_panels(runs, [(iid, idx[hashes == h]) for iid, h in with_front[:R.MAX_PARETO_PLOTS]])
     if not panels:
         return []
     files = P.pareto(panels, st, plots_dir / "mapping_pareto.png")

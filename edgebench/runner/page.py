@@ -46,6 +46,8 @@ class Block:
     #: anchor of a heading (h2 / h3 with an id enter the navigation)
     id: str = ""
     sortable: bool = False
+    #: the heading's text in the navigation (default: the heading)
+    nav: str = ""
 
 
 def anchor(*parts: str) -> str:
@@ -205,7 +207,7 @@ def _nav(blocks: list[Block]) -> str:
     for b in blocks:
         if b.kind not in ("h2", "h3") or not b.id:
             continue
-        text = html.escape("".join(str(getattr(s, "text", s)) for s in _segments(b.text)))
+        text = html.escape(b.nav or "".join(str(getattr(s, "text", s)) for s in _segments(b.text)))
         if b.kind == "h2":
             if open_sub:
                 out.append("</ul></li>")

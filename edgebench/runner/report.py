@@ -439,7 +439,7 @@ def leaderboard(runs: Runs, instance_set: str | None = None) -> list[dict[str, A
     geometric mean, all runs); the per-seed mean gaps aggregated as ``seed_mean`` with a
     ``CONFIDENCE`` Student-t interval ``ci_low`` .. ``ci_high`` (scipy; None with one seed).
     Ranked by feasible share (higher first), then mean gap, then runtime."""
-    from scipy import stats
+    from scipy.special import stdtrit
 
     if len(runs) == 0:
         return []
@@ -464,11 +464,11 @@ def leaderboard(runs: Runs, instance_set: str | None = None) -> list[dict[str, A
         lo = hi = None
         seed_mean = float(np.mean(per_seed)) if per_seed else None
         if len(per_seed) >= 2:
-            sem = float(stats.sem(per_seed))
-            if sem > 0:
-                lo, hi = (float(x) for x in stats.t.interval(CONFIDENCE, len(per_seed) - 1, loc=seed_mean, scale=sem))
-            else:
-                lo = hi = seed_mean
+            k = len(per_seed)
+            # Student-t: scipy.special.stdtrit is the t quantile of scipy.stats.t.ppf, without
+            # the seconds that importing scipy.stats takes
+            half = float(stdtrit(k - 1, 0.5 + CONFIDENCE / 2) * np.std(per_seed, ddof=1) / math.sqrt(k))
+            lo, hi = seed_mean - half, seed_mean + half
         out.append({
             "family": fam, "instance_set": iset, "variant": variant, "label": label, "solver": runs["solver"][idx[0]],
             "kind": runs["kind"][idx[0]], "runs": int(idx.size),
@@ -541,7 +541,7 @@ def kind_labels(rows: Iterable[dict[str, Any]]) -> dict[str, str]:
             solver = r.get("solver") or ""
             if solver not in info:
                 info[solver] = _checkpoints(solver)
-            algos = sorted({str(c.get("algorithm")) for c in info[solver] if isinstance(c, dict) and c.get("algorithm")})
+            algos = sorted({str(c["algorithm"]) for c in info[solver] if isinstance(c, dict) and c.get("algorithm")})
             if algos:
                 kind = f"learned ({', '.join(algos)})"
         out[r["label"]] = kind
@@ -585,12 +585,18 @@ def gap_by_size(runs: Runs, idx: np.ndarray) -> Series:
     sel = idx[runs["ok"][idx] & np.isfinite(runs["gap"][idx]) & np.isfinite(runs["size"][idx])]
     out: Series = {}
     lab, size, gap = runs["label"][sel], runs["size"][sel], runs["gap"][sel]
-    for label in sorted(set(lab.tolist())):
-        m = lab == label
-        xs = np.unique(size[m])
-        q = np.array([np.percentile(gap[m][size[m] == x], [50, 25, 75]) for x in xs])
-        out[label] = (xs, q[:, 0], q[:, 1], q[:, 2])
-    return out
+    order = np.lexsort((gap, size, lab))  # sorted by label, size, gap: quantiles by position
+    lab, size, gap = lab[order], size[order], gap[order]
+    cut = np.flatnonzero((lab[1:] != lab[:-1]) | (size[1:] != size[:-1])) + 1
+    for g in np.split(np.arange(lab.size), cut) if lab.size else []:
+        v = gap[g]
+        q = [float(np.interp(f * (v.size - 1), np.arange(v.size), v)) for f in (0.5, 0.25, 0.75)]
+        xs, med, q1, q3 = out.setdefault(lab[g[0]], ([], [], [], []))
+        xs.append(float(size[g[0]]))
+        med.append(q[0])
+        q1.append(q[1])
+        q3.append(q[2])
+    return {k: tuple(np.asarray(a) for a in v) for k, v in out.items()}
 
 
 def anytime_curves(runs: Runs, idx: np.ndarray) -> Series:

@@ -59,10 +59,13 @@ _CHECK = """
   var broken=Array.prototype.filter.call(document.images,function(i){return !(i.complete&&i.naturalWidth>0);})
       .map(function(i){return i.getAttribute('src');});
   var sorted=null;
-  var t=Array.prototype.find.call(document.querySelectorAll('table.sortable'),function(t){return t.tBodies[0].rows.length>2;});
+  var t=Array.prototype.find.call(document.querySelectorAll('table.sortable'),
+                                  function(t){return t.tBodies[0].rows.length>2;});
   if(t){
     var col=t.tHead.rows[0].cells.length-1;
-    var read=function(){return Array.prototype.map.call(t.tBodies[0].rows,function(r){return r.cells[col].textContent;});};
+    var read=function(){
+      return Array.prototype.map.call(t.tBodies[0].rows,function(r){return r.cells[col].textContent;});
+    };
     var before=read();
     t.tHead.rows[0].cells[col].click(); var asc=read();
     t.tHead.rows[0].cells[col].click(); var desc=read();
@@ -142,7 +145,8 @@ async def _session(ws_url: str, url: str, screenshot: Path | None, width: int, h
         screenshot.write_bytes(base64.b64decode(shot["data"]))
     res = await call("Runtime.evaluate", expression=_CHECK, returnByValue=True)
     info = json.loads(res["result"]["value"])
-    rep.broken_images, rep.images, rep.sorted_ok, rep.title = info["broken"], info["images"], info["sorted"], info["title"]
+    rep.broken_images, rep.images = info["broken"], info["images"]
+    rep.sorted_ok, rep.title = info["sorted"], info["title"]
     conn.close()
     task.cancel()
     return rep
