@@ -229,10 +229,12 @@ def add_run_parsers(sub: Any) -> None:
     p.set_defaults(argv=None)
 
     p = _sub(sub, "report", "write the Markdown / HTML report of a results store",
-             "Per family and solver configuration: mean and median gap to the best known, share solved to proven "
-             "optimality, shifted geometric mean of the runtime (shift 10 s), wins; Dolan-More performance profiles "
-             "on runtime and gap; gap against instance size; anytime curves; mapping Pareto fronts (PNG, "
-             "800x500); CSV and Parquet exports; the suites of the store's sweeps (to reproduce them).",
+             "Per family, variant and solver configuration: mean and median gap to the best known and mean gap to "
+             "the proven bound (separate columns), share solved to proven optimality, shifted geometric mean of the "
+             "runtime (shift 10 s), wins; a leaderboard per instance set; per instance its best known value, bound, "
+             "status and files; Dolan-More performance profiles on runtime and gap; gap against instance size; "
+             "anytime curves per set; mapping Pareto fronts (PNG and SVG); a self-contained, browsable "
+             "report.html; CSV and Parquet exports; the suites of the store's sweeps (to reproduce them).",
              "  edgebench report --db runs/default/results.sqlite -o runs/default/report\n",
              cmd_report)
     p.add_argument("--db", required=True, metavar="FILE", help="results store")
