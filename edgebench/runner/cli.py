@@ -149,6 +149,9 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"leaderboard": rows}, indent=2))
         return 0
+    if not rows:
+        print(f"no runs in {args.db}")
+        return 0
     kinds = R.kind_labels(rows)
     groups: dict[tuple, list] = {}
     for r in rows:

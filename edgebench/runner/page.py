@@ -94,7 +94,9 @@ def markdown(blocks: list[Block]) -> str:
     out = []
     for b in blocks:
         if b.kind in ("h1", "h2", "h3"):
-            out.append("#" * int(b.kind[1]) + " " + "".join(_md_inline(s) for s in _segments(b.text)) + "\n")
+            # the page's own anchor (an id made by anchor(): letters, digits and "-" only)
+            target = f'<a id="{b.id}"></a>\n\n' if re.fullmatch(r"[a-z0-9-]+", b.id) else ""
+            out.append(target + "#" * int(b.kind[1]) + " " + "".join(_md_inline(s) for s in _segments(b.text)) + "\n")
         elif b.kind == "p":
             out.append("".join(_md_inline(s) for s in _segments(b.text)) + "\n")
         elif b.kind == "code":
