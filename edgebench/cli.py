@@ -675,6 +675,9 @@ def build_parser() -> argparse.ArgumentParser:
     from edgebench.runner.cli import add_run_parsers  # run, report, bestknown
 
     add_run_parsers(sub)
+    from edgebench.runner.importer import add_parser as add_import
+
+    add_import(sub)
     return parser
 
 
