@@ -138,6 +138,7 @@ def _dist(tmp: Path, body: str, entry: str) -> None:
 def test_entry_point_registers_an_installed_packages_solver(tmp_path, monkeypatch):
     _dist(tmp_path, SOLVER_MODULE, "ep-solver = ebtest_pkg:solve")
     monkeypatch.syspath_prepend(str(tmp_path))
+    registry.solvers()  # load the built-ins first: the copy below must hold them
     monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
     monkeypatch.setattr(registry, "LOAD_ERRORS", {})
     registry._load_entry_points()
@@ -150,6 +151,7 @@ def test_entry_point_registers_an_installed_packages_solver(tmp_path, monkeypatc
 def test_broken_entry_point_is_recorded_not_fatal(tmp_path, monkeypatch):
     _dist(tmp_path, "raise ImportError('missing dependency')\n", "bad = ebtest_broken_pkg:solve")
     monkeypatch.syspath_prepend(str(tmp_path))
+    registry.solvers()  # load the built-ins first: the copy below must hold them
     monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
     monkeypatch.setattr(registry, "LOAD_ERRORS", {})
     with pytest.warns(UserWarning, match="entry point bad"):
