@@ -5,7 +5,7 @@ The project's pytest configuration (pyproject.toml) collects ``tests/`` only and
 ``bench/`` (or a file in it) is given on the command line, so that a plain ``pytest`` is
 untouched — collects the ``bench_*.py`` files of this folder and lets ``--benchmark-only``
 (or ``--benchmark-enable``) switch benchmarking back on. Baseline and comparison: see
-docs/runner.md ("Regression workflow").
+docs/regression.md.
 """
 
 from __future__ import annotations
