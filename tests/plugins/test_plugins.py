@@ -180,6 +180,12 @@ def test_external_command_end_to_end(here, capsys):
     assert sol.solver == "edgebench.external:solve_command" and sol.params == {"command": GREEDY} and sol.seed == 4
 
 
+def test_solve_needs_exactly_one_of_solver_and_command(here, capsys):
+    for extra in ([], ["--solver", "random", "--command", "true"]):
+        rc, _, err = call(capsys, "solve", INST, *extra, "-o", "s.json")
+        assert rc == 2 and "--solver: give exactly one of --solver NAME and --command CMD" in err
+
+
 @pytest.mark.parametrize("command, status, message", [
     ("exit 3", "error", "exit status 3"),
     ("true", "error", "wrote no solution file"),
