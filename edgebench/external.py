@@ -11,8 +11,9 @@ The protocol (docs/cli.md, "External solvers"):
    temporary folder and substitutes, in CMD, ``{instance}`` and ``{solution}`` (the two file
    paths, shell-quoted), ``{time_limit}`` (seconds, ``inf`` without a limit) and ``{seed}``;
    no other braces are touched.
-2. The program runs through ``/bin/sh`` in its own process group; at ``time_limit`` plus a
-   grace of 10 % (at least 1 s) the whole group is killed (status ``timeout``).
+2. The program runs through ``/bin/sh`` in the caller's process group (so that the runner's
+   hard kill of the worker ends it too); at ``time_limit`` plus a grace of 10 % (at least
+   1 s) its whole process tree is killed (status ``timeout``).
 3. The program writes the solution file (solution format v1, docs/instance-format.md). The
    envelope fields it leaves out (``family``, ``instance_id``, ``instance_hash``, ``status``)
    are filled in — ``status`` defaults to ``feasible`` when the decisions are present — and
@@ -59,31 +60,49 @@ def grace(time_limit: float) -> float:
 
 
 def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
-    """The shell (which execs a simple command) is SIGKILLed if the worker dies first."""
+    """The shell is SIGKILLed if the process that started it dies first."""
     try:
         import ctypes
 
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
         pass
 
 
+def kill_tree(pid: int) -> None:
+    """SIGKILL a process and every process below it."""
+    import psutil
+
+    try:
+        root = psutil.Process(pid)
+        procs = root.children(recursive=True) + [root]
+    except psutil.NoSuchProcess:
+        return
+    for p in procs:
+        try:
+            p.kill()
+        except psutil.NoSuchProcess:
+            pass
+
+
 def run_program(command: str, *, cwd: str, log: Path, timeout: float | None) -> tuple[int | None, float]:
-    """Run ``command`` through the shell in its own process group, stdout and stderr to
-    ``log``; kill the group at ``timeout``. Returns (exit status or None when killed, seconds)."""
+    """Run ``command`` through the shell, stdout and stderr to ``log``; at ``timeout`` (and
+    in any case at the end) kill its process tree. Returns (exit status, or None when it was
+    killed for time, seconds).
+
+    The program stays in the caller's process group: the runner's hard kill of a worker and
+    the worker's watchdog (``killpg`` of the worker's group when the driver dies) end it too,
+    and Ctrl-C reaches it from a terminal."""
     t0 = time.perf_counter()
     with open(log, "wb") as out:
         proc = subprocess.Popen(command, shell=True, cwd=cwd, stdin=subprocess.DEVNULL, stdout=out,
-                                stderr=subprocess.STDOUT, process_group=0, preexec_fn=_die_with_parent)
+                                stderr=subprocess.STDOUT, preexec_fn=_die_with_parent)
         try:
             code: int | None = proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             code = None
-        finally:  # the group goes, whatever happened (a timeout, an interrupt, a finished shell's children)
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        finally:  # whatever happened (a timeout, an interrupt), nothing of the program outlives it
+            kill_tree(proc.pid)
             proc.wait()
     return code, time.perf_counter() - t0
 

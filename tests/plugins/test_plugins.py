@@ -192,7 +192,7 @@ def test_solve_needs_exactly_one_of_solver_and_command(here, capsys):
     ("echo '{\"status\": \"feasible\"}' > {solution}", "error", "invalid solution file"),
     ("echo not json > {solution}", "error", "invalid solution file"),
     ("echo '{\"instance_hash\": \"ab\"}' > {solution}", "error", "instance_hash"),
-    ("echo started; sleep 30", "timeout", "killed after"),
+    ("echo started; sleep 30.25 | cat", "timeout", "killed after"),
 ])
 def test_external_failures_are_statuses(command, status, message):
     from edgebench.external import solve_command
@@ -202,6 +202,35 @@ def test_external_failures_are_statuses(command, status, message):
     assert message in res.stats["message"]
     if status == "timeout":
         assert "started" in res.stats["message"] and res.runtime < 10
+        assert not _running("sleep 30.25")  # the whole tree went, not only the shell
+
+
+def _running(marker: str) -> list:
+    import psutil
+
+    return [p for p in psutil.process_iter(["cmdline"]) if marker in " ".join(p.info["cmdline"] or [])]
+
+
+def test_external_program_dies_with_its_worker(tmp_path):
+    """The runner's hard kill (killpg of the worker's process group) ends the program too."""
+    import os
+    import signal
+    import time
+
+    script = tmp_path / "worker.py"
+    script.write_text("import sys\nfrom edgebench.external import solve_command\nfrom edgebench.instances import io\n"
+                      f"solve_command(io.load_instance({INST!r}), command='sleep 40.75; echo x')\n")
+    worker = subprocess.Popen([sys.executable, str(script)], start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not _running("sleep 40.75") and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _running("sleep 40.75")
+    finally:
+        os.killpg(worker.pid, signal.SIGKILL)
+        worker.wait()
+    time.sleep(0.3)
+    assert not _running("sleep 40.75")
 
 
 def test_external_placeholders_are_quoted(tmp_path):
