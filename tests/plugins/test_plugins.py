@@ -264,6 +264,9 @@ def test_suite_entries_command_and_module_function(here, capsys):
                                    'params = {x = 1}\n')
     rc, _, err = call(capsys, "run", "bad.toml", "--dry-run")
     assert rc == 2 and "solvers[0].command" in err
+    rc, _, err = call(capsys, "run", "--instances", INST, "--solvers", "heft,nosuch_mod_f:solve", "--dry-run")
+    assert rc == 2 and err.count("\n") == 1
+    assert "<command line>: solvers[1].name: cannot use solver 'nosuch_mod_f:solve': no module named" in err
 
 
 # ---- import ---------------------------------------------------------------------------------
