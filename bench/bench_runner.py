@@ -254,21 +254,13 @@ def compare(old_path: str, new_path: str, max_gap_increase: float = 0.01, max_fe
                 out[name] = q
         return out
 
+    from edgebench.pytest_plugin import regressions
+
     old, new = quality(old_path), quality(new_path)
-    bad = 0
-    for name in sorted(old):
-        if name not in new:
-            print(f"missing now: {name}")
-            continue
-        o, n = old[name], new[name]
-        og, ng = o.get("mean_gap"), n.get("mean_gap")
-        if og is not None and (ng is None or ng - og > max_gap_increase):
-            print(f"REGRESSION {name}: mean gap {og:.4f} -> {ng if ng is None else f'{ng:.4f}'}")
-            bad += 1
-        if n["feasible_share"] < o["feasible_share"] - max_feasible_drop:
-            print(f"REGRESSION {name}: feasible share {o['feasible_share']:.3f} -> {n['feasible_share']:.3f}")
-            bad += 1
-    print(f"{len(old)} solver records compared, {bad} regressions")
+    bad = regressions(old, new, max_gap_increase=max_gap_increase, max_feasible_drop=max_feasible_drop)
+    for line in bad:
+        print(f"REGRESSION {line}")
+    print(f"{len(old)} solver records compared, {len(bad)} regressions")
     return 1 if bad else 0
 
 

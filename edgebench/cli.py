@@ -115,8 +115,15 @@ def _check_family(family: str, field: str) -> None:
 def _get_solver(name: str, family: str | None = None):
     from edgebench import registry
 
+    if registry.is_function_spec(name):
+        try:
+            info = registry.resolve(name)
+        except ValueError as exc:
+            raise _cmdline_error("--solver", f"cannot use solver {name!r}: {exc}") from None
+    else:
+        info = None
     try:
-        info = registry.get(name)
+        info = info or registry.get(name)
     except KeyError:
         known = ", ".join(s.name for s in registry.solvers())
         raise _cmdline_error("--solver", f"unknown solver {name!r} (known: {known})") from None
@@ -349,10 +356,23 @@ def cmd_schema(args: argparse.Namespace) -> int:
     return 0
 
 
+def _import_plugins(args: argparse.Namespace) -> None:
+    """``--plugin FILE`` (repeatable): import the files, as ``edgebench run`` does."""
+    from edgebench.runner.suite import import_plugins
+
+    import_plugins(list(getattr(args, "plugin", None) or []), field="--plugin")
+
+
+def _add_plugin_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--plugin", action="append", metavar="FILE",
+                   help="Python file imported first (it may register solvers; repeatable)")
+
+
 def cmd_evaluate(args: argparse.Namespace) -> int:
     from edgebench.instances import io
     from edgebench.referee import evaluate
 
+    _import_plugins(args)
     instance = io.load_instance(args.instance)
     solution = io.load_solution(args.solution, instance)
     ev = evaluate(instance, solution)
@@ -365,15 +385,16 @@ def cmd_solvers(args: argparse.Namespace) -> int:
 
     if args.family is not None:
         _check_family(args.family, "--family")
+    _import_plugins(args)
     infos = registry.solvers(args.family)
     if args.json:
-        _print_json([s.as_dict() for s in infos])
+        _print_json([{**s.as_dict(), "origin": s.origin} for s in infos])
         return 0
-    rows = [(s.name, s.kind, ",".join(s.families), s.description) for s in infos]
-    head = ("name", "kind", "families", "description")
-    widths = [max(len(r[i]) for r in rows + [head]) for i in range(3)]
+    rows = [(s.name, s.kind, ",".join(s.families), s.origin, s.description) for s in infos]
+    head = ("name", "kind", "families", "origin", "description")
+    widths = [max(len(r[i]) for r in rows + [head]) for i in range(4)]
     for r in [head] + rows:
-        print("  ".join(r[i].ljust(widths[i]) for i in range(3)) + "  " + r[3])
+        print("  ".join(r[i].ljust(widths[i]) for i in range(4)) + "  " + r[4])
     return 0
 
 
@@ -407,14 +428,22 @@ def cmd_solve(args: argparse.Namespace) -> int:
     from edgebench.referee import evaluate
 
     _check_output_file(args.output)
+    if (args.solver is None) == (args.command is None):
+        raise _cmdline_error("--solver", "give exactly one of --solver NAME and --command CMD")
+    _import_plugins(args)
     instance = io.load_instance(args.instance)
-    _get_solver(args.solver, instance.family)
     params = parse_assignments(args.param, "--param")
-    result = _run_solver(instance, args.solver, time_limit=args.time_limit, seed=args.seed, params=params)
+    solver = args.solver
+    if args.command is not None:  # an external program: the solver function of edgebench.external
+        from edgebench.external import SOLVER
+
+        solver, params = SOLVER, {**params, "command": args.command}
+    _get_solver(solver, instance.family)
+    result = _run_solver(instance, solver, time_limit=args.time_limit, seed=args.seed, params=params)
     ev = evaluate(instance, result.solution)
     path = io.write_json(args.output, result.solution)
     print(f"instance: {instance.id} ({instance.family})")
-    print(f"solver: {args.solver} (seed {args.seed})")
+    print(f"solver: {args.solver or args.command} (seed {args.seed})")
     print(f"status: {result.solution.status}")
     print(f"feasible: {'true' if ev.feasible else 'false'}")
     print(_objective_line(ev))
@@ -564,6 +593,7 @@ def build_parser() -> argparse.ArgumentParser:
              cmd_evaluate)
     p.add_argument("instance", metavar="INSTANCE")
     p.add_argument("solution", metavar="SOLUTION")
+    _add_plugin_option(p)
 
     try:
         from edgebench.instances.traces.cli import add_parser as add_convert
@@ -574,13 +604,17 @@ def build_parser() -> argparse.ArgumentParser:
         add_convert(sub)
 
     p = _sub(sub, "solvers", "list the registered solvers",
-             "List the solvers of the registry (name, kind, families, description).",
+             "List the solvers of the registry (name, kind, families, origin, description). The origin says "
+             "where each comes from: built-in, plugin FILE (--plugin), entry point DIST VERSION (an installed "
+             "package's 'edgebench.solvers' entry point) or module MODULE.",
              "  edgebench solvers\n"
-             "  edgebench solvers --family mapping --json\n",
+             "  edgebench solvers --family mapping --json\n"
+             "  edgebench solvers --plugin my_plugin.py\n",
              cmd_solvers)
     p.add_argument("--family", metavar="F", help="only solvers of this family")
     p.add_argument("--json", action="store_true",
-                   help="print a JSON list of {name, families, kind, description, params}")
+                   help="print a JSON list of {name, families, kind, description, params, origin}")
+    _add_plugin_option(p)
 
     p = _sub(sub, "sets", "list the embedded default instance sets",
              "List the versioned instance sets shipped with edgebench (instances/data/<name>/manifest.json): "
@@ -591,14 +625,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print a JSON list of {name, family, instances, folder, "
                    "description}")
 
-    p = _sub(sub, "solve", "solve an instance with a registered solver",
-             "Solve INSTANCE with solver NAME, evaluate the solution with the referee, write it "
+    p = _sub(sub, "solve", "solve an instance with a registered solver, a function or an external program",
+             "Solve INSTANCE with solver NAME (or MODULE:FUNCTION, or the external program CMD), evaluate the solution with the referee, write it "
              "atomically to SOLUTION and print its status and the referee's primary objective.",
              "  edgebench solve inst.json --solver random -o sol.json\n"
-             "  edgebench solve inst.json --solver random --seed 3 --time-limit 10 --param attempts=50 -o sol.json\n",
+             "  edgebench solve inst.json --solver random --seed 3 --time-limit 10 --param attempts=50 -o sol.json\n"
+             "  edgebench solve inst.json --solver mysolver:solve -o sol.json       # mysolver.py in this folder\n"
+             "  edgebench solve inst.json --plugin my_plugin.py --solver mine -o sol.json\n"
+             "  edgebench solve inst.json --command 'python3 greedy.py {instance} {solution}' --time-limit 5 "
+             "-o sol.json\n",
              cmd_solve)
     p.add_argument("instance", metavar="INSTANCE")
-    p.add_argument("--solver", required=True, metavar="NAME", help="see 'edgebench solvers'")
+    p.add_argument("--solver", metavar="NAME", help="a registered solver (see 'edgebench solvers') or "
+                   "MODULE:FUNCTION (a solve function importable from the current folder or sys.path)")
+    p.add_argument("--command", metavar="CMD", help="instead of --solver: an external program run through the "
+                   "shell with {instance}, {solution}, {time_limit}, {seed} substituted (docs/cli.md)")
+    _add_plugin_option(p)
     p.add_argument("--time-limit", type=_positive_float, default=None, metavar="S", help="seconds")
     p.add_argument("--seed", type=_seed, default=0, metavar="S", help="solver seed (default 0)")
     p.add_argument("--param", action="append", metavar="KEY=VALUE",
@@ -633,6 +675,9 @@ def build_parser() -> argparse.ArgumentParser:
     from edgebench.runner.cli import add_run_parsers  # run, report, bestknown
 
     add_run_parsers(sub)
+    from edgebench.runner.importer import add_parser as add_import
+
+    add_import(sub)
     return parser
 
 

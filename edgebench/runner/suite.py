@@ -150,11 +150,16 @@ class SolverEntry(_Strict):
     exclude: list[str] = Field(default_factory=list)
     seeds: list[Seed] | None = None
     time_limit: Any = None
+    #: an external program (docs/cli.md, "External solvers"); ``name`` is then its label
+    command: str | None = Field(default=None, min_length=1)
 
     @model_validator(mode="after")
     def _shape(self) -> "SolverEntry":
         if (self.name is None) == (self.kind is None):
             raise ValueError("give exactly one of 'name' or 'kind'")
+        if self.command is not None and (self.params or self.label is not None or self.kind is not None):
+            raise ValueError("@command@ an external program's entry takes 'name' (its label), not 'params', "
+                             "'label' or 'kind'")
         if self.kind is not None and self.label is not None:
             raise ValueError("@label@ a label names one solver configuration; it needs 'name', not 'kind'")
         if self.name is not None and self.exclude:
@@ -316,7 +321,7 @@ def suite_to_toml(suite: Suite) -> str:
                 lines.append(f"{k} = {_toml_value(v)}")
     for e in suite.solvers:
         lines.append("\n[[solvers]]")
-        for k in ("name", "kind", "label", "families", "exclude", "seeds", "time_limit", "params"):
+        for k in ("name", "kind", "label", "command", "families", "exclude", "seeds", "time_limit", "params"):
             v = getattr(e, k)
             if v is None or (k in ("exclude", "params") and not v):
                 continue
@@ -520,6 +525,27 @@ def _check_params(info, params: dict[str, Any], file: str, field: str) -> None:
                              file=file, field=f"{field}.params.{k}")
 
 
+def _named_solver(e: SolverEntry, by_name: dict[str, Any], file: str, field: str):
+    """(SolverInfo or None when unknown, params, label) of a ``name`` entry: a registered
+    solver, a ``MODULE:FUNCTION``, or — with ``command`` — an external program (the solver
+    ``edgebench.external:solve_command``, labelled by ``name``)."""
+    from edgebench import registry
+
+    spec = e.name
+    if e.command is not None:
+        from edgebench.external import SOLVER as spec
+    elif spec in by_name or not registry.is_function_spec(spec):
+        info = by_name.get(spec)
+        return info, dict(e.params), e.label or (default_label(info.name, e.params) if info else spec)
+    try:
+        info = registry.resolve(spec)
+    except ValueError as exc:
+        raise InputError(f"cannot use solver {spec!r}: {exc}", file=file, field=f"{field}.name") from None
+    if e.command is not None:
+        return info, {"command": e.command}, e.name
+    return info, dict(e.params), e.label or default_label(info.name, e.params)
+
+
 def plan(suite: Suite, *, file: str = CMDLINE, base_dir: str | Path | None = None,
          time_limit: float | None = None, seeds: list[int] | None = None,
          extra_plugins: list[str] | None = None) -> Plan:
@@ -544,7 +570,7 @@ def plan(suite: Suite, *, file: str = CMDLINE, base_dir: str | Path | None = Non
         fams = list(e.families) if e.families is not None else families
         seeds_ = list(seeds if seeds is not None else (e.seeds or suite.seeds))
         if e.name is not None:
-            info = by_name.get(e.name)
+            info, e_params, e_label = _named_solver(e, by_name, file, field)
             if info is None:
                 hint = ""
                 if registry.LOAD_ERRORS:
@@ -560,9 +586,8 @@ def plan(suite: Suite, *, file: str = CMDLINE, base_dir: str | Path | None = Non
                 raise InputError(f"solver {e.name!r} does not support family {', '.join(fams) or '-'} "
                                  f"of the suite's instances (supports {', '.join(info.families)})",
                                  file=file, field=f"{field}.name")
-            _check_params(info, e.params, file, field)
-            configs.append((i, info, dict(e.params), e.label or default_label(info.name, e.params), usable, e,
-                            seeds_))
+            _check_params(info, e_params, file, field)
+            configs.append((i, info, e_params, e_label, usable, e, seeds_))
         else:
             for j, name in enumerate(e.exclude):
                 if name not in by_name:

@@ -181,7 +181,7 @@ def run_task(task: dict[str, Any], cache: dict[str, Any]) -> dict[str, Any]:
     """Run one task in this process: solve, score with the referee, measure."""
     from edgebench import registry
     from edgebench.errors import InputError
-    from edgebench.instances.io import canonical_json, instance_from_dict
+    from edgebench.instances.io import instance_from_dict
     from edgebench.referee import evaluate
 
     out: dict[str, Any] = {"type": "result", "key": task["key"], "started": utcnow(), "recycle": False,
@@ -227,32 +227,40 @@ def run_task(task: dict[str, Any], cache: dict[str, Any]) -> dict[str, Any]:
     out.setdefault("runtime", time.perf_counter() - t0)
     out["peak_mem_mb"] = _peak_mb(children_before)
     if sol is not None:
-        out["reported_objective"] = _num(sol.objective)
-        out["bound"] = _num(sol.bound)
-        msg = sol.stats.get("message")
-        if out["message"] is None and isinstance(msg, str):
-            out["message"] = msg[:500]
-        try:
-            out["solution"] = zlib.compress(canonical_json(sol).encode("utf-8"), 6)
-        except (TypeError, ValueError) as exc:  # stats that are not JSON data
-            out["solution"] = None
-            out["message"] = f"solution not stored: {exc}"
-        if ev is not None:
-            value = ev.objectives.get(ev.primary)
-            out.update(feasible=int(bool(ev.feasible)), primary_value=_num(value),
-                       objectives=json.dumps({k: _num(v) for k, v in ev.objectives.items()}, sort_keys=True),
-                       violations=len(ev.violations))
-            rep = out["reported_objective"]
-            units_ok = bool(ev.feasible and rep is not None and out["primary_value"] is not None
-                            and close(rep, out["primary_value"]))
-            out["units_ok"] = int(units_ok)
-            if units_ok:
-                trace = normalize_trace(sol.stats)
-                out["trace"] = json.dumps(trace) if trace else None
-            pareto = normalize_pareto(sol.stats)
-            out["pareto"] = json.dumps(pareto) if pareto else None
+        record_solution(out, sol, ev)
     out["finished"] = utcnow()
     return out
+
+
+def record_solution(out: dict[str, Any], sol: Any, ev: Any) -> None:
+    """Fill a result with a solution's reported values, its compressed JSON and the referee's
+    verdict ``ev`` (None when the referee could not score it)."""
+    from edgebench.instances.io import canonical_json
+
+    out["reported_objective"] = _num(sol.objective)
+    out["bound"] = _num(sol.bound)
+    msg = sol.stats.get("message")
+    if out["message"] is None and isinstance(msg, str):
+        out["message"] = msg[:500]
+    try:
+        out["solution"] = zlib.compress(canonical_json(sol).encode("utf-8"), 6)
+    except (TypeError, ValueError) as exc:  # stats that are not JSON data
+        out["solution"] = None
+        out["message"] = f"solution not stored: {exc}"
+    if ev is not None:
+        value = ev.objectives.get(ev.primary)
+        out.update(feasible=int(bool(ev.feasible)), primary_value=_num(value),
+                   objectives=json.dumps({k: _num(v) for k, v in ev.objectives.items()}, sort_keys=True),
+                   violations=len(ev.violations))
+        rep = out["reported_objective"]
+        units_ok = bool(ev.feasible and rep is not None and out["primary_value"] is not None
+                        and close(rep, out["primary_value"]))
+        out["units_ok"] = int(units_ok)
+        if units_ok:
+            trace = normalize_trace(sol.stats)
+            out["trace"] = json.dumps(trace) if trace else None
+        pareto = normalize_pareto(sol.stats)
+        out["pareto"] = json.dumps(pareto) if pareto else None
 
 
 # ---- the process ----------------------------------------------------------------------

@@ -1,0 +1,175 @@
+"""Solvers in any language: an external program run through the shell.
+
+``edgebench solve INSTANCE --command CMD`` and a suite entry ``[[solvers]] name = ".."
+command = ".."`` both run :func:`solve_command` — an ordinary solver function, so that in the
+runner it runs inside the worker like any other solver and inherits the worker's isolation,
+wall-clock kill and memory limit (resource limits are inherited by child processes).
+
+The protocol (docs/cli.md, "External solvers"):
+
+1. edgebench writes the instance (instance format v1, every field present) to a fresh
+   temporary folder and substitutes, in CMD, ``{instance}`` and ``{solution}`` (the two file
+   paths, shell-quoted), ``{time_limit}`` (seconds, ``inf`` without a limit) and ``{seed}``;
+   no other braces are touched.
+2. The program runs through ``/bin/sh`` in the caller's process group (so that the runner's
+   hard kill of the worker ends it too); at ``time_limit`` plus a grace of 10 % (at least
+   1 s) its whole process tree is killed (status ``timeout``).
+3. The program writes the solution file (solution format v1, docs/instance-format.md). The
+   envelope fields it leaves out (``family``, ``instance_id``, ``instance_hash``, ``status``)
+   are filled in — ``status`` defaults to ``feasible`` when the decisions are present — and
+   the ones it gives are checked (a solution for another instance is an error). ``solver``,
+   ``params`` and ``seed`` are always edgebench's. The referee scores the decisions; the
+   program's reported objective is kept for the record, never trusted.
+
+Failures are results, never crashes: a non-zero exit status, a missing or invalid solution
+file or a timeout give a solution with status ``error`` / ``timeout``, no decisions, and the
+reason (with the tail of the program's output) in ``stats["message"]``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import shlex
+import signal
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from edgebench.registry import FAMILIES, Result, declare, make_result
+
+#: the solver name under which external programs run (``MODULE:FUNCTION``, resolved on demand)
+SOLVER = "edgebench.external:solve_command"
+PLACEHOLDERS = ("instance", "solution", "time_limit", "seed")
+_PLACEHOLDER = re.compile(r"\{(" + "|".join(PLACEHOLDERS) + r")\}")
+#: characters of the program's output kept in the message
+OUTPUT_TAIL = 1500
+
+
+def substitute(command: str, values: dict[str, str]) -> str:
+    """Replace ``{instance}``, ``{solution}``, ``{time_limit}``, ``{seed}`` (each value
+    shell-quoted); other braces (``${HOME}``, awk programs) are left alone."""
+    return _PLACEHOLDER.sub(lambda m: shlex.quote(values[m.group(1)]), command)
+
+
+def grace(time_limit: float) -> float:
+    return max(1.0, 0.1 * time_limit)
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
+    """The shell is SIGKILLed if the process that started it dies first."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def kill_tree(pid: int) -> None:
+    """SIGKILL a process and every process below it."""
+    import psutil
+
+    try:
+        root = psutil.Process(pid)
+        procs = root.children(recursive=True) + [root]
+    except psutil.NoSuchProcess:
+        return
+    for p in procs:
+        try:
+            p.kill()
+        except psutil.NoSuchProcess:
+            pass
+
+
+def run_program(command: str, *, cwd: str, log: Path, timeout: float | None) -> tuple[int | None, float]:
+    """Run ``command`` through the shell, stdout and stderr to ``log``; at ``timeout`` (and
+    in any case at the end) kill its process tree. Returns (exit status, or None when it was
+    killed for time, seconds).
+
+    The program stays in the caller's process group: the runner's hard kill of a worker and
+    the worker's watchdog (``killpg`` of the worker's group when the driver dies) end it too,
+    and Ctrl-C reaches it from a terminal."""
+    t0 = time.perf_counter()
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(command, shell=True, cwd=cwd, stdin=subprocess.DEVNULL, stdout=out,
+                                stderr=subprocess.STDOUT, preexec_fn=_die_with_parent)
+        try:
+            code: int | None = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            code = None
+        finally:  # whatever happened (a timeout, an interrupt), nothing of the program outlives it
+            kill_tree(proc.pid)
+            proc.wait()
+    return code, time.perf_counter() - t0
+
+
+def _tail(log: Path) -> str:
+    try:
+        text = log.read_bytes()[-OUTPUT_TAIL:].decode("utf-8", "replace").strip()
+    except OSError:
+        return ""
+    return f"; output: {text}" if text else ""
+
+
+def read_program_solution(path: Path, instance) -> Any:
+    """The program's solution file, its missing envelope fields filled in, validated against
+    ``instance`` (InputError naming the file and field when it is not a solution of it)."""
+    from edgebench.errors import InputError
+    from edgebench.instances import io
+
+    data = io.read_json(path)
+    if not isinstance(data, dict):
+        raise InputError("a solution is a JSON object", file=str(path))
+    data.setdefault("family", instance.family)
+    data.setdefault("instance_id", instance.id)
+    data.setdefault("instance_hash", io.content_hash(instance))
+    data.setdefault("status", "feasible" if data.get(data["family"]) is not None else "error")
+    data.update(solver=SOLVER, params={}, seed=None)
+    return io.solution_from_dict(data, file=str(path), instance=instance)
+
+
+@declare(families=FAMILIES, kind="heuristic",
+         description="an external program (any language) that reads the instance file and writes a solution file")
+def solve_command(instance, *, time_limit: float | None = None, seed: int = 0, command: str) -> Result:
+    """Run the external program ``command`` on ``instance`` (see the module's protocol)."""
+    from edgebench.errors import InputError
+    from edgebench.instances import io
+
+    if not isinstance(command, str) or not command.strip():
+        raise InputError("an external solver needs a non-empty command", field="command")
+    t0 = time.perf_counter()
+    params = {"command": command}
+    with tempfile.TemporaryDirectory(prefix="edgebench-external-") as tmp:
+        folder = Path(tmp)
+        inst_path = io.write_json(folder / "instance.json", instance)
+        sol_path = folder / "solution.json"
+        log = folder / "output.log"
+        tl = "inf" if time_limit is None else repr(float(time_limit))
+        cmd = substitute(command, {"instance": str(inst_path), "solution": str(sol_path), "time_limit": tl,
+                                   "seed": str(int(seed))})
+        timeout = None if time_limit is None or not math.isfinite(time_limit) else time_limit + grace(time_limit)
+        code, seconds = run_program(cmd, cwd=os.getcwd(), log=log, timeout=timeout)
+
+        def failed(status: str, message: str) -> Result:
+            return make_result(instance, SOLVER, status=status, seed=seed, params=params, started=t0,
+                               stats={"message": (message + _tail(log))[:2000], "program_seconds": seconds})
+
+        if code is None:
+            return failed("timeout", f"external program killed after {timeout:.3g} s (time limit {tl} s)")
+        if code != 0:
+            what = f"killed by signal {-code}" if code < 0 else f"exit status {code}"
+            return failed("error", f"external program failed ({what})")
+        if not sol_path.exists():
+            return failed("error", "external program wrote no solution file")
+        try:
+            sol = read_program_solution(sol_path, instance)
+        except InputError as err:
+            return failed("error", f"invalid solution file: {err.field}: {err.reason}")
+    stats = dict(sol.stats)
+    stats["program_seconds"] = seconds
+    return make_result(instance, SOLVER, status=sol.status, decisions=sol.decisions, seed=seed, params=params,
+                       objective=sol.objective, bound=sol.bound, started=t0, stats=stats)
