@@ -23,6 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from edgebench.argtypes import CMDLINE
 from edgebench.errors import InputError
 from edgebench.instances.io import content_hash, load_instance, read_json, validate_model, write_json, write_text_atomic
 from edgebench.instances.model import Instance
@@ -114,7 +115,7 @@ def recipe_path(name_or_path: str | Path) -> Path:
     q = RECIPES_DIR / f"{p.name}.toml"
     if not q.is_file():
         known = ", ".join(sorted(x.stem for x in RECIPES_DIR.glob("*.toml")))
-        raise InputError(f"unknown recipe {str(name_or_path)!r} (known: {known})", field="RECIPE")
+        raise InputError(f"unknown recipe {str(name_or_path)!r} (known: {known})", file=CMDLINE, field="RECIPE")
     return q
 
 
@@ -158,8 +159,9 @@ def _make(recipe: Recipe, item: Item, params: dict[str, Any], traces: Path | Non
     return generate(recipe.family, recipe.preset, seed=item.seed, **params)
 
 
-def make_instances(recipe: Recipe, file: str) -> list[tuple[Item, dict[str, Any], Instance]]:
-    """Every instance of ``recipe`` (nothing is written); InputError naming the recipe field."""
+def make_instances(recipe: Recipe, file: str, only: list[int] | None = None) -> list[tuple[Item, dict[str, Any], Instance]]:
+    """Every instance of ``recipe`` (or those at the indices ``only``; nothing is written);
+    InputError naming the recipe field."""
     from edgebench.instances.generators import presets
 
     if recipe.preset is not None and (recipe.family, recipe.preset) not in presets(recipe.family):
@@ -169,6 +171,8 @@ def make_instances(recipe: Recipe, file: str) -> list[tuple[Item, dict[str, Any]
     traces = _trace_dir(recipe, file) if recipe.source is not None else None
     out = []
     for i, item in enumerate(recipe.items()):
+        if only is not None and i not in only:
+            continue
         params = {**recipe.params, **item.params}
         where = "params" if not recipe.instances else f"instances[{i}].params"
         try:
@@ -194,13 +198,14 @@ def manifest_entry(fname: str, inst: Instance, seed: int, params: dict[str, Any]
             "best_known": prev.get("best_known", dict(EMPTY_BEST_KNOWN))}
 
 
-def build_set(name: str | Path, out_dir: Path | None = None) -> Path:
+def build_set(name: str | Path, out_dir: Path | None = None, only: list[int] | None = None) -> Path:
     """(Re)build a set from its recipe (a shipped set's name or a recipe file) into
     ``out_dir/<name>`` (default: the embedded data folder). Every instance is made before
-    anything is written; best-known fields already recorded for unchanged instances are kept."""
+    anything is written; best-known fields already recorded for unchanged instances are kept.
+    ``only`` (indices into the recipe's instances) builds part of a set, for quick checks."""
     path = recipe_path(name)
     recipe = read_recipe(path)
-    made = make_instances(recipe, str(path))
+    made = make_instances(recipe, str(path), only)
     folder = (out_dir or DATA_DIR) / recipe.name
     old = {}
     if (folder / "manifest.json").exists():
@@ -228,6 +233,35 @@ def build_set(name: str | Path, out_dir: Path | None = None) -> Path:
     manifest["instances"] = entries
     write_text_atomic(folder / "manifest.json", json.dumps(manifest, indent=1) + "\n")
     return folder
+
+
+def write_generated_manifest(folder: Path, family: str, preset: str, params: dict[str, Any],
+                             written: list[tuple[Path, Instance, int]]) -> Path:
+    """``manifest.json`` for a folder written by ``edgebench generate`` (so that ``run``,
+    ``report`` and ``bestknown`` read it as a set named after the folder): the generator, its
+    parameter overrides, and per file its id, seed and content hash. Entries of an earlier
+    manifest of the same family are kept for files that still exist and were not rewritten."""
+    from edgebench import __version__
+
+    path = folder / "manifest.json"
+    names = {p.name for p, _, _ in written}
+    kept = []
+    if path.is_file():
+        try:
+            old = read_json(path)
+            if old.get("family") == family:  # one family per set: another family starts a new manifest
+                kept = [e for e in old.get("instances", [])
+                        if e.get("file") not in names and (folder / str(e.get("file"))).is_file()]
+        except (InputError, AttributeError):
+            kept = []
+    entries = kept + [manifest_entry(p.name, inst, seed, dict(params)) for p, inst, seed in written]
+    manifest = {"manifest_version": MANIFEST_VERSION, "name": folder.name, "family": family,
+                "description": f"edgebench generate {family} --preset {preset}"
+                               + "".join(f" --set {k}={json.dumps(v)}" for k, v in params.items()),
+                "generator": {"family": family, "preset": preset},
+                "edgebench_version": __version__, "instances": entries}
+    write_text_atomic(path, json.dumps(manifest, indent=1) + "\n")
+    return path
 
 
 def list_sets(data_dir: Path | None = None) -> list[str]:
