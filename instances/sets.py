@@ -207,9 +207,11 @@ def build_set(name: str | Path, out_dir: Path | None = None, only: list[int] | N
     recipe = read_recipe(path)
     made = make_instances(recipe, str(path), only)
     folder = (out_dir or DATA_DIR) / recipe.name
-    old = {}
+    old, cert = {}, None
     if (folder / "manifest.json").exists():
-        old = {e["id"]: e for e in read_json(folder / "manifest.json").get("instances", [])}
+        prev = read_json(folder / "manifest.json")
+        old = {e["id"]: e for e in prev.get("instances", [])}
+        cert = prev.get("certification")
     ids = [inst.id for _, _, inst in made]
     if len(set(ids)) != len(ids):
         raise InputError("two instances get the same id", file=str(path), field="instances")
@@ -231,6 +233,8 @@ def build_set(name: str | Path, out_dir: Path | None = None, only: list[int] | N
     if recipe.source is not None:
         manifest["source"] = recipe.source.model_dump()
     manifest["instances"] = entries
+    if cert is not None:
+        manifest["certification"] = cert
     write_text_atomic(folder / "manifest.json", json.dumps(manifest, indent=1) + "\n")
     return folder
 

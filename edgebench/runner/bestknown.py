@@ -268,10 +268,13 @@ def write_manifests(store, data_dir: str | Path | None = None) -> list[str]:
     manifests. Returns one line per changed instance."""
     from edgebench.instances import sets
     from edgebench.instances.io import load_instance, read_json, write_text_atomic
-    from edgebench.runner.bounds import combinatorial_bound
+    from edgebench.runner.bounds import combinatorial_bound, solver_bound_applies
 
     d = Path(data_dir) if data_dir is not None else sets.DATA_DIR
     best = table(store)
+    walls: dict[str, list] = {}
+    for r in store.runs(("instance_hash", "wall", "suite")):
+        walls.setdefault(r["instance_hash"], []).append(r)
     changes: list[str] = []
     writes: list[tuple[Path, str]] = []
     manifests: list[tuple[Path, str]] = []
@@ -297,7 +300,7 @@ def write_manifests(store, data_dir: str | Path | None = None) -> list[str]:
                     writes.append((folder / rel, text))
                     bk.update(objective=value, solution=rel, solver=rec.get("obj_solver"), run=rec.get("obj_run"),
                               date=rec.get("obj_date"), **_run_info(store, rec.get("obj_run")))
-            b = _finite(rec.get("bound"))
+            b = _finite(rec.get("bound")) if solver_bound_applies(inst) else None
             if b is not None and bound_better(b, _finite(bk.get("bound")), sense):
                 run = store.run(rec.get("bound_run")) if rec.get("bound_run") else None
                 bk.update(bound=b, bound_solver=rec.get("bound_solver"), bound_run=rec.get("bound_run"),
@@ -308,14 +311,25 @@ def write_manifests(store, data_dir: str | Path | None = None) -> list[str]:
                 bk.update(bound=comb[0], bound_solver=None, bound_run=None, bound_date=rec.get("obj_date"),
                           bound_kind=comb[1])
             bo, bb = _finite(bk.get("objective")), _finite(bk.get("bound"))
+            if bo is None and bb is None:
+                continue
             bk["optimal"], bk["gap"], bk["status"] = certificate(bo, bb, sense)
             for k in BK_KEYS:
                 bk.setdefault(k, None)
-            if bk != old:
+            if any(bk.get(k) != old.get(k) for k in ("objective", "bound", "solution", "status", "bound_kind")):
                 entry["best_known"] = bk
                 touched = True
                 changes.append(f"{name}/{entry.get('file')}: objective {old.get('objective')} -> {bk['objective']}, "
                                f"bound {old.get('bound')} -> {bk['bound']}, {bk['status']}")
+        runs = [r for e in manifest.get("instances", []) for r in walls.get(e.get("hash"), [])]
+        if runs:
+            cert = dict(manifest.get("certification") or {})
+            for suite in sorted({r["suite"] or "" for r in runs}):
+                cert[suite] = {"runs": sum(1 for r in runs if (r["suite"] or "") == suite),
+                               "wall_s": round(sum(r["wall"] or 0.0 for r in runs if (r["suite"] or "") == suite), 1)}
+            if cert != manifest.get("certification"):
+                manifest["certification"] = cert
+                touched = True
         if touched:
             manifests.append((path, json.dumps(manifest, indent=1) + "\n"))
     for p, text in writes + manifests:
