@@ -80,10 +80,13 @@ def candidates(row: dict[str, Any]) -> tuple[float | None, float | None]:
     """(objective, bound) that a finished run contributes to the best-known table."""
     value = _finite(row.get("primary_value")) if row.get("feasible") else None
     bound = None
-    if row.get("proven") and value is not None:
+    reported = _finite(row.get("bound")) if row.get("units_ok") else None
+    if row.get("proven") and value is not None and (reported is None or close(reported, value)):
         bound = value  # proven optimal for the referee's objective: the optimum is the tightest bound
-    elif row.get("units_ok"):
-        bound = _finite(row.get("bound"))
+    elif reported is not None:
+        # an "optimal" status whose own bound stays below the value (e.g. CP-SAT optimal for durations
+        # rounded up to ticks) proves only that bound
+        bound = reported
     return value, bound
 
 
@@ -166,6 +169,19 @@ def seed(conn: sqlite3.Connection, entry: dict[str, Any]) -> None:
 def table(store) -> dict[str, dict[str, Any]]:
     """instance hash -> best-known record."""
     return {r["instance_hash"]: r for r in store.bestknown()}
+
+
+def table_from_runs(store) -> dict[str, dict[str, Any]]:
+    """instance hash -> best-known record, folded afresh from the store's runs with the current
+    :func:`candidates` rules (not the store's cached table, which an older rule may have filled)."""
+    out: dict[str, dict[str, Any]] = {}
+    for row in sorted(store.runs(), key=lambda r: (r.get("finished") or "", r.get("key") or "")):
+        rec = out.setdefault(row["instance_hash"], _fresh(row))
+        obj, bound = candidates(row)
+        date = (row.get("finished") or "")[:10] or None
+        prov = (row.get("label") or row.get("solver"), row.get("key"), date)
+        _merge(rec, obj, bound, prov, prov)
+    return out
 
 
 # ======================================================================================
@@ -271,7 +287,7 @@ def write_manifests(store, data_dir: str | Path | None = None) -> list[str]:
     from edgebench.runner.bounds import combinatorial_bound, solver_bound_applies
 
     d = Path(data_dir) if data_dir is not None else sets.DATA_DIR
-    best = table(store)
+    best = table_from_runs(store)
     walls: dict[str, list] = {}
     for r in store.runs(("instance_hash", "wall", "suite")):
         walls.setdefault(r["instance_hash"], []).append(r)
@@ -305,7 +321,8 @@ def write_manifests(store, data_dir: str | Path | None = None) -> list[str]:
                 run = store.run(rec.get("bound_run")) if rec.get("bound_run") else None
                 bk.update(bound=b, bound_solver=rec.get("bound_solver"), bound_run=rec.get("bound_run"),
                           bound_date=rec.get("bound_date"),
-                          bound_kind=_bound_kind(store, rec.get("bound_run"), bool(run and run.get("proven"))))
+                          bound_kind=_bound_kind(store, rec.get("bound_run"),
+                                                 bool(run and run.get("proven") and close(b, run["primary_value"]))))
             comb = combinatorial_bound(inst)
             if comb is not None and bound_better(comb[0], _finite(bk.get("bound")), sense):
                 bk.update(bound=comb[0], bound_solver=None, bound_run=None, bound_date=rec.get("obj_date"),
