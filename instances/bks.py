@@ -68,11 +68,18 @@ def render(data_dir: Path | None = None) -> str:
 BOUNDS = """
 ## Bounds computed from the instance (proofs)
 
-**Placement** (`total_completion_time`, minimised; `combinatorial: shortest durations`):
+**Placement** (`total_completion_time`, minimised; `combinatorial: shortest durations`). The
+placement MILP's bounds and proven optima are **not used**: the MILP optimises fixed-allocation
+schedules, while the referee also accepts re-allocating and pausing schedules (Optimus, Tiresias),
+which may beat the MILP optimum (docs/formulations/placement.md, "What bounds apply to
+re-allocating / preemptive baselines"). The bound used holds for every policy:
 `formulations.placement.relaxation_bound` = the sum over tasks of the fewest steps the task needs at
 any constant allocation of any eligible cluster. Every task completes no earlier than that many steps
 after it starts, and it starts no earlier than it arrives, so its completion time is at least that
-many steps; summing gives the bound (why this holds for re-allocating and preemptive policies too: docs/placement-sim.md).
+many steps; summing gives the bound. That it holds for re-allocating and preemptive policies too
+(for table models, and synthetic models with curvature > 1 — every preset; otherwise no bound is
+claimed) is proved in docs/formulations/placement.md. It ignores contention, so placement gaps are
+wide: they measure the distance to a weak bound, not the best known's sub-optimality.
 
 **Offloading** (`mean_makespan`, minimised):
 

@@ -159,7 +159,8 @@ def _make(recipe: Recipe, item: Item, params: dict[str, Any], traces: Path | Non
     return generate(recipe.family, recipe.preset, seed=item.seed, **params)
 
 
-def make_instances(recipe: Recipe, file: str, only: list[int] | None = None) -> list[tuple[Item, dict[str, Any], Instance]]:
+def make_instances(recipe: Recipe, file: str,
+                   only: list[int] | None = None) -> list[tuple[Item, dict[str, Any], Instance]]:
     """Every instance of ``recipe`` (or those at the indices ``only``; nothing is written);
     InputError naming the recipe field."""
     from edgebench.instances.generators import presets

@@ -184,7 +184,8 @@ def add_run_parsers(sub: Any) -> None:
              "  edgebench run --instances mapping-thesis-v1 --solvers kind:heuristic --db runs/m.sqlite\n"
              "  edgebench run my-suite.toml --dask tcp://scheduler:8786\n",
              cmd_run)
-    p.add_argument("suite", nargs="?", metavar="SUITE", help="suite TOML file, or the name of an embedded suite (default, paper); default: the embedded default suite")
+    p.add_argument("suite", nargs="?", metavar="SUITE",
+                   help="suite TOML file or an embedded suite's name (default, paper); default: the default suite")
     p.add_argument("--instances", action="extend", nargs="+", metavar="SRC",
                    help="instance set name, folder or instance file (repeatable); replaces the suite's instances")
     p.add_argument("--solvers", type=_names, metavar="A,B,...",

@@ -236,3 +236,21 @@ def test_daggen_set_is_discriminating():
             values = {round(evaluate(inst, solve(inst, h, time_limit=5).solution).primary_value, 9)
                       for h in heuristics}
             assert len(values) > 1, f"{entry['file']}: every heuristic ties"
+
+
+def test_bestknown_write_manifests_refuses_a_tampered_set_and_writes_nothing(tmp_path, capsys):
+    name = "mapping-topologies-v1"
+    shutil.copytree(sets.DATA_DIR / name, tmp_path / name)
+    path = tmp_path / name / "manifest.json"
+    m = json.loads(path.read_text())
+    m["instances"][0]["best_known"]["objective"] += 0.25  # not what its solution file scores
+    path.write_text(json.dumps(m, indent=1) + "\n")
+    before = {p: p.read_bytes() for p in (tmp_path / name).rglob("*") if p.is_file()}
+    db = str(tmp_path / "r.sqlite")
+    assert cli_main(["run", "--instances", str(tmp_path / name), "--solvers", "random", "--db", db,
+                     "--no-report", "--no-progress"]) == 0
+    capsys.readouterr()
+    assert cli_main(["bestknown", "--db", db, "--write-manifests", "--data-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "best_known.objective" in err and "solutions/" in err
+    assert {p: p.read_bytes() for p in (tmp_path / name).rglob("*") if p.is_file()} == before
