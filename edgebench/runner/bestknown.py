@@ -276,7 +276,8 @@ def certificate(objective: float | None, bound: float | None, sense: str) -> tup
 def write_manifests(store, data_dir: str | Path | None = None) -> list[str]:
     """Write the store's best-known values into the ``best_known`` fields of every instance
     set manifest under ``data_dir`` (default: the embedded sets) whose instances are in the
-    store, with the best-known solution as ``solutions/<instance id>.json`` in the set folder;
+    store, with the best-known solution as ``solutions/<instance id>.json`` in the set folder
+    (``.json.gz`` for a set of gzipped instances);
     the instance-only combinatorial bound (:mod:`edgebench.runner.bounds`) joins the store's.
     Only improvements. Every shipped solution is checked first (:func:`verify_entry`): a
     manifest whose solution does not reproduce its objective, or is for another instance,
@@ -312,7 +313,7 @@ def write_manifests(store, data_dir: str | Path | None = None) -> list[str]:
             if o is not None and obj_better(o, _finite(bk.get("objective")), sense):
                 text, value = _store_solution(store, rec.get("obj_run"), inst)
                 if text is not None and obj_better(value, _finite(bk.get("objective")), sense):
-                    rel = f"solutions/{entry['id']}.json"
+                    rel = f"solutions/{entry['id']}.json" + (".gz" if str(entry["file"]).endswith(".gz") else "")
                     writes.append((folder / rel, text))
                     bk.update(objective=value, solution=rel, solver=rec.get("obj_solver"), run=rec.get("obj_run"),
                               date=rec.get("obj_date"), **_run_info(store, rec.get("obj_run")))
