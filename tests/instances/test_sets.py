@@ -254,3 +254,22 @@ def test_bestknown_write_manifests_refuses_a_tampered_set_and_writes_nothing(tmp
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and "best_known.objective" in err and "solutions/" in err
     assert {p: p.read_bytes() for p in (tmp_path / name).rglob("*") if p.is_file()} == before
+
+
+@pytest.mark.parametrize("name", ["offloading-patent-example-v1", "offloading-heft-random-v1", "offloading-daggen-v2",
+                                  "offloading-edge-poisson-v2", "mapping-thesis-queue-v2", "placement-synthetic-3-v1"])
+def test_combinatorial_bounds_hold_for_heuristic_solutions(name):
+    from edgebench.registry import solve, solvers
+    from edgebench.runner.bounds import combinatorial_bound
+
+    insts = sets.load_set(name)[:2]
+    for inst in insts:
+        bound, kind = combinatorial_bound(inst)
+        assert kind.startswith("combinatorial: ")
+        for info in solvers(inst.family):
+            if info.kind != "heuristic":
+                continue
+            ev = evaluate(inst, solve(inst, info.name, time_limit=5).solution)
+            if ev.feasible:
+                v = ev.primary_value
+                assert (v >= bound - 1e-9) if inst.family != "mapping" else (v <= bound + 1e-9), (info.name, v, bound)
