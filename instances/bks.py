@@ -62,6 +62,15 @@ def render(data_dir: Path | None = None) -> str:
         tot["wall"] += r["wall"]
     lines.append(f"| **all** | | {tot['instances']} | {tot['certified']} | {tot['closed']} | {tot['open']} | | | "
                  f"{tot['wall']:.0f} |")
+    lines += ["", "## Open instances", "", "| set | instance | best known | by | bound | bound kind | gap |",
+              "| --- | --- | ---: | --- | ---: | --- | ---: |"]
+    for name in sets.list_sets(data_dir):
+        for e in sets.read_manifest(name, data_dir)["instances"]:
+            b = e.get("best_known") or {}
+            if b.get("status") in ("open", "conflict") and b.get("objective") is not None:
+                gap = "conflict" if b["status"] == "conflict" else f"{100 * b['gap']:.2f}%"
+                lines.append(f"| {name} | {e['id']} | {b['objective']:.6g} | {b.get('solver')} | {b['bound']:.6g} | "
+                             f"{b.get('bound_kind')} | {gap} |")
     return "\n".join(lines) + "\n" + BOUNDS
 
 
