@@ -59,7 +59,7 @@ class Item(BaseModel):
 
 class Recipe(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-    name: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*-v[0-9]+$|^[a-z0-9][a-z0-9-]*-paper$")
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*-v[0-9]+$")
     version: int = Field(ge=1)
     family: str
     description: str = Field(min_length=1)
