@@ -170,6 +170,8 @@ def test_every_best_known_solution_reproduces_its_objective():
         verify_entry(folder, entry)
         if bk.get("solution") is not None:
             n += 1
+            inst = load_instance(folder / entry["file"])  # `edgebench evaluate` gives exactly `objective`
+            assert evaluate(inst, load_solution(folder / bk["solution"], inst)).primary_value == bk["objective"]
             assert bk["status"] in ("closed", "open") and bk["edgebench_version"] and bk["solver_config"]
             assert bk["optimal"] == (bk["status"] == "closed")
     assert n > 0
