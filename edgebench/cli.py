@@ -312,6 +312,10 @@ def cmd_generate(args: argparse.Namespace) -> int:
     for path, inst in targets:
         io.write_json(path, inst)
         print(path)
+    from edgebench.instances.sets import write_generated_manifest
+
+    write_generated_manifest(out_dir, args.family, args.preset, overrides,
+                             [(p, inst, args.seed + k) for k, (p, inst) in enumerate(targets)])
     return 0
 
 
@@ -401,6 +405,22 @@ def cmd_solvers(args: argparse.Namespace) -> int:
 def cmd_sets(args: argparse.Namespace) -> int:
     from edgebench.instances import sets
 
+    if args.action == "build":
+        if not args.recipes:
+            raise _cmdline_error("RECIPE", "name at least one recipe (a shipped set's name or a .toml file)")
+        out = Path(args.output) if args.output else None
+        if out is not None:
+            _check_output_dir(args.output)
+        for r in args.recipes:
+            print(sets.build_set(r, out_dir=out))
+        return 0
+    if args.action == "bks":
+        from edgebench.instances.bks import write_bks
+
+        print(write_bks(args.output or "docs/bks.md"))
+        return 0
+    if args.recipes or args.output:
+        raise _cmdline_error("RECIPE", "recipes and -o go with 'build' (or -o with 'bks')")
     rows = []
     for name in sets.list_sets():
         m = sets.read_manifest(name)
@@ -616,12 +636,20 @@ def build_parser() -> argparse.ArgumentParser:
                    help="print a JSON list of {name, families, kind, description, params, origin}")
     _add_plugin_option(p)
 
-    p = _sub(sub, "sets", "list the embedded default instance sets",
+    p = _sub(sub, "sets", "list, build (from recipes) and summarise the embedded instance sets",
              "List the versioned instance sets shipped with edgebench (instances/data/<name>/manifest.json): "
-             "name, family, number of instances, description.",
+             "name, family, number of instances, description. 'build' rebuilds sets byte for byte from their "
+             "recipes (instances/recipes/<name>.toml, or any recipe file) into DIR/<name>/ (default: the "
+             "embedded data folder); 'bks' writes the best-known / bound table (default docs/bks.md).",
              "  edgebench sets\n"
-             "  edgebench sets --json\n",
+             "  edgebench sets --json\n"
+             "  edgebench sets build placement-synthetic-3-v2 -o /tmp/sets\n"
+             "  edgebench sets build my-recipe.toml -o my-sets/\n"
+             "  edgebench sets bks -o docs/bks.md\n",
              cmd_sets)
+    p.add_argument("action", nargs="?", choices=("list", "build", "bks"), default="list")
+    p.add_argument("recipes", nargs="*", metavar="RECIPE", help="build: set names or recipe .toml files")
+    p.add_argument("-o", "--output", metavar="PATH", help="build: output folder; bks: output file")
     p.add_argument("--json", action="store_true", help="print a JSON list of {name, family, instances, folder, "
                    "description}")
 

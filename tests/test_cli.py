@@ -103,7 +103,10 @@ def test_generate_is_byte_identical_for_the_same_seed(tmp_path):
     assert a.returncode == 0 and b.returncode == 0, a.stderr + b.stderr
     paths_a = [Path(p) for p in a.stdout.split()]
     assert len(paths_a) == 2
-    assert sorted(p.name for p in paths_a) == sorted(p.name for p in (tmp_path / "b").iterdir())
+    # plus the folder's manifest.json (a generated folder is a set), itself byte-identical
+    assert sorted([p.name for p in paths_a] + ["manifest.json"]) == sorted(p.name for p in (tmp_path / "b").iterdir())
+    ma, mb = (json.loads((tmp_path / d / "manifest.json").read_text()) for d in "ab")
+    assert (ma.pop("name"), mb.pop("name")) == ("a", "b") and ma == mb
     for p in paths_a:
         assert p.read_bytes() == (tmp_path / "b" / p.name).read_bytes()
     # instance k uses seed S + k

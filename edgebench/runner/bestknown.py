@@ -34,6 +34,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from edgebench.errors import InputError
 from edgebench.referee.common import ATOL, RTOL
 
 TINY = 1e-9
@@ -79,10 +80,13 @@ def candidates(row: dict[str, Any]) -> tuple[float | None, float | None]:
     """(objective, bound) that a finished run contributes to the best-known table."""
     value = _finite(row.get("primary_value")) if row.get("feasible") else None
     bound = None
-    if row.get("proven") and value is not None:
+    reported = _finite(row.get("bound")) if row.get("units_ok") else None
+    if row.get("proven") and value is not None and (reported is None or close(reported, value)):
         bound = value  # proven optimal for the referee's objective: the optimum is the tightest bound
-    elif row.get("units_ok"):
-        bound = _finite(row.get("bound"))
+    elif reported is not None:
+        # an "optimal" status whose own bound stays below the value (e.g. CP-SAT optimal for durations
+        # rounded up to ticks) proves only that bound
+        bound = reported
     return value, bound
 
 
@@ -167,51 +171,185 @@ def table(store) -> dict[str, dict[str, Any]]:
     return {r["instance_hash"]: r for r in store.bestknown()}
 
 
+def table_from_runs(store) -> dict[str, dict[str, Any]]:
+    """instance hash -> best-known record, folded afresh from the store's runs with the current
+    :func:`candidates` rules (not the store's cached table, which an older rule may have filled)."""
+    out: dict[str, dict[str, Any]] = {}
+    for row in sorted(store.runs(), key=lambda r: (r.get("finished") or "", r.get("key") or "")):
+        rec = out.setdefault(row["instance_hash"], _fresh(row))
+        obj, bound = candidates(row)
+        date = (row.get("finished") or "")[:10] or None
+        prov = (row.get("label") or row.get("solver"), row.get("key"), date)
+        _merge(rec, obj, bound, prov, prov)
+    return out
+
+
 # ======================================================================================
 # manifests
 # ======================================================================================
 
 
+BK_KEYS = ("objective", "bound", "optimal", "status", "gap", "solution", "solver", "solver_config", "run", "date",
+           "wall", "edgebench_version", "bound_kind", "bound_solver", "bound_run", "bound_date")
+
+
+def verify_entry(folder: Path, entry: dict[str, Any], instance=None) -> None:
+    """Check a manifest entry's shipped best-known solution: it exists, was made for the entry's
+    instance (content hash) and the referee gives it exactly the recorded objective (within the
+    referee's tolerance). InputError naming the file and field otherwise."""
+    from edgebench.instances.io import load_instance, load_solution
+    from edgebench.referee import evaluate
+
+    bk = entry.get("best_known") or {}
+    rel = bk.get("solution")
+    manifest = str(folder / "manifest.json")
+    if rel is None:
+        if _finite(bk.get("objective")) is not None:
+            raise InputError(f"{entry.get('file')}: a best-known objective needs its solution file",
+                             file=manifest, field="best_known.solution")
+        return
+    path = (folder / rel).resolve()
+    if folder.resolve() not in path.parents or not path.is_file():
+        raise InputError(f"{entry.get('file')}: solution file {rel!r} not found in the set folder", file=manifest,
+                         field="best_known.solution")
+    inst = instance if instance is not None else load_instance(folder / entry["file"])
+    sol = load_solution(path)
+    if sol.instance_hash != entry.get("hash"):
+        raise InputError(f"solution was made for another instance (hash {sol.instance_hash[:12]}..., the "
+                         f"manifest's {str(entry.get('hash'))[:12]}...)", file=str(path), field="instance_hash")
+    ev = evaluate(inst, sol)
+    obj = _finite(bk.get("objective"))
+    if not ev.feasible or obj is None or not close(ev.primary_value, obj):
+        raise InputError(f"the referee gives {'an infeasible solution' if not ev.feasible else ev.primary_value} "
+                         f"but the manifest says objective {bk.get('objective')}", file=str(path),
+                         field="best_known.objective")
+
+
+def _store_solution(store, key: str, inst):
+    """The run's solution and the referee's primary value of it after a JSON round trip."""
+    from edgebench.instances.io import dump_json_text, solution_from_dict
+    from edgebench.referee import evaluate
+
+    sol = store.solution(key)
+    if sol is None:
+        return None, None
+    text = dump_json_text(sol)
+    again = solution_from_dict(json.loads(text), instance=inst)
+    ev = evaluate(inst, again)
+    return (text, ev.primary_value) if ev.feasible else (None, None)
+
+
+def _run_info(store, key: str | None) -> dict[str, Any]:
+    if not key:
+        return {}
+    row = store.run(key) or {}
+    env = store.envs().get(row.get("env") or "", {})
+    version = (env.get("versions") or {}).get("edgebench") if isinstance(env, dict) else None
+    params = row.get("params")
+    return {"solver_config": {"solver": row.get("solver"), "label": row.get("label"),
+                              "params": json.loads(params) if params else {}, "seed": row.get("seed"),
+                              "time_limit": row.get("time_limit")},
+            "wall": row.get("wall"), "edgebench_version": version}
+
+
+def _bound_kind(store, key: str | None, optimal_run: bool) -> str | None:
+    row = (store.run(key) or {}) if key else {}
+    if not row:
+        return None
+    return f"proven optimum ({row.get('solver')})" if optimal_run else f"solver bound ({row.get('solver')})"
+
+
+def certificate(objective: float | None, bound: float | None, sense: str) -> tuple[bool, float | None, str]:
+    """(optimal, gap, status) of a best-known objective and bound: gap = |objective - bound| /
+    |objective| (absolute when |objective| < 1e-9); status *closed* (within the referee's
+    tolerance), *open*, or *conflict* (the objective is beyond the bound: one of them is wrong)."""
+    if objective is None or bound is None:
+        return False, None, "open"
+    if close(objective, bound):
+        return True, 0.0, "closed"
+    if obj_better(objective, bound, sense):
+        return False, None, "conflict"
+    den = abs(objective) if abs(objective) >= TINY else 1.0
+    return False, abs(objective - bound) / den, "open"
+
+
 def write_manifests(store, data_dir: str | Path | None = None) -> list[str]:
     """Write the store's best-known values into the ``best_known`` fields of every instance
     set manifest under ``data_dir`` (default: the embedded sets) whose instances are in the
-    store; only improvements, atomically. Returns one line per changed instance."""
+    store, with the best-known solution as ``solutions/<instance id>.json`` in the set folder
+    (``.json.gz`` for a set of gzipped instances);
+    the instance-only combinatorial bound (:mod:`edgebench.runner.bounds`) joins the store's.
+    Only improvements. Every shipped solution is checked first (:func:`verify_entry`): a
+    manifest whose solution does not reproduce its objective, or is for another instance,
+    is an InputError and nothing is written. Files are written atomically, solutions before
+    manifests. Returns one line per changed instance."""
     from edgebench.instances import sets
-    from edgebench.instances.io import read_json, write_text_atomic
+    from edgebench.instances.io import load_instance, read_json, write_text_atomic
+    from edgebench.runner.bounds import combinatorial_bound, solver_bound_applies
 
     d = Path(data_dir) if data_dir is not None else sets.DATA_DIR
-    best = table(store)
+    best = table_from_runs(store)
+    walls: dict[str, list] = {}
+    for r in store.runs(("instance_hash", "wall", "suite")):
+        walls.setdefault(r["instance_hash"], []).append(r)
     changes: list[str] = []
+    writes: list[tuple[Path, str]] = []
+    manifests: list[tuple[Path, str]] = []
     for name in sets.list_sets(d):
-        path = d / name / "manifest.json"
+        folder = d / name
+        path = folder / "manifest.json"
         manifest = read_json(path)
         touched = False
         for entry in manifest.get("instances", []):
             rec = best.get(entry.get("hash"))
             if rec is None or rec.get("sense") not in ("min", "max"):
                 continue
+            inst = load_instance(folder / entry["file"])
+            verify_entry(folder, entry, inst)
             bk = dict(entry.get("best_known") or {})
             old = dict(bk)
             sense = rec["sense"]
             o = _finite(rec.get("objective"))
             if o is not None and obj_better(o, _finite(bk.get("objective")), sense):
-                bk.update(objective=o, solver=rec.get("obj_solver"), run=rec.get("obj_run"), date=rec.get("obj_date"))
-            b = _finite(rec.get("bound"))
+                text, value = _store_solution(store, rec.get("obj_run"), inst)
+                if text is not None and obj_better(value, _finite(bk.get("objective")), sense):
+                    rel = f"solutions/{entry['id']}.json" + (".gz" if str(entry["file"]).endswith(".gz") else "")
+                    writes.append((folder / rel, text))
+                    bk.update(objective=value, solution=rel, solver=rec.get("obj_solver"), run=rec.get("obj_run"),
+                              date=rec.get("obj_date"), **_run_info(store, rec.get("obj_run")))
+            b = _finite(rec.get("bound")) if solver_bound_applies(inst) else None
             if b is not None and bound_better(b, _finite(bk.get("bound")), sense):
+                run = store.run(rec.get("bound_run")) if rec.get("bound_run") else None
                 bk.update(bound=b, bound_solver=rec.get("bound_solver"), bound_run=rec.get("bound_run"),
-                          bound_date=rec.get("bound_date"))
+                          bound_date=rec.get("bound_date"),
+                          bound_kind=_bound_kind(store, rec.get("bound_run"),
+                                                 bool(run and run.get("proven") and close(b, run["primary_value"]))))
+            comb = combinatorial_bound(inst)
+            if comb is not None and bound_better(comb[0], _finite(bk.get("bound")), sense):
+                bk.update(bound=comb[0], bound_solver=None, bound_run=None, bound_date=rec.get("obj_date"),
+                          bound_kind=comb[1])
             bo, bb = _finite(bk.get("objective")), _finite(bk.get("bound"))
-            if bo is not None and bb is not None:
-                bk["optimal"] = close(bo, bb)  # a conflict (objective beyond the bound) is never optimal
-            else:
-                bk["optimal"] = bool(bk.get("optimal")) and bo == _finite(old.get("objective"))
-            for k in ("objective", "bound", "optimal", "solver", "run", "date"):
+            if bo is None and bb is None:
+                continue
+            bk["optimal"], bk["gap"], bk["status"] = certificate(bo, bb, sense)
+            for k in BK_KEYS:
                 bk.setdefault(k, None)
-            if bk != old:
+            if any(bk.get(k) != old.get(k) for k in ("objective", "bound", "solution", "status", "bound_kind")):
                 entry["best_known"] = bk
                 touched = True
                 changes.append(f"{name}/{entry.get('file')}: objective {old.get('objective')} -> {bk['objective']}, "
-                               f"bound {old.get('bound')} -> {bk['bound']}, optimal {bool(bk['optimal'])}")
+                               f"bound {old.get('bound')} -> {bk['bound']}, {bk['status']}")
+        runs = [r for e in manifest.get("instances", []) for r in walls.get(e.get("hash"), [])]
+        if runs:
+            cert = dict(manifest.get("certification") or {})
+            for suite in sorted({r["suite"] or "" for r in runs}):
+                cert[suite] = {"runs": sum(1 for r in runs if (r["suite"] or "") == suite),
+                               "wall_s": round(sum(r["wall"] or 0.0 for r in runs if (r["suite"] or "") == suite), 1)}
+            if cert != manifest.get("certification"):
+                manifest["certification"] = cert
+                touched = True
         if touched:
-            write_text_atomic(path, json.dumps(manifest, indent=1) + "\n")
+            manifests.append((path, json.dumps(manifest, indent=1) + "\n"))
+    for p, text in writes + manifests:
+        write_text_atomic(p, text)
     return changes

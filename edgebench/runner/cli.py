@@ -54,6 +54,8 @@ def _resolve_plan(args: argparse.Namespace):
     adhoc = bool(args.instances or args.solvers)
     if args.suite:
         path = Path(args.suite)
+        if not path.exists() and (S.SUITES_DIR / f"{args.suite}.toml").is_file():  # an embedded suite: paper
+            path = S.SUITES_DIR / f"{args.suite}.toml"
         base_suite = S.load_suite(path)
         file, base_dir = str(path), path.resolve().parent
     else:
@@ -210,7 +212,8 @@ def add_run_parsers(sub: Any) -> None:
              "  edgebench run --instances mapping-thesis-v1 --solvers kind:heuristic --db runs/m.sqlite\n"
              "  edgebench run my-suite.toml --dask tcp://scheduler:8786\n",
              cmd_run)
-    p.add_argument("suite", nargs="?", metavar="SUITE", help="suite TOML file (default: the embedded default suite)")
+    p.add_argument("suite", nargs="?", metavar="SUITE",
+                   help="suite TOML file or an embedded suite's name (default, paper); default: the default suite")
     p.add_argument("--instances", action="extend", nargs="+", metavar="SRC",
                    help="instance set name, folder or instance file (repeatable); replaces the suite's instances")
     p.add_argument("--solvers", type=_names, metavar="A,B,...",

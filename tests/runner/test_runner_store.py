@@ -80,28 +80,57 @@ def test_gap_conventions():
     assert B.gap(10.0 + 1e-12, 10.0, "min") == 0.0
 
 
+def _solved(inst, solver, key, **kw):
+    """A store row carrying a real solution (the manifests ship solution files)."""
+    import zlib
+
+    from edgebench.instances.io import content_hash, dump_json_text
+    from edgebench.referee import evaluate
+    from edgebench.registry import solve
+
+    sol = solve(inst, solver, time_limit=10).solution
+    ev = evaluate(inst, sol)
+    r = row(key, ev.primary_value, h=content_hash(inst), label=solver, bound=sol.bound, **kw)
+    r["solution"] = zlib.compress(dump_json_text(sol).encode())
+    return r
+
+
 def test_write_manifests_only_improves(tmp_path):
     data = tmp_path / "data"
     shutil.copytree(sets.DATA_DIR / "offloading-patent-example-v1", data / "offloading-patent-example-v1")
     path = data / "offloading-patent-example-v1" / "manifest.json"
-    manifest = json.loads(path.read_text())
-    h = manifest["instances"][0]["hash"]
+    manifest = json.loads(path.read_text())  # start uncertified (the shipped set is certified)
+    for e in manifest["instances"]:
+        e["best_known"] = dict(sets.EMPTY_BEST_KNOWN)
+    path.write_text(json.dumps(manifest, indent=1) + "\n")
+    shutil.rmtree(data / "offloading-patent-example-v1" / "solutions")
+    inst = sets.load_set("offloading-patent-example-v1", data)[0]
     with Store.open(tmp_path / "r.sqlite") as st:
-        st.add_run(row("x", 3.0, h=h, label="heft"))
+        st.add_run(_solved(inst, "random", "x"))
         assert len(B.write_manifests(st, data)) == 1
         bk = json.loads(path.read_text())["instances"][0]["best_known"]
-        assert (bk["objective"], bk["solver"], bk["run"], bk["optimal"]) == (3.0, "heft", "x", False)
+        assert (bk["objective"], bk["solver"], bk["run"], bk["optimal"]) == (6.8, "random", "x", False)
+        assert bk["bound_kind"] == "combinatorial: critical path" and bk["status"] == "open"
+        assert bk["solution"] == f"solutions/{inst.id}.json"
         assert B.write_manifests(st, data) == []  # nothing new: file untouched
-        st.add_run(row("y", 2.8, h=h, label="cpsat", status="optimal", proven=1))
+        st.add_run(_solved(inst, "offloading-cpsat", "y", status="optimal", proven=1))
         B.write_manifests(st, data)
     bk = json.loads(path.read_text())["instances"][0]["best_known"]
-    assert (bk["objective"], bk["bound"], bk["optimal"], bk["bound_solver"]) == (2.8, 2.8, True, "cpsat")
+    assert (bk["objective"], bk["bound"], bk["optimal"], bk["bound_solver"]) == (2.8, 2.8, True, "offloading-cpsat")
+    assert bk["status"] == "closed" and bk["bound_kind"] == "proven optimum (offloading-cpsat)"
     # a worse store never degrades the manifest
     with Store.open(tmp_path / "worse.sqlite") as st:
-        st.add_run(row("z", 4.0, h=h, label="random"))
+        st.add_run(_solved(inst, "random", "z"))
     from edgebench.cli import main
 
     assert main(["bestknown", "--db", str(tmp_path / "worse.sqlite"), "--write-manifests", "--data-dir", str(data)]) == 0
     assert json.loads(path.read_text())["instances"][0]["best_known"]["objective"] == 2.8
     # the set still loads (hashes unchanged) and a new store starts from the manifest's values
     assert sets.load_set("offloading-patent-example-v1", data)
+
+
+def test_an_optimal_status_whose_own_bound_is_below_its_value_proves_only_the_bound():
+    # CP-SAT optimal for durations rounded up to ticks: the reported bound is the proven one
+    assert B.candidates(row("t", 1.05, status="optimal", proven=1, bound=1.04)) == (1.05, 1.04)
+    assert B.candidates(row("t", 1.05, status="optimal", proven=1, bound=1.05)) == (1.05, 1.05)
+    assert B.candidates(row("t", 1.05, status="optimal", proven=1)) == (1.05, 1.05)
