@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import inspect
 import json
+import math
 import re
 import sys
 import tomllib
@@ -182,7 +182,7 @@ class Suite(_Strict):
     #: seeds of every solver entry that gives none
     seeds: list[Seed] = Field(default_factory=lambda: [0])
     #: seconds: one value, a by-size table, or a table by solver kind ({default = .., exact = ..})
-    time_limit: Any = 60.0
+    time_limit: Any = Field(default=60.0, validate_default=True)
     #: the hard kill comes at ``time_limit * 1.2 + kill_grace`` seconds after a run starts
     kill_grace: float = Field(default=5.0, ge=0, allow_inf_nan=False)
     #: address-space limit of a worker (RLIMIT_AS) while it runs; none by default
@@ -238,11 +238,29 @@ def _validate(data: Any, file: str) -> Suite:
 
     if not isinstance(data, dict):
         raise InputError("a suite must be a table", file=file)
-    try:
-        text = json.dumps(data, allow_nan=False)
-    except (TypeError, ValueError) as exc:  # TOML dates and times have no place in a suite
-        raise InputError(f"unsupported value (dates and times are not suite values): {exc}", file=file) from None
-    return validate_model(Suite, text, file=file)
+    bad = _unsupported_value(data)
+    if bad is not None:
+        raise InputError(bad[1], file=file, field=bad[0] or None)
+    return validate_model(Suite, json.dumps(data, allow_nan=False), file=file)
+
+
+def _unsupported_value(data: Any, path: str = "") -> tuple[str, str] | None:
+    """(field, reason) of the first value a suite cannot hold: nan / inf, a TOML date or time."""
+    if isinstance(data, dict):
+        items = ((f"{path}.{k}" if path else str(k), v) for k, v in data.items())
+    elif isinstance(data, list):
+        items = ((f"{path}[{i}]", v) for i, v in enumerate(data))
+    elif isinstance(data, float) and not math.isfinite(data):
+        return path, f"must be a finite number, got {data!r}"
+    elif data is None or isinstance(data, (str, int, float)):
+        return None
+    else:
+        return path, f"unsupported value {data!s} ({type(data).__name__}: dates and times are not suite values)"
+    for sub, v in items:
+        bad = _unsupported_value(v, sub)
+        if bad is not None:
+            return bad
+    return None
 
 
 def load_suite(path: str | Path) -> Suite:
@@ -503,21 +521,11 @@ def _load_instances(suite: Suite, file: str, base: Path | None) -> list[Instance
 
 
 def _check_params(info, params: dict[str, Any], file: str, field: str) -> None:
-    """Parameters must be keyword parameters of the solve function, or — for a function taking
-    ``**params`` — documented in the registry (a solver with ``**params`` and no documented
-    parameters accepts anything)."""
-    sig = inspect.signature(info.fn)
-    known = [n for n, p in sig.parameters.items()
-             if p.kind in (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-             and n not in RESERVED_PARAMS and n != "instance"]
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in sig.parameters.values()):
-        if not info.params:
-            return
-        known += [k for k in info.params if k not in known]
-    for k in params:
-        if k not in known:
-            raise InputError(f"unknown parameter {k!r} for solver {info.name!r} (known: {', '.join(known) or 'none'})",
-                             file=file, field=f"{field}.params.{k}")
+    """The registry's parameter check (:func:`edgebench.registry.check_params`), naming the
+    suite file and the entry's field."""
+    from edgebench import registry
+
+    registry.check_params(info, params, file=file, field=f"{field}.params")
 
 
 def plan(suite: Suite, *, file: str = CMDLINE, base_dir: str | Path | None = None,
