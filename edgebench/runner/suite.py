@@ -39,13 +39,21 @@ FAMILIES = ("placement", "mapping", "offloading")
 CMDLINE = "<command line>"
 #: parameters a suite may not pass to a solver: the runner sets them
 RESERVED_PARAMS = ("time_limit", "seed")
+#: the documented limits of a suite's numbers (docs/runner.md)
+MAX_SEED = 2 ** 63 - 1
+MAX_SECONDS = 1e7
+MAX_MEMORY_MB = 16 * 1024 * 1024
+MAX_WORKERS = 1024
+#: address-space limit of each run (MiB) unless the suite or --memory-limit says otherwise (0: none)
+DEFAULT_MEMORY_LIMIT_MB = 4096
 
 
 # ======================================================================================
 # time limits
 # ======================================================================================
 
-_TL_HELP = "a time limit is a positive number of seconds or a table {by_size = [[size, seconds], ...]}"
+_TL_HELP = ("a time limit is a positive number of seconds (at most 1e7) or a table "
+            "{by_size = [[size, seconds], ...]}")
 
 
 @dataclass(frozen=True)
@@ -74,7 +82,7 @@ class TimeLimit:
 
 
 def _positive_seconds(x: Any, where: str) -> float:
-    if isinstance(x, bool) or not isinstance(x, (int, float)) or not (0 < x < float("inf")):
+    if isinstance(x, bool) or not isinstance(x, (int, float)) or not (0 < x <= MAX_SECONDS):
         raise ValueError(f"@{where}@ {_TL_HELP}, got {x!r}" if where else f"{_TL_HELP}, got {x!r}")
     return float(x)
 
@@ -108,7 +116,7 @@ def parse_time_limit(value: Any, where: str = "") -> TimeLimit:
 # ======================================================================================
 
 
-Seed = Annotated[int, Field(ge=0)]
+Seed = Annotated[int, Field(ge=0, le=MAX_SEED)]
 
 
 class _Strict(BaseModel):
@@ -184,13 +192,13 @@ class Suite(_Strict):
     #: seconds: one value, a by-size table, or a table by solver kind ({default = .., exact = ..})
     time_limit: Any = Field(default=60.0, validate_default=True)
     #: the hard kill comes at ``time_limit * 1.2 + kill_grace`` seconds after a run starts
-    kill_grace: float = Field(default=5.0, ge=0, allow_inf_nan=False)
-    #: address-space limit of a worker (RLIMIT_AS) while it runs; none by default
-    memory_limit_mb: int | None = Field(default=None, gt=0)
+    kill_grace: float = Field(default=5.0, ge=0, le=MAX_SECONDS, allow_inf_nan=False)
+    #: address-space limit (RLIMIT_AS, MiB) of each run's process and everything it starts; 0: none
+    memory_limit_mb: int = Field(default=DEFAULT_MEMORY_LIMIT_MB, ge=0, le=MAX_MEMORY_MB)
     #: BLAS / OpenMP threads of each worker (OMP_NUM_THREADS, MKL_NUM_THREADS, ...)
-    threads: int = Field(default=1, gt=0)
+    threads: int = Field(default=1, gt=0, le=MAX_WORKERS)
     #: default number of local worker processes (the command line's --workers wins)
-    workers: int | None = Field(default=None, gt=0)
+    workers: int | None = Field(default=None, gt=0, le=MAX_WORKERS)
     #: Python files imported by the driver and every worker (extra solvers register there)
     plugins: list[str] = Field(default_factory=list)
     instances: list[InstanceSource] = Field(min_length=1)
@@ -530,9 +538,10 @@ def _check_params(info, params: dict[str, Any], file: str, field: str) -> None:
 
 def plan(suite: Suite, *, file: str = CMDLINE, base_dir: str | Path | None = None,
          time_limit: float | None = None, seeds: list[int] | None = None,
-         extra_plugins: list[str] | None = None) -> Plan:
-    """Resolve ``suite`` into runs. ``time_limit`` / ``seeds`` override every entry's (the
-    command line's ``--time-limit`` / ``--seeds``). Raises InputError before anything runs."""
+         extra_plugins: list[str] | None = None, memory_limit_mb: int | None = None) -> Plan:
+    """Resolve ``suite`` into runs. ``time_limit`` / ``seeds`` / ``memory_limit_mb`` override the
+    suite's (the command line's ``--time-limit`` / ``--seeds`` / ``--memory-limit``; a memory
+    limit of 0 is none). Raises InputError before anything runs."""
     from edgebench import registry
 
     base = Path(base_dir) if base_dir is not None else None
@@ -594,6 +603,7 @@ def plan(suite: Suite, *, file: str = CMDLINE, base_dir: str | Path | None = Non
                              field=f"solvers[{i}].label")
 
     runs: dict[str, RunSpec] = {}
+    mem_mb = (suite.memory_limit_mb if memory_limit_mb is None else memory_limit_mb) or None
     for i, info, params, label, fams, e, seeds_ in configs:
         ph = params_hash(params)
         for inst in instances:
@@ -609,7 +619,7 @@ def plan(suite: Suite, *, file: str = CMDLINE, base_dir: str | Path | None = Non
                     continue
                 runs[key] = RunSpec(key=key, inst=inst, solver=info.name, label=label, kind=info.kind,
                                     params=params, params_hash=ph, seed=int(seed), time_limit=tl,
-                                    kill_after=tl * 1.2 + suite.kill_grace, memory_limit_mb=suite.memory_limit_mb)
+                                    kill_after=tl * 1.2 + suite.kill_grace, memory_limit_mb=mem_mb)
     return Plan(suite=suite, file=file, runs=list(runs.values()), instances=instances, plugins=plugin_paths,
                 notes=notes)
 
