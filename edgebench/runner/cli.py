@@ -131,7 +131,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     rows = R.summarize(data)
     head, body = R.summary_table(rows)
     print(R.text_table(head, body))
-    print(f"{res.done} runs done, {res.skipped} skipped (already stored) in {res.seconds:.1f} s; store: {db}")
+    print(f"{res.done} runs done, {res.skipped} skipped (already stored)"
+          + (f", {res.elsewhere} left to another runner" if res.elsewhere else "")
+          + f" in {res.seconds:.1f} s; store: {db}")
     if not args.no_report:
         files = R.build_report(db, out_dir)
         print(f"report: {files.html} (Markdown: {files.markdown})")

@@ -420,6 +420,8 @@ class RunSpec:
     time_limit: float
     kill_after: float
     memory_limit_mb: int | None
+    #: may an ``optimal`` status of this solver count as a proof (registry ``proves``)
+    proves: bool = False
 
     @property
     def family(self) -> str:
@@ -619,7 +621,8 @@ def plan(suite: Suite, *, file: str = CMDLINE, base_dir: str | Path | None = Non
                     continue
                 runs[key] = RunSpec(key=key, inst=inst, solver=info.name, label=label, kind=info.kind,
                                     params=params, params_hash=ph, seed=int(seed), time_limit=tl,
-                                    kill_after=tl * 1.2 + suite.kill_grace, memory_limit_mb=mem_mb)
+                                    kill_after=tl * 1.2 + suite.kill_grace, memory_limit_mb=mem_mb,
+                                    proves=info.proves)
     return Plan(suite=suite, file=file, runs=list(runs.values()), instances=instances, plugins=plugin_paths,
                 notes=notes)
 
