@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from edgebench.runner.suite import Plan, RunSpec, suite_to_toml
-from edgebench.runner.worker import THREAD_VARS, environment, utcnow, vm_hwm_mb
+from edgebench.runner.worker import THREAD_VARS, descendants, environment, kill_processes, utcnow, vm_hwm_mb
 
 #: seconds a worker may take to start (import every solver module)
 START_TIMEOUT = 300.0
@@ -105,13 +105,17 @@ class WorkerProc:
         self.killed_by_us = False
 
     def close(self) -> None:
-        """Stop the process (SIGKILL to its group) and release pipes and log."""
+        """Stop the process and its whole tree: SIGKILL to its descendants (the worker is a
+        subreaper: what a solver leaves behind stays below it, even in a new session) and to
+        its process group — also when the worker itself already died, since what it started
+        may outlive it. Then release pipes and log."""
         if self.proc is not None:
-            if self.proc.poll() is None:
-                try:
-                    os.killpg(self.proc.pid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
+            tree = descendants(self.proc.pid) if self.proc.poll() is None else []
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            kill_processes(tree)
             try:
                 self.proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
@@ -447,7 +451,7 @@ def make_row(spec: RunSpec, res: dict[str, Any], *, sweep: int | None, suite: st
     fam = spec.family
     feasible = int(bool(res.get("feasible")))
     units_ok = int(bool(res.get("units_ok")))
-    claimed = res.get("status") or "error"
+    claimed = res.get("claimed") or res.get("status") or "error"
     status, proven, why = proven_status(spec, res)
     message = res.get("message")
     if why:

@@ -12,6 +12,13 @@ solver started (CBC). It reads pickled messages from ``IN_FD`` and answers on ``
 Its stdout and stderr go to a log file (solver logs never reach the terminal). A thread
 watches the parent: when the driver dies the worker kills its own process group, so a killed
 sweep leaves no solver running.
+
+Each run is fenced: the memory limit (RLIMIT_AS) is set before the solver starts, so every
+process it starts inherits it; the worker is a child subreaper (``PR_SET_CHILD_SUBREAPER``),
+so processes a solver leaves behind — even double-forked, in a new session — stay its
+descendants and are killed when the run ends; and after each run the worker checks itself
+(its pipes and standard streams are the same open files, its working directory unchanged).
+A worker that comes back damaged reports the run that damaged it as ``crash`` and is replaced.
 """
 
 from __future__ import annotations
@@ -258,6 +265,86 @@ def run_task(task: dict[str, Any], cache: dict[str, Any]) -> dict[str, Any]:
 # ---- the process ----------------------------------------------------------------------
 
 
+# ---- fencing runs ---------------------------------------------------------------------
+
+
+def become_subreaper() -> bool:
+    """Make orphaned descendants of this process its children (Linux; False elsewhere)."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):
+        return False
+
+
+def descendants(pid: int | None = None) -> list:
+    """psutil processes below ``pid`` (this process by default) and, for the worker, every
+    other process of its process group."""
+    import psutil
+
+    try:
+        root = psutil.Process(pid)
+        out = {p.pid: p for p in root.children(recursive=True)}
+        pgid = os.getpgid(root.pid)
+    except (psutil.Error, OSError):
+        return []
+    for p in psutil.process_iter(["pid"]):
+        try:
+            if p.pid != root.pid and p.pid not in out and os.getpgid(p.pid) == pgid:
+                out[p.pid] = p
+        except (OSError, psutil.Error):
+            pass
+    return list(out.values())
+
+
+def kill_processes(procs: list) -> int:
+    """SIGKILL ``procs`` and reap them; returns how many were still running."""
+    import psutil
+
+    n = 0
+    for p in procs:
+        try:
+            p.kill()
+            n += 1
+        except psutil.Error:
+            pass
+    psutil.wait_procs(procs, timeout=5)
+    return n
+
+
+def _fd_identity(fd: int) -> tuple[int, int] | None:
+    try:
+        st = os.fstat(fd)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def health_baseline(fds: list[int]) -> dict[str, Any]:
+    return {"fds": {fd: _fd_identity(fd) for fd in fds}, "cwd": os.getcwd()}
+
+
+def health_problems(base: dict[str, Any]) -> list[str]:
+    """What a run changed in this worker that the next run would suffer from."""
+    out = []
+    for fd, ident in base["fds"].items():
+        now = _fd_identity(fd)
+        if now != ident:
+            out.append(f"fd {fd} " + ("closed" if now is None else "replaced"))
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        if stream is None or getattr(stream, "closed", True) or stream is not getattr(sys, f"__{name}__"):
+            out.append(f"sys.{name} closed or replaced")
+    try:
+        if os.getcwd() != base["cwd"]:
+            out.append("working directory changed")
+    except OSError:
+        out.append("working directory removed")
+    return out
+
+
 def _watchdog(ppid: int) -> None:
     while True:
         time.sleep(0.5)
@@ -287,6 +374,8 @@ def serve(rx, tx, init: dict[str, Any]) -> int:
         tx.send({"type": "fatal", "message": f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}"})
         return 1
     cache: dict[str, Any] = {}
+    become_subreaper()
+    base = health_baseline([0, 1, 2, rx.fileno(), tx.fileno()])
     while True:
         try:
             task = rx.recv()
@@ -302,11 +391,28 @@ def serve(rx, tx, init: dict[str, Any]) -> int:
         except Exception as exc:  # the instance or the registry failed, not the solver
             result = {"type": "result", "key": task.get("key"), "status": "error",
                       "message": f"{type(exc).__name__}: {exc}", "started": utcnow(), "finished": utcnow()}
-        sys.stdout.flush()
-        sys.stderr.flush()
+        left = kill_processes(descendants())
+        if left:
+            result["message"] = (f"{left} process(es) the solver left running were killed"
+                                 + (f"; {result['message']}" if result.get("message") else ""))
+        damage = health_problems(base)
+        if damage:  # charge this run, and let the driver start a fresh worker
+            result.update(status="crash", claimed=result.get("status"), feasible=0, recycle=True,
+                          message=f"the solver damaged its worker ({', '.join(damage)}); worker replaced"
+                                  + (f"; {result['message']}" if result.get("message") else ""))
+            _restore_streams()
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
         tx.send(result)
         if result.get("recycle"):
             return 0
+
+
+def _restore_streams() -> None:
+    sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
 
 
 def main(argv: list[str] | None = None) -> int:
