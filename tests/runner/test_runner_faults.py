@@ -45,6 +45,7 @@ def run(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
 def test_each_fault_is_charged_to_the_run_that_caused_it(tmp_path):
     entries = [("ok", {"mode": "ok"}), ("raise", {"mode": "raise"}), ("hang", {"mode": "hang"}),
                ("exit", {"mode": "exit"}), ("alloc", {"mode": "alloc", "alloc_gb": 30}),
+               ("alloc-6g", {"mode": "alloc", "alloc_gb": 6}),  # lazily mapped: fails only under a limit
                ("closefds", {"mode": "closefds"}), ("after-closefds", {"mode": "ok", "alloc_gb": 1}),
                ("child", {"mode": "child", "pidfile": str(tmp_path / "child.pid")}),
                ("child-hang", {"mode": "child-hang", "pidfile": str(tmp_path / "child-hang.pid")}),
@@ -62,10 +63,10 @@ def test_each_fault_is_charged_to_the_run_that_caused_it(tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     got = rows(db)
     status = {k: v["status"] for k, v in got.items()}
-    assert status == {"ok": "feasible", "raise": "error", "hang": "killed", "exit": "crash", "alloc": "memory",
+    assert status == {"ok": "feasible", "raise": "error", "hang": "killed", "exit": "crash", "alloc": "memory", "alloc-6g": "memory",
                       "closefds": "crash", "after-closefds": "feasible", "child": "feasible",
                       "child-hang": "killed", "liar": "feasible", "nan": "feasible"}, status
-    assert got["alloc"]["memory_limit_mb"] == 4096
+    assert got["alloc"]["memory_limit_mb"] == got["alloc-6g"]["memory_limit_mb"] == 4096
     assert "damaged its worker" in got["closefds"]["message"] and got["closefds"]["claimed_status"] == "feasible"
     assert got["liar"]["claimed_status"] == "optimal" and got["liar"]["proven"] == 0
     assert got["nan"]["claimed_status"] == "optimal" and got["nan"]["proven"] == 0
