@@ -279,24 +279,63 @@ def become_subreaper() -> bool:
         return False
 
 
-def descendants(pid: int | None = None) -> list:
-    """psutil processes below ``pid`` (this process by default) and, for the worker, every
-    other process of its process group."""
+def _proc_children(pid: int) -> list[int] | None:
+    """Direct children from ``/proc/PID/task/*/children`` (None where the kernel lacks it)."""
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return None
+    out: list[int] = []
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children") as fh:
+                out += [int(x) for x in fh.read().split()]
+        except FileNotFoundError:
+            if tid == str(pid):
+                return None  # no children file at all (CONFIG_PROC_CHILDREN off)
+        except OSError:
+            pass
+    return out
+
+
+def descendants(pid: int | None = None, *, group: bool = True) -> list:
+    """psutil processes below ``pid`` (this process by default) and, with ``group`` and when
+    ``pid`` leads its process group (a worker does), every other member of that group — what
+    escaped the tree without a subreaper. Fast path: ``/proc/PID/task/*/children``."""
     import psutil
 
-    try:
-        root = psutil.Process(pid)
-        out = {p.pid: p for p in root.children(recursive=True)}
-        pgid = os.getpgid(root.pid)
-    except (psutil.Error, OSError):
-        return []
-    for p in psutil.process_iter(["pid"]):
+    root_pid = os.getpid() if pid is None else pid
+    pids: set[int] = set()
+    todo = [root_pid]
+    while todo:
+        kids = _proc_children(todo.pop())
+        if kids is None:  # no /proc children files: psutil scans the process table
+            try:
+                pids = {p.pid for p in psutil.Process(root_pid).children(recursive=True)}
+            except psutil.Error:
+                pids = set()
+            break
+        todo += [k for k in kids if k not in pids]
+        pids.update(kids)
+    if group:
         try:
-            if p.pid != root.pid and p.pid not in out and os.getpgid(p.pid) == pgid:
-                out[p.pid] = p
-        except (OSError, psutil.Error):
+            pgid = os.getpgid(root_pid)
+        except OSError:
+            pgid = None
+        if pgid == root_pid:  # a group leader (not: the group is someone else's, a shell's)
+            for q in psutil.pids():
+                try:
+                    if q != root_pid and q not in pids and os.getpgid(q) == pgid:
+                        pids.add(q)
+                except OSError:
+                    pass
+    out = []
+    for q in pids:
+        try:
+            out.append(psutil.Process(q))
+        except psutil.Error:
             pass
-    return list(out.values())
+    return out
 
 
 def kill_processes(procs: list) -> int:
@@ -306,8 +345,9 @@ def kill_processes(procs: list) -> int:
     n = 0
     for p in procs:
         try:
+            running = p.status() != psutil.STATUS_ZOMBIE  # an exited child not yet reaped
             p.kill()
-            n += 1
+            n += running
         except psutil.Error:
             pass
     psutil.wait_procs(procs, timeout=5)
@@ -374,7 +414,7 @@ def serve(rx, tx, init: dict[str, Any]) -> int:
         tx.send({"type": "fatal", "message": f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}"})
         return 1
     cache: dict[str, Any] = {}
-    become_subreaper()
+    reaper = become_subreaper()  # then every orphan of a run is a descendant: no group scan
     base = health_baseline([0, 1, 2, rx.fileno(), tx.fileno()])
     while True:
         try:
@@ -391,7 +431,7 @@ def serve(rx, tx, init: dict[str, Any]) -> int:
         except Exception as exc:  # the instance or the registry failed, not the solver
             result = {"type": "result", "key": task.get("key"), "status": "error",
                       "message": f"{type(exc).__name__}: {exc}", "started": utcnow(), "finished": utcnow()}
-        left = kill_processes(descendants())
+        left = kill_processes(descendants(group=not reaper))
         if left:
             result["message"] = (f"{left} process(es) the solver left running were killed"
                                  + (f"; {result['message']}" if result.get("message") else ""))
