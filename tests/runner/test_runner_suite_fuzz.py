@@ -159,3 +159,20 @@ def test_suite_without_time_limit_uses_the_default(tmp_path):
     del data["time_limit"]
     p = S.plan(S.suite_from_dict(data, "fuzz.toml"), file="fuzz.toml")
     assert {r.time_limit for r in p.runs if r.solver == "heft"} == {60.0}
+
+
+def test_cli_dry_run_of_suites_missing_time_limit_or_with_nan(tmp_path, capsys):
+    """The issue's two suite cases through ``edgebench run --dry-run``: the first plans (60 s),
+    the second is one line naming the field, exit 2."""
+    from edgebench.cli import main
+
+    base = f'name = "t"\n[[instances]]\nfiles = ["{GOOD / "offloading_tiny.json"}"]\n[[solvers]]\nname = "heft"\n'
+    ok = tmp_path / "no_tl.toml"
+    ok.write_text(base)
+    assert main(["run", str(ok), "--dry-run", "--db", str(tmp_path / "r.sqlite")]) == 0
+    assert "60" in capsys.readouterr().out
+    bad = tmp_path / "nan.toml"
+    bad.write_text("kill_grace = nan\n" + base)
+    assert main(["run", str(bad), "--dry-run", "--db", str(tmp_path / "r.sqlite")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"edgebench: error: {bad}: kill_grace: must be a finite number, got nan"]
