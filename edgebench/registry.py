@@ -15,13 +15,14 @@ import importlib
 import inspect
 import json
 import math
+import numbers
 import pkgutil
 import re
 import typing
 import warnings
 import time
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Callable, Literal, Protocol
+from typing import Annotated, Any, Callable, Protocol
 
 from pydantic import AfterValidator, ConfigDict, ValidationError, create_model
 
@@ -191,17 +192,18 @@ _PARAM_MODELS: dict[str, Any] = {}
 
 def check_time_limit(value: Any, info: SolverInfo | None = None, *, file: str | None = None,
                      field: str = "time_limit") -> float | None:
-    """A positive finite number of seconds, or None (then ``info``'s default)."""
+    """A finite number of seconds >= 0 (0: no time left, the solver returns at once), or None
+    (then ``info``'s default)."""
     if value is None:
         return info.default_time_limit if info is not None else None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (0 < value < math.inf):
-        raise InputError(f"a time limit must be a positive finite number of seconds, got {value!r}",
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (0 <= value < math.inf):
+        raise InputError(f"a time limit must be a finite number of seconds >= 0, got {value!r}",
                          file=file, field=field)
     return float(value)
 
 
 def check_seed(value: Any, *, file: str | None = None, field: str = "seed") -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2 ** 63:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not 0 <= value < 2 ** 63:
         raise InputError(f"a seed must be an integer in [0, 2^63), got {value!r}", file=file, field=field)
     return int(value)
 
