@@ -10,7 +10,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from edgebench.errors import InputError
@@ -104,14 +104,11 @@ def _set(data, path, value):
     return data
 
 
-def test_the_valid_suite_plans():
-    data = tomllib.loads(VALID)
-    p = S.plan(S.suite_from_dict(data, "fuzz.toml"), file="fuzz.toml")
-    assert p.runs
-
-
 @SETTINGS
 @given(st.lists(st.tuples(st.sampled_from(PATHS), st.one_of(st.just(DELETE), values)), min_size=1, max_size=3))
+@example([(("time_limit",), DELETE)])          # the issue's cases, always tried
+@example([(("kill_grace",), math.nan)])
+@example([(("solvers", 1, "params", "backend"), "nosuch")])
 def test_mutated_suite_values_plan_or_fail_with_one_line(tmp_path, edits):
     data = tomllib.loads(VALID)
     for path, value in edits:
@@ -119,16 +116,21 @@ def test_mutated_suite_values_plan_or_fail_with_one_line(tmp_path, edits):
     _check(data, tmp_path)
 
 
+CHUNKS = ["nan", "inf", "-1", "1e400", "99999999999999999999", "\"", "[", "]", "{", "}", "=", "\n", "#", "1979-05-27",
+          "true", "[[solvers]]\n", "\x00", "é", "0x10", "-0.0", "time_limit = 5\n"]
+TL_AT = VALID.index("time_limit = 5\n")
+KG_AT = VALID.index("1.0", VALID.index("kill_grace"))
+
+
 @SETTINGS
-@given(st.data())
-def test_mutated_suite_text_plans_or_fails_with_one_line(tmp_path, data):
+@given(st.lists(st.tuples(st.integers(0, len(VALID)), st.sampled_from(["insert", "delete", "replace"]),
+                          st.sampled_from(CHUNKS)), min_size=1, max_size=4))
+@example([(TL_AT, "delete", "time_limit = 5\n")])   # the issue's cases, always tried
+@example([(KG_AT, "replace", "nan")])
+def test_mutated_suite_text_plans_or_fails_with_one_line(tmp_path, edits):
     text = VALID
-    for _ in range(data.draw(st.integers(1, 4))):
-        i = data.draw(st.integers(0, len(text)))
-        op = data.draw(st.sampled_from(["insert", "delete", "replace"]))
-        chunk = data.draw(st.sampled_from(["nan", "inf", "-1", "1e400", "99999999999999999999", "\"", "[", "]",
-                                            "{", "}", "=", "\n", "#", "1979-05-27", "true", "[[solvers]]\n",
-                                            "\x00", "é", "0x10", "-0.0"]))
+    for i, op, chunk in edits:
+        i = min(i, len(text))
         if op == "insert":
             text = text[:i] + chunk + text[i:]
         elif op == "delete":
@@ -159,6 +161,7 @@ def test_suite_without_time_limit_uses_the_default(tmp_path):
     del data["time_limit"]
     p = S.plan(S.suite_from_dict(data, "fuzz.toml"), file="fuzz.toml")
     assert {r.time_limit for r in p.runs if r.solver == "heft"} == {60.0}
+    assert {r.solver for r in p.runs} >= {"heft", "offloading-milp", "ga", "pso"}  # the fuzz's seed plans
 
 
 def test_cli_dry_run_of_suites_missing_time_limit_or_with_nan(tmp_path, capsys):
