@@ -58,7 +58,6 @@ def test_each_fault_is_charged_to_the_run_that_caused_it(tmp_path):
     text += '[[solvers]]\nname = "test-fault-exact"\nlabel = "nan"\n'
     (tmp_path / "faults.toml").write_text(text)  # no memory_limit_mb: the default limit applies
     db = tmp_path / "r.sqlite"
-    t0 = time.monotonic()
     proc = run(str(tmp_path / "faults.toml"), "--db", str(db))
     assert proc.returncode == 0, proc.stderr[-2000:]
     got = rows(db)
@@ -77,7 +76,6 @@ def test_each_fault_is_charged_to_the_run_that_caused_it(tmp_path):
         while not gone(pid) and time.monotonic() < deadline:
             time.sleep(0.1)
         assert gone(pid), f"the grandchild of run {name} survived"
-    assert time.monotonic() - t0 < 60
 
 
 def test_two_runners_on_one_store_share_the_work(tmp_path):
@@ -85,7 +83,7 @@ def test_two_runners_on_one_store_share_the_work(tmp_path):
     suite = tmp_path / "share.toml"
     suite.write_text(f'name = "share"\ntime_limit = 5\nseeds = [0, 1, 2, 3, 4, 5]\nplugins = ["{PLUGIN}"]\n'
                      f'[[instances]]\nfiles = ["{TINY}", "{GOOD / "mapping_tiny.json"}"]\n'
-                     f'[[solvers]]\nname = "test-count"\nparams = {{ log = "{log}", sleep = 0.3 }}\n')
+                     f'[[solvers]]\nname = "test-count"\nparams = {{ log = "{log}", sleep = 0.2 }}\n')
     db = tmp_path / "r.sqlite"
     cmd = [sys.executable, "-m", "edgebench", "run", str(suite), "--db", str(db), "--no-report", "--no-progress"]
     procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
