@@ -419,7 +419,9 @@ def cmd_solve(args: argparse.Namespace) -> int:
     ev = evaluate(instance, result.solution)
     path = io.write_json(args.output, result.solution)
     print(f"instance: {instance.id} ({instance.family})")
-    tl = args.time_limit if args.time_limit is not None else _get_solver(args.solver).default_time_limit
+    tl = args.time_limit
+    if tl is None and getattr(args, "solver", None):
+        tl = _get_solver(args.solver).default_time_limit
     print(f"solver: {args.solver} (seed {args.seed}" + (f", time limit {tl:g} s)" if tl else ", no time limit)"))
     print(f"status: {result.solution.status}")
     print(f"feasible: {'true' if ev.feasible else 'false'}")

@@ -127,10 +127,11 @@ def register(name: str, *, families: tuple[str, ...] | list[str], kind: str, des
         tl = DEFAULT_TIME_LIMITS.get(kind) if time_limit is _UNSET else time_limit
         _REGISTRY[name] = SolverInfo(name, tuple(families), kind,
                                      description or (fn.__doc__ or "").strip().split("\n")[0], fn,
-                                     dict(params or {}), dict(types or {}),
-                                     {k: tuple(v) for k, v in (choices or {}).items()}, dict(bounds or {}),
-                                     tl, kind in PROVING_KINDS if proves is None else bool(proves),
-                                     params is None, check)
+                                     dict(params or {}), types=dict(types or {}),
+                                     choices={k: tuple(v) for k, v in (choices or {}).items()},
+                                     bounds=dict(bounds or {}), default_time_limit=tl,
+                                     proves=kind in PROVING_KINDS if proves is None else bool(proves),
+                                     open_params=params is None, check=check)
         _PARAM_MODELS.pop(name, None)
         return fn
 
