@@ -134,9 +134,14 @@ def _get_solver(name: str, family: str | None = None):
 
 
 def _run_solver(instance, name: str, *, time_limit: float | None, seed: int, params: dict[str, Any]):
+    """Check the parameters (the registry's one check), then run; no time limit means the
+    solver's default (``registry.DEFAULT_TIME_LIMITS``)."""
+    from edgebench import registry
+
     info = _get_solver(name, instance.family)
+    registry.check_params(info, params, file=CMDLINE)
     try:
-        return info.fn(instance, time_limit=time_limit, seed=seed, **params)
+        return info.fn(instance, time_limit=registry.check_time_limit(time_limit, info), seed=seed, **params)
     except InputError as err:
         if err.file is None:
             raise err.with_file(CMDLINE) from None
@@ -463,7 +468,10 @@ def cmd_solve(args: argparse.Namespace) -> int:
     ev = evaluate(instance, result.solution)
     path = io.write_json(args.output, result.solution)
     print(f"instance: {instance.id} ({instance.family})")
-    print(f"solver: {args.solver or args.command} (seed {args.seed})")
+    tl = args.time_limit
+    if tl is None and getattr(args, "solver", None):
+        tl = _get_solver(args.solver).default_time_limit
+    print(f"solver: {args.solver or args.command} (seed {args.seed}" + (f", time limit {tl:g} s)" if tl else ", no time limit)"))
     print(f"status: {result.solution.status}")
     print(f"feasible: {'true' if ev.feasible else 'false'}")
     print(_objective_line(ev))
@@ -669,7 +677,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--command", metavar="CMD", help="instead of --solver: an external program run through the "
                    "shell with {instance}, {solution}, {time_limit}, {seed} substituted (docs/cli.md)")
     _add_plugin_option(p)
-    p.add_argument("--time-limit", type=_positive_float, default=None, metavar="S", help="seconds")
+    p.add_argument("--time-limit", type=_positive_float, default=None, metavar="S",
+                   help="seconds (default: the solver's default, 300 s for exact and MDP solvers, 60 s for "
+                        "metaheuristics, none for heuristics and learned policies)")
     p.add_argument("--seed", type=_seed, default=0, metavar="S", help="solver seed (default 0)")
     p.add_argument("--param", action="append", metavar="KEY=VALUE",
                    help="solver parameter (repeatable); VALUE is read as JSON, else as text")

@@ -11,12 +11,23 @@ returns the same :class:`Result`, whose ``solution`` is a :class:`edgebench.solu
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
+import inspect
+import json
+import math
+import numbers
 import pkgutil
+import re
+import typing
 import warnings
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol
+from typing import Annotated, Any, Callable, Protocol
+
+from pydantic import AfterValidator, ConfigDict, ValidationError, create_model
+
+from edgebench.errors import InputError
 
 from edgebench.instances.io import content_hash
 from edgebench.instances.model import Instance
@@ -24,6 +35,15 @@ from edgebench.solution import Solution
 
 KINDS = ("exact", "heuristic", "metaheuristic", "mdp", "learned")
 FAMILIES = ("placement", "mapping", "offloading")
+#: the time limit (seconds) :func:`solve` and ``edgebench solve`` use when the caller gives none,
+#: by solver kind (a solver may declare its own with ``register(..., time_limit=...)``); heuristics
+#: and learned policies run once to completion and get none
+DEFAULT_TIME_LIMITS: dict[str, float] = {"exact": 300.0, "mdp": 300.0, "metaheuristic": 60.0}
+#: kinds whose ``optimal`` status may be a proof (others declare ``proves=True`` at register time)
+PROVING_KINDS = ("exact", "mdp")
+#: parameters the caller passes separately (never in ``params``)
+RESERVED_PARAMS = ("time_limit", "seed")
+_UNSET: Any = object()
 
 #: packages whose modules register solvers on import (every public module is imported, once,
 #: the first time the registry is read). Solver modules keep heavy imports (OR-Tools, torch)
@@ -65,6 +85,20 @@ class SolverInfo:
     #: where the solver comes from: "built-in", "plugin FILE", "entry point DIST VERSION" or
     #: "module MODULE" (see :func:`origin_of`)
     origin: str = field(default="built-in", compare=False)
+    #: declared parameter types (name -> annotation) beyond the solve function's signature;
+    #: ``choices`` and ``bounds`` narrow them (see :func:`check_params`)
+    types: dict[str, Any] = field(default_factory=dict, compare=False)
+    choices: dict[str, tuple] = field(default_factory=dict, compare=False)
+    bounds: dict[str, tuple] = field(default_factory=dict, compare=False)
+    #: seconds used when the caller gives no time limit (None: runs to completion)
+    default_time_limit: float | None = None
+    #: may its ``optimal`` status count as a proof (kind exact / mdp unless declared)
+    proves: bool = False
+    #: a ``**params`` solver registered without documented parameters accepts any name
+    open_params: bool = False
+    #: the solver's own parameter check (``check(params)`` raises InputError / ValueError /
+    #: TypeError), run by :func:`check_params` after the declared types
+    check: Callable[[dict[str, Any]], Any] | None = field(default=None, repr=False, compare=False)
 
     def as_dict(self) -> dict[str, Any]:
         return {"name": self.name, "families": list(self.families), "kind": self.kind,
@@ -84,16 +118,32 @@ _RESOLVED: dict[str, SolverInfo] = {}
 
 
 def register(name: str, *, families: tuple[str, ...] | list[str], kind: str, description: str = "",
-             params: dict[str, str] | None = None):
+             params: dict[str, str] | None = None, types: dict[str, Any] | None = None,
+             choices: dict[str, Any] | None = None, bounds: dict[str, tuple] | None = None,
+             time_limit: float | None = _UNSET, proves: bool | None = None,
+             check: Callable[[dict[str, Any]], Any] | None = None):
+    """Register ``solve``. ``params`` documents the parameters (name -> one line); their types
+    come from the solve function's signature (annotations and defaults), or from ``types`` for
+    parameters passed through ``**params``; ``choices`` (name -> allowed values) and ``bounds``
+    (name -> (min, max), inclusive, None for open) narrow them. ``time_limit``: the default
+    seconds (default: :data:`DEFAULT_TIME_LIMITS` of the kind). ``proves``: whether an
+    ``optimal`` status can be a proof (default: the kind is exact or mdp). ``check``: the
+    solver's own parameter check, run before any work (see :func:`check_params`)."""
     if kind not in KINDS:
         raise ValueError(f"solver kind must be one of {KINDS}, got {kind!r}")
 
     def deco(fn: SolveFn) -> SolveFn:
         if name in _REGISTRY and _REGISTRY[name].fn is not fn:
             raise ValueError(f"solver {name!r} registered twice")
+        tl = DEFAULT_TIME_LIMITS.get(kind) if time_limit is _UNSET else time_limit
         _REGISTRY[name] = SolverInfo(name, tuple(families), kind,
                                      description or (fn.__doc__ or "").strip().split("\n")[0], fn,
-                                     dict(params or {}), origin_of(fn))
+                                     dict(params or {}), origin=origin_of(fn), types=dict(types or {}),
+                                     choices={k: tuple(v) for k, v in (choices or {}).items()},
+                                     bounds=dict(bounds or {}), default_time_limit=tl,
+                                     proves=kind in PROVING_KINDS if proves is None else bool(proves),
+                                     open_params=params is None, check=check)
+        _PARAM_MODELS.pop(name, None)
         return fn
 
     return deco
@@ -158,7 +208,7 @@ def _declared_info(name: str, fn: Any, origin: str) -> SolverInfo:
         raise ValueError(f"{name} is not a function ({type(fn).__name__})")
     for info in _REGISTRY.values():  # the function registered itself: keep its declaration
         if info.fn is fn:
-            return SolverInfo(name, info.families, info.kind, info.description, fn, dict(info.params), origin)
+            return dataclasses.replace(info, name=name, origin=origin)
     families = getattr(fn, "families", FAMILIES)
     if isinstance(families, str):
         families = (families,)
@@ -169,7 +219,10 @@ def _declared_info(name: str, fn: Any, origin: str) -> SolverInfo:
     if kind not in KINDS:
         raise ValueError(f"{name}: 'kind' must be one of {', '.join(KINDS)}, got {kind!r}")
     description = getattr(fn, "description", None) or (fn.__doc__ or "").strip().split("\n")[0]
-    return SolverInfo(name, families, kind, str(description), fn, dict(getattr(fn, "params", None) or {}), origin)
+    declared = getattr(fn, "params", None)
+    return SolverInfo(name, families, kind, str(description), fn, dict(declared or {}), origin=origin,
+                      default_time_limit=DEFAULT_TIME_LIMITS.get(kind), proves=kind in PROVING_KINDS,
+                      open_params=declared is None)
 
 
 def _load_entry_points() -> None:
@@ -259,11 +312,168 @@ def get(name: str) -> SolverInfo:
 
 def solve(instance: Instance, solver: str, *, time_limit: float | None = None, seed: int = 0,
           **params: Any) -> Result:
+    """Run ``solver`` on ``instance``. The time limit, seed and parameters are checked first
+    (:func:`check_params`; InputError naming the field); without ``time_limit`` the solver's
+    default applies (:attr:`SolverInfo.default_time_limit`)."""
     info = get(solver)
     if instance.family not in info.families:
-        raise ValueError(f"solver {solver!r} does not support family {instance.family!r} "
-                         f"(supports {', '.join(info.families)})")
+        raise InputError(f"solver {solver!r} does not support family {instance.family!r} "
+                         f"(supports {', '.join(info.families)})", field="solver")
+    time_limit = check_time_limit(time_limit, info)
+    seed = check_seed(seed)
+    check_params(info, params)
     return info.fn(instance, time_limit=time_limit, seed=seed, **params)
+
+
+# ======================================================================================
+# parameter validation: one mechanism for the CLI, suites and the Python API
+# ======================================================================================
+
+_PARAM_MODELS: dict[str, Any] = {}
+
+
+def check_time_limit(value: Any, info: SolverInfo | None = None, *, file: str | None = None,
+                     field: str = "time_limit") -> float | None:
+    """A finite number of seconds >= 0 (0: no time left, the solver returns at once), or None
+    (then ``info``'s default)."""
+    if value is None:
+        return info.default_time_limit if info is not None else None
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (0 <= value < math.inf):
+        raise InputError(f"a time limit must be a finite number of seconds >= 0, got {value!r}",
+                         file=file, field=field)
+    return float(value)
+
+
+def check_seed(value: Any, *, file: str | None = None, field: str = "seed") -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not 0 <= value < 2 ** 63:
+        raise InputError(f"a seed must be an integer in [0, 2^63), got {value!r}", file=file, field=field)
+    return int(value)
+
+
+def _choice_check(allowed: tuple) -> Callable[[Any], Any]:
+    def check(v: Any) -> Any:
+        if v not in allowed:
+            raise ValueError(f"must be one of {', '.join(map(str, allowed))}, got {v!r}")
+        return v
+    return check
+
+
+def _bound_check(lo: float | None, hi: float | None) -> Callable[[Any], Any]:
+    """Numbers only (a parameter may also take a word, e.g. ``window = "auto"``)."""
+    def check(v: Any) -> Any:
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            if (lo is not None and v < lo) or (hi is not None and v > hi) or v != v:
+                rng = f">= {lo}" if hi is None else f"<= {hi}" if lo is None else f"in [{lo}, {hi}]"
+                raise ValueError(f"must be {rng}, got {v!r}")
+        return v
+    return check
+
+
+def _param_fields(info: SolverInfo) -> dict[str, tuple[Any, Any]]:
+    """name -> (annotation, default) of every parameter a solver accepts."""
+    sig = inspect.signature(info.fn)
+    try:
+        hints = typing.get_type_hints(info.fn, include_extras=True)
+    except Exception:  # an annotation that does not resolve: accept any value for it
+        hints = {}
+    out: dict[str, tuple[Any, Any]] = {}
+    for n, p in sig.parameters.items():
+        if (p.kind not in (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+                or n in RESERVED_PARAMS or n == "instance"):
+            continue
+        ann = hints.get(n, Any)
+        default = None if p.default is inspect.Parameter.empty else p.default
+        if default is None and ann is not Any:
+            ann = ann | None
+        out[n] = (ann, default)
+    for n in info.params:
+        out.setdefault(n, (Any, None))
+    for n, ann in info.types.items():
+        out[n] = (ann, out.get(n, (Any, None))[1])
+    for n, allowed in info.choices.items():
+        ann, default = out.get(n, (Any, None))
+        out[n] = (Annotated[ann, AfterValidator(_choice_check(allowed))], default)
+    for n, (lo, hi) in info.bounds.items():
+        ann, default = out.get(n, (Any, None))
+        out[n] = (Annotated[ann, AfterValidator(_bound_check(lo, hi))], default)
+    return out
+
+
+def _param_model(info: SolverInfo):
+    model = _PARAM_MODELS.get(info.name)
+    if model is None:
+        var_kw = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in inspect.signature(info.fn).parameters.values())
+        extra = "allow" if var_kw and info.open_params else "forbid"
+        fields = {n: (ann, default) for n, (ann, default) in _param_fields(info).items()}
+        model = _PARAM_MODELS[info.name] = create_model(
+            f"Params_{info.name}", __config__=ConfigDict(extra=extra, strict=True, arbitrary_types_allowed=True),
+            **fields)
+    return model
+
+
+def _param_error(exc: ValidationError, info: SolverInfo, model: Any) -> tuple[str, str]:
+    """(sub-path, reason) of a parameter's validation error; the alternatives of a union type
+    (``int | Literal["auto", "full"]``) are joined into one reason."""
+    errs = exc.errors(include_url=False)
+
+    def path(err: dict) -> str:
+        # drop pydantic's union-member tags ("int", "literal['auto','full']", "function-after[...]")
+        parts = [str(x) for x in err.get("loc", ()) if isinstance(x, int) or not re.search(r"[\[\]'(]|^(int|float|str|bool|none|list|dict|tuple)$", str(x))]
+        return ".".join(parts)
+
+    first = errs[0]
+    sub = path(first)
+    if first.get("type") == "extra_forbidden":
+        known = ", ".join(sorted(model.model_fields)) or "none"
+        return sub, f"unknown parameter of solver {info.name!r} (known: {known})"
+    msgs = []
+    for e in errs:
+        if path(e) == sub:
+            m = str(e.get("msg", "invalid")).removeprefix("Value error, ")
+            if m not in msgs:
+                msgs.append(m)
+    reason = "; or ".join(msgs)
+    if "got" not in reason:
+        reason = f"{reason}, got {first.get('input')!r}"
+    return sub, reason
+
+
+def check_params(solver: str | SolverInfo, params: dict[str, Any], *, file: str | None = None,
+                 field: str = "params") -> dict[str, Any]:
+    """Check a solver's parameters against its declaration, before anything runs: unknown
+    names, wrong types, values out of range or not among the choices are an InputError naming
+    ``<field>.<name>``. Types come from the solve function's signature (annotations and
+    defaults) and ``register(types=...)``; ``choices`` / ``bounds`` from ``register``. Values
+    are checked as JSON data in pydantic's strict mode (no coercion: ``"4"`` is not an int).
+    Returns ``params`` unchanged."""
+    info = get(solver) if isinstance(solver, str) else solver
+    if not isinstance(params, dict):
+        raise InputError("parameters must be a table of name = value", file=file, field=field)
+    for k in RESERVED_PARAMS:
+        if k in params:
+            raise InputError(f"is set by the runner / the caller, not a solver parameter", file=file,
+                             field=f"{field}.{k}")
+    model = _param_model(info)
+    try:
+        try:
+            text = json.dumps(params, allow_nan=False)
+        except (TypeError, ValueError):  # Python objects through the API: validate them as they are
+            model.model_validate(params)
+        else:
+            model.model_validate_json(text)
+    except ValidationError as exc:
+        sub, reason = _param_error(exc, info, model)
+        raise InputError(reason, file=file, field=f"{field}.{sub}") from None
+    if info.check is not None:
+        try:
+            info.check(dict(params))
+        except InputError as err:
+            sub = err.field or ""
+            sub = sub.removeprefix("params.").removeprefix("params")
+            raise InputError(err.reason, file=file, field=f"{field}.{sub}" if sub else field) from None
+        except (TypeError, ValueError) as exc:
+            raise InputError(str(exc), file=file, field=field) from None
+    return params
 
 
 def make_result(instance: Instance, solver: str, *, status: str, decisions: Any = None,

@@ -279,7 +279,8 @@ _EXACT_PARAMS = {
           description="Exact CES mapping + bandwidth (thesis (4-1)-(4-20)): branch and bound with exact bandwidth "
                       "sub-problems, or one MILP through OR-Tools / PuLP / Pyomo, or CP-SAT; every job placed, "
                       "all simultaneously active",
-          params=_EXACT_PARAMS)
+          params=_EXACT_PARAMS, choices={"objective": ("composite", "dbw", "L"), "backend": BACKENDS},
+          bounds={"threads": (1, None)})
 def solve(instance: Instance, *, time_limit: float | None = None, seed: int = 0, objective: str = "composite",
           backend: str = "auto", threads: int = 1, exact: bool = True) -> Result:
     t0 = time.perf_counter()
@@ -333,7 +334,8 @@ def _bnb_size(r: ExactResult) -> dict[str, int]:
                       "solution is the best-composite point, stats['pareto'] holds the front",
           params={"points": "int (default 5): epsilon-constraint problems including the two anchors",
                   "backend": _EXACT_PARAMS["backend"], "threads": _EXACT_PARAMS["threads"],
-                  "exact": _EXACT_PARAMS["exact"]})
+                  "exact": _EXACT_PARAMS["exact"]},
+          choices={"backend": BACKENDS}, bounds={"threads": (1, None), "points": (1, None)})
 def solve_pareto(instance: Instance, *, time_limit: float | None = None, seed: int = 0, points: int = 5,
                  backend: str = "auto", threads: int = 1, exact: bool = True) -> Result:
     t0 = time.perf_counter()

@@ -985,7 +985,8 @@ _CPSAT_PARAMS = {
 @register("offloading-cpsat", families=(FAMILY,), kind="exact",
           description="CP-SAT interval model (optional intervals, cumulative capacities, delay-aware precedence) "
                       "in integer ticks with durations rounded up",
-          params=_CPSAT_PARAMS)
+          params=_CPSAT_PARAMS, choices={"edge_form": ("auto", "same", "pairs", "linear")},
+          bounds={"threads": (1, None)})
 def solve_cpsat(instance: Instance, *, time_limit: float | None = None, seed: int = 0, threads: int = 1,
                 time_scale: float | str = "auto", horizon: float | None = None, hint: bool = True,
                 edge_form: str = "auto", cpsat_params: dict | None = None, log: bool = False, **unknown: Any):
@@ -1031,7 +1032,8 @@ _MILP_PARAMS = {
 @register("offloading-milp", families=(FAMILY,), kind="exact",
           description="continuous-time disjunctive MILP with resource flows (one LinearModel through OR-Tools, "
                       "PuLP or Pyomo)",
-          params=_MILP_PARAMS)
+          params=_MILP_PARAMS, choices={"backend": MILP_BACKENDS},
+          bounds={"threads": (1, None), "mip_gap": (0, None)})
 def solve_milp(instance: Instance, *, time_limit: float | None = None, seed: int = 0,
                backend: str = DEFAULT_MILP_BACKEND, threads: int = 1, horizon: float | None = None,
                mip_gap: float = 1e-9, heuristic_horizon: bool = True, log: bool = False, **unknown: Any):

@@ -37,7 +37,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Literal, Sequence
 
 import numpy as np
 
@@ -770,7 +770,9 @@ def _check_params(backend, threads, horizon, lp_bound, window, mip_gap, improve,
               "rings": f"int: coarse 2-step late-start variables after each window (default {DEFAULT_RINGS})",
               "lp_widen": "bool: before the first MILP, widen the windows of the tasks whose late variable the "
                           "windowed model's LP relaxation uses, until it uses none (default true)",
-          })
+          }, choices={"backend": PLACEMENT_BACKENDS}, types={"window": int | Literal["auto", "full"]},
+          bounds={"threads": (1, None), "mip_gap": (0, None), "horizon": (1, None), "rings": (0, None),
+                  "window": (0, None)})
 def solve(instance, *, time_limit: float | None = None, seed: int = 0, backend: str = DEFAULT_BACKEND,
           threads: int = 1, horizon: int | None = None, lp_bound: bool = True, window: Any = "auto",
           mip_gap: float = 1e-9, improve: bool = True, rings: int = None,  # type: ignore[assignment]

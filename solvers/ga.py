@@ -229,7 +229,7 @@ def run(problem: mc.Problem, params: GAParams, budget: mc.Budget, *, seed: int,
 @register(NAME, families=("placement", "mapping", "offloading"), kind="metaheuristic",
           description="Random-key genetic algorithm on DEAP (elitism, tournaments, biased uniform crossover, "
                       "reset/Gaussian mutation, immigrants) over the family's decoder; anytime trace",
-          params=PARAM_DOCS)
+          params=PARAM_DOCS, check=lambda p: mc.params_from_dict(GAParams, p, NAME))
 def solve(instance: Instance, *, time_limit: float | None = None, seed: int = 0, **params: Any) -> Result:
     """Random-key GA (see the module docstring)."""
     started = time.perf_counter()

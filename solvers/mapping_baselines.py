@@ -565,7 +565,7 @@ def _solve(name: str, instance: Instance, time_limit: float | None, seed: int, p
 @register("flexitask", families=("mapping",), kind="heuristic",
           description="CES baseline FlexiTask: Kubernetes-like filter (resources, load thresholds) and score "
                       "(idleness, balance, heat); highest free bandwidth level per link",
-          params=FLEXI_PARAMS)
+          params=FLEXI_PARAMS, check=lambda p: parse_params("flexitask", FLEXI_SPEC, p))
 def solve_flexitask(instance: Instance, *, time_limit: float | None = None, seed: int = 0, **params: Any) -> Result:
     """FlexiTask baseline (see the module docstring)."""
     return _solve("flexitask", instance, time_limit, seed, params)
@@ -574,7 +574,7 @@ def solve_flexitask(instance: Instance, *, time_limit: float | None = None, seed
 @register("smart", families=("mapping",), kind="heuristic",
           description="CES baseline Smart: weighted efficiency / balance / connectivity / margin score; bandwidth "
                       "by link importance",
-          params=SMART_PARAMS)
+          params=SMART_PARAMS, check=lambda p: parse_params("smart", SMART_SPEC, p))
 def solve_smart(instance: Instance, *, time_limit: float | None = None, seed: int = 0, **params: Any) -> Result:
     """Smart baseline (see the module docstring)."""
     return _solve("smart", instance, time_limit, seed, params)
@@ -583,7 +583,7 @@ def solve_smart(instance: Instance, *, time_limit: float | None = None, seed: in
 @register("greedy-bw", families=("mapping",), kind="heuristic",
           description="Greedy bandwidth satisfaction: heavy-communicating task pairs together or adjacent, then an "
                       "LP (or water-filling) maximising D_BW",
-          params=GREEDY_PARAMS)
+          params=GREEDY_PARAMS, check=lambda p: parse_params("greedy-bw", GREEDY_SPEC, p))
 def solve_greedy_bw(instance: Instance, *, time_limit: float | None = None, seed: int = 0, **params: Any) -> Result:
     """Greedy bandwidth-satisfaction baseline (see the module docstring)."""
     return _solve("greedy-bw", instance, time_limit, seed, params)

@@ -316,7 +316,7 @@ def _solve(policy: str, instance: Instance, time_limit: float | None, seed: int,
 @register("fifo", families=("mapping",), kind="heuristic",
           description="Job queue in arrival order with head-of-line blocking; each job placed by a single-job "
                       "scheduler in the stream simulator",
-          params=COMMON_PARAMS)
+          params=COMMON_PARAMS, check=lambda p: parse_params("fifo", COMMON_SPEC, p))
 def solve_fifo(instance: Instance, *, time_limit: float | None = None, seed: int = 0, **params: Any) -> Result:
     """FIFO queue policy (see the module docstring)."""
     return _solve("fifo", instance, time_limit, seed, params)
@@ -324,7 +324,7 @@ def solve_fifo(instance: Instance, *, time_limit: float | None = None, seed: int
 
 @register("strict-priority", families=("mapping",), kind="heuristic",
           description="Job queue by strict priority (skip what does not fit, no ageing) in the stream simulator",
-          params=COMMON_PARAMS)
+          params=COMMON_PARAMS, check=lambda p: parse_params("strict-priority", COMMON_SPEC, p))
 def solve_strict_priority(instance: Instance, *, time_limit: float | None = None, seed: int = 0,
                           **params: Any) -> Result:
     """Strict-priority queue policy (see the module docstring)."""
@@ -334,7 +334,7 @@ def solve_strict_priority(instance: Instance, *, time_limit: float | None = None
 @register("ces-multi", families=("mapping",), kind="heuristic",
           description="CES-Multi: rolling window, resource-fit / priority / wait score, priority ageing and a "
                       "minimum reservation for the first starving job, in the stream simulator",
-          params=CES_PARAMS)
+          params=CES_PARAMS, check=lambda p: parse_params("ces-multi", CES_SPEC, p))
 def solve_ces_multi(instance: Instance, *, time_limit: float | None = None, seed: int = 0, **params: Any) -> Result:
     """CES-Multi queue policy (see the module docstring)."""
     return _solve("ces-multi", instance, time_limit, seed, params)

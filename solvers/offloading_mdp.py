@@ -517,7 +517,7 @@ def _parse(params: dict[str, Any]) -> dict[str, Any]:
 @register(NAME, families=("offloading",), kind="mdp",
           description="The patent's MDP (state: offloaded set, frontier servers, next task; reward "
                       "-(t_trans + t_exec)) solved by value iteration, executed by the event simulator",
-          params=PARAMS)
+          params=PARAMS, check=_parse)
 def solve(instance: Instance, *, time_limit: float | None = None, seed: int = 0, **params: Any) -> Result:
     """Value-iteration MDP offloading (module docstring); the seed draws the next task where
     the patent's rule leaves a random choice."""

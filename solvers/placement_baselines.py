@@ -626,6 +626,7 @@ _TIRESIAS_SPEC = {"elastic": (False, _bool, "a boolean")}
 
 
 @register("optimus", families=("placement",), kind="heuristic", params=_OPTIMUS_PARAMS,
+          check=lambda p: _parse("optimus", p, _OPTIMUS_SPEC),
           description="TapFinger baseline Optimus: fitted speed model, greedy marginal-gain re-allocation every step")
 def solve_optimus(instance: Instance, *, time_limit: float | None = None, seed: int = 0, **params: Any) -> Result:
     started = time.perf_counter()
@@ -636,6 +637,7 @@ def solve_optimus(instance: Instance, *, time_limit: float | None = None, seed: 
 
 
 @register("optimus-np", families=("placement",), kind="heuristic", params=_OPTIMUS_PARAMS,
+          check=lambda p: _parse("optimus-np", p, _OPTIMUS_SPEC),
           description="Optimus without re-allocation: greedy allocation at start, fixed for the task's life")
 def solve_optimus_np(instance: Instance, *, time_limit: float | None = None, seed: int = 0, **params: Any) -> Result:
     started = time.perf_counter()
@@ -647,6 +649,7 @@ def solve_optimus_np(instance: Instance, *, time_limit: float | None = None, see
 
 
 @register("tiresias", families=("placement",), kind="heuristic", params=_TIRESIAS_PARAMS,
+          check=lambda p: _parse("tiresias", p, _TIRESIAS_SPEC),
           description="TapFinger baseline Tiresias: preemptive 2-level least-attained GPU service, pauses tasks")
 def solve_tiresias(instance: Instance, *, time_limit: float | None = None, seed: int = 0, **params: Any) -> Result:
     started = time.perf_counter()

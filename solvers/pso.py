@@ -143,7 +143,7 @@ def run(problem: mc.Problem, params: PSOParams, budget: mc.Budget, *, seed: int,
 @register(NAME, families=("placement", "mapping", "offloading"), kind="metaheuristic",
           description="Particle swarm over random keys (continuous PSO with decoding; ring or global topology, "
                       "re-scatter on stagnation) sharing the GA's decoders; anytime trace",
-          params=PARAM_DOCS)
+          params=PARAM_DOCS, check=lambda p: mc.params_from_dict(PSOParams, p, NAME))
 def solve(instance: Instance, *, time_limit: float | None = None, seed: int = 0, **params: Any) -> Result:
     """Random-key PSO (see the module docstring)."""
     started = time.perf_counter()

@@ -85,7 +85,7 @@ def _parse_params(params: dict[str, Any]) -> dict[str, Any]:
 
 @register(NAME, families=("placement", "mapping", "offloading"), kind="heuristic",
           description="Seeded random policy: random task/node/server and random valid allocation or bandwidth",
-          params=PARAMS)
+          params=PARAMS, check=_parse_params)
 def solve(instance: Instance, *, time_limit: float | None = None, seed: int = 0, **params: Any) -> Result:
     """Seeded random baseline for every family (see the module docstring)."""
     started = time.perf_counter()

@@ -36,6 +36,18 @@ def _seeds(text: str) -> list[int]:
     return out
 
 
+def _memory_mb(text: str) -> int:
+    from edgebench.runner.suite import MAX_MEMORY_MB
+
+    try:
+        x = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number of MiB (0: no limit), got {text!r}") from None
+    if not 0 <= x <= MAX_MEMORY_MB:
+        raise argparse.ArgumentTypeError(f"must be in [0, {MAX_MEMORY_MB}] MiB, got {x}")
+    return x
+
+
 def _names(text: str) -> list[str]:
     out = [x.strip() for x in text.split(",") if x.strip()]
     if not out:
@@ -70,7 +82,7 @@ def _resolve_plan(args: argparse.Namespace):
     else:
         suite = base_suite
     return S.plan(suite, file=file, base_dir=base_dir, time_limit=args.time_limit, seeds=args.seeds,
-                  extra_plugins=args.plugin)
+                  extra_plugins=args.plugin, memory_limit_mb=getattr(args, "memory_limit", None))
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -98,6 +110,8 @@ def cmd_run(args: argparse.Namespace) -> int:
           f"{len({r.label for r in plan.runs})} solver configurations); {len(plan.runs) - len(todo)} already in {db}; "
           f"{len(todo)} to run on {where} (their time limits add up to "
           f"{estimate_seconds(todo, workers) / 60:.1f} min per worker; most runs stop far sooner)")
+    mem = {r.memory_limit_mb for r in plan.runs}
+    print("memory limit per run: " + ", ".join("none" if m is None else f"{m} MiB" for m in sorted(mem, key=str)))
     if args.dry_run:
         counts = Counter((r.family, r.label, r.kind, r.time_limit) for r in plan.runs)
         from edgebench.runner.report import text_table
@@ -119,7 +133,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     rows = R.summarize(data)
     head, body = R.summary_table(rows, R.kind_labels(rows))
     print(R.text_table(head, body))
-    print(f"{res.done} runs done, {res.skipped} skipped (already stored) in {res.seconds:.1f} s; store: {db}")
+    print(f"{res.done} runs done, {res.skipped} skipped (already stored)"
+          + (f", {res.elsewhere} left to another runner" if res.elsewhere else "")
+          + f" in {res.seconds:.1f} s; store: {db}")
     if not args.no_report:
         files = R.build_report(db, out_dir)
         print(f"report: {files.html} (Markdown: {files.markdown})")
@@ -220,6 +236,9 @@ def add_run_parsers(sub: Any) -> None:
                    help="comma-separated solver names or kind:K; replaces the suite's solvers")
     p.add_argument("--time-limit", type=_positive_float, metavar="S", help="seconds per run (overrides the suite)")
     p.add_argument("--seeds", type=_seeds, metavar="0,1,2", help="seeds (override the suite)")
+    p.add_argument("--memory-limit", type=_memory_mb, metavar="MB",
+                   help="address-space limit of each run and every process it starts, in MiB (overrides the "
+                        "suite's memory_limit_mb; default 4096; 0: none); a run over it is stored as 'memory'")
     p.add_argument("--workers", type=_positive_int, metavar="N", help="local worker processes (default: the "
                    "suite's 'workers', else 1)")
     p.add_argument("--dask", metavar="ADDRESS", help="run on a Dask distributed cluster (scheduler address)")

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from edgebench.runner.suite import Plan, RunSpec, suite_to_toml
-from edgebench.runner.worker import THREAD_VARS, environment, utcnow, vm_hwm_mb
+from edgebench.runner.worker import THREAD_VARS, descendants, environment, kill_processes, utcnow, vm_hwm_mb
 
 #: seconds a worker may take to start (import every solver module)
 START_TIMEOUT = 300.0
@@ -105,13 +105,17 @@ class WorkerProc:
         self.killed_by_us = False
 
     def close(self) -> None:
-        """Stop the process (SIGKILL to its group) and release pipes and log."""
+        """Stop the process and its whole tree: SIGKILL to its descendants (the worker is a
+        subreaper: what a solver leaves behind stays below it, even in a new session) and to
+        its process group — also when the worker itself already died, since what it started
+        may outlive it. Then release pipes and log."""
         if self.proc is not None:
-            if self.proc.poll() is None:
-                try:
-                    os.killpg(self.proc.pid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
+            tree = descendants(self.proc.pid) if self.proc.poll() is None else []
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            kill_processes(tree)
             try:
                 self.proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
@@ -268,10 +272,21 @@ def worker_init(plugins: list[str]) -> dict[str, Any]:
     return {"sys_path": [p for p in sys.path if p], "plugins": list(plugins)}
 
 
+def _next_claimed(queue: deque, claim: Callable[[RunSpec], bool] | None) -> RunSpec | None:
+    """The next run of ``queue`` that ``claim`` grants (runs claimed elsewhere are dropped)."""
+    while queue:
+        spec = queue.popleft()
+        if claim is None or claim(spec):
+            return spec
+    return None
+
+
 def run_local(specs: list[RunSpec], on_result: Callable[[RunSpec, dict[str, Any]], None], *, workers: int,
-              init: dict[str, Any], threads: int = 1, on_ready: Callable[[WorkerProc], None] | None = None) -> None:
+              init: dict[str, Any], threads: int = 1, on_ready: Callable[[WorkerProc], None] | None = None,
+              claim: Callable[[RunSpec], bool] | None = None) -> None:
     """Run ``specs`` on ``workers`` local worker processes; ``on_result(spec, result)`` is
-    called in the driver for every finished run, in completion order."""
+    called in the driver for every finished run, in completion order. ``claim(spec)`` is asked
+    just before a run starts (False: another runner has it; it is skipped)."""
     if not specs:
         return
     texts: dict[str, str] = {}
@@ -283,10 +298,14 @@ def run_local(specs: list[RunSpec], on_result: Callable[[RunSpec, dict[str, Any]
             s.start()
         while queue or running:
             for i, s in enumerate(slots):
+                if s.state == "idle" and s.proc is not None and s.proc.poll() is not None:
+                    s.close()  # died between runs: never hand it the next run
                 if s.state == "dead" and queue:
                     s.start()
                 if s.state == "idle" and queue and i not in running:
-                    spec = queue.popleft()
+                    spec = _next_claimed(queue, claim)
+                    if spec is None:
+                        continue
                     running[i] = spec
                     s.assign(make_task(spec, texts), spec.kill_after)
             now = time.monotonic()
@@ -360,7 +379,7 @@ def dask_execute(task: dict[str, Any], init: dict[str, Any], threads: int, kill_
 
 
 def run_dask(specs: list[RunSpec], on_result: Callable[[RunSpec, dict[str, Any]], None], *, address: Any,
-             init: dict[str, Any], threads: int = 1) -> None:
+             init: dict[str, Any], threads: int = 1, claim: Callable[[RunSpec], bool] | None = None) -> None:
     """Send ``specs`` to the Dask cluster at ``address`` (a scheduler address, or a
     ``distributed.Client``); results come back to this process, which calls ``on_result``."""
     if not specs:
@@ -372,12 +391,12 @@ def run_dask(specs: list[RunSpec], on_result: Callable[[RunSpec, dict[str, Any]]
     try:
         nthreads = max(1, sum(client.nthreads().values()))
         texts: dict[str, str] = {}
-        it = iter(specs)
+        queue = deque(specs)
         pending: dict[str, RunSpec] = {}
         ac = as_completed()
 
         def submit() -> bool:
-            spec = next(it, None)
+            spec = _next_claimed(queue, claim)
             if spec is None:
                 return False
             fut = client.submit(dask_execute, make_task(spec, texts), init, threads, spec.kill_after, pure=False)
@@ -421,6 +440,8 @@ class SweepResult:
     keys: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    #: runs left to another runner working on the same store
+    elsewhere: int = 0
 
 
 def make_row(spec: RunSpec, res: dict[str, Any], *, sweep: int | None, suite: str | None) -> dict[str, Any]:
@@ -428,24 +449,55 @@ def make_row(spec: RunSpec, res: dict[str, Any], *, sweep: int | None, suite: st
     from edgebench.referee.common import PRIMARY, SENSE
 
     fam = spec.family
-    status = res.get("status") or "error"
     feasible = int(bool(res.get("feasible")))
     units_ok = int(bool(res.get("units_ok")))
+    claimed = res.get("claimed") or res.get("status") or "error"
+    status, proven, why = proven_status(spec, res)
+    message = res.get("message")
+    if why:
+        message = f"{why}" + (f"; {message}" if message else "")
     return {
         "key": spec.key, "sweep": sweep, "suite": suite, "instance_id": spec.inst.id,
         "instance_hash": spec.inst.hash, "instance_set": spec.inst.set, "family": fam, "size": spec.inst.size,
         "solver": spec.solver, "label": spec.label, "kind": spec.kind,
         "params": json.dumps(spec.params, sort_keys=True), "params_hash": spec.params_hash, "seed": spec.seed,
         "time_limit": spec.time_limit, "memory_limit_mb": spec.memory_limit_mb, "status": status,
-        "feasible": feasible, "proven": int(status == "optimal" and feasible and units_ok), "units_ok": units_ok,
+        "claimed_status": claimed if claimed != status else None,
+        "feasible": feasible, "proven": proven, "units_ok": units_ok,
         "primary_name": PRIMARY[fam], "sense": SENSE[fam], "primary_value": res.get("primary_value"),
         "objectives": res.get("objectives"), "violations": res.get("violations"),
         "reported_objective": res.get("reported_objective"), "bound": res.get("bound"),
         "runtime": res.get("runtime"), "solver_wall": res.get("solver_wall"), "wall": res.get("wall"),
-        "peak_mem_mb": res.get("peak_mem_mb"), "message": res.get("message"), "trace": res.get("trace"),
+        "peak_mem_mb": res.get("peak_mem_mb"), "message": message, "trace": res.get("trace"),
         "pareto": res.get("pareto"), "env": res.get("env"), "started": res.get("started"),
         "finished": res.get("finished"), "solution": res.get("solution"),
     }
+
+
+def proven_status(spec: RunSpec, res: dict[str, Any]) -> tuple[str, int, str | None]:
+    """(stored status, proven, why the claim was not taken). An ``optimal`` status is a proof
+    only from a solver that can prove (kind exact / mdp, or ``register(proves=True)``) whose
+    solution the referee finds feasible, whose reported objective is the referee's primary
+    value and whose bound agrees with it (tolerance of :func:`.bestknown.close`). Otherwise the
+    run is stored as ``feasible`` (``error`` when the referee rejects the solution) and the
+    claim is kept in ``claimed_status``."""
+    from edgebench.runner.bestknown import close
+
+    status = res.get("status") or "error"
+    if status != "optimal":
+        return status, 0, None
+    value, bound = res.get("primary_value"), res.get("bound")
+    if not res.get("feasible"):
+        return "error", 0, "claimed optimal, but the referee found the solution infeasible"
+    if not getattr(spec, "proves", False):
+        why = f"claimed optimal, not counted: a {spec.kind} solver cannot prove optimality"
+    elif not res.get("units_ok"):
+        why = "claimed optimal, not counted: its reported objective is not the referee's value"
+    elif bound is None or value is None or not close(float(bound), float(value)):
+        why = f"claimed optimal, not counted: its bound {bound!r} does not match the referee's value {value!r}"
+    else:
+        return "optimal", 1, None
+    return "feasible", 0, why
 
 
 def _progress(total: int, enabled: bool | None):
@@ -464,7 +516,7 @@ def run_sweep(plan: Plan, store_path: str | Path, *, workers: int | None = None,
               log: Callable[[str], None] | None = None) -> SweepResult:
     """Run every planned run that the store does not hold yet; each finished run is written
     in its own transaction. ``dask``: a scheduler address or a ``distributed.Client``."""
-    from edgebench.runner.store import FAILED_STATUSES, Store
+    from edgebench.runner.store import FAILED_STATUSES, Store, owner_id
 
     say = log or (lambda s: print(s, file=sys.stderr))
     t0 = time.monotonic()
@@ -514,14 +566,30 @@ def run_sweep(plan: Plan, store_path: str | Path, *, workers: int | None = None,
 
         init = worker_init(plan.plugins)
         n_workers = workers or plan.suite.workers or 1
+        owner = owner_id()
+        elsewhere: list[str] = []
+
+        def claim(spec: RunSpec) -> bool:
+            # another runner on this store may have stored or started the run since we planned
+            if store.claim(spec.key, owner, retry_failed=retry_failed):
+                return True
+            elsewhere.append(spec.key)
+            bar.update(1)
+            return False
+
         try:
             if dask is not None:
-                run_dask(todo, on_result, address=dask, init=init, threads=plan.suite.threads)
+                run_dask(todo, on_result, address=dask, init=init, threads=plan.suite.threads, claim=claim)
             else:
                 run_local(todo, on_result, workers=n_workers, init=init, threads=plan.suite.threads,
-                          on_ready=on_ready)
+                          on_ready=on_ready, claim=claim)
         finally:
             bar.close()
+            store.release_claims(owner)
+        if elsewhere:
+            result.elsewhere = len(elsewhere)
+            result.notes.append(f"note: {len(elsewhere)} runs were left to another runner on {store_path} "
+                                f"(stored or being run by it)")
         store.end_sweep(sweep, result.done)
         result.seconds = time.monotonic() - t0
         return result

@@ -15,6 +15,11 @@ Tables:
   each with provenance (solver, run key, date); see :mod:`.bestknown`.
 * ``sweeps`` — one row per ``edgebench run``: the suite (as TOML), the command line, the
   host, the numbers planned / skipped / done.
+* ``claims`` — the runs a runner is executing now (run key, owner, host, pid). A runner claims
+  each run atomically (``BEGIN IMMEDIATE``) just before it starts it; a run that is stored or
+  claimed by another live runner is left to that runner, so two runners on one store share the
+  work. A claim goes away with its run's row (same transaction) or when its runner ends; a
+  claim of a runner whose process is gone (same host) is taken over.
 
 Only the driver writes (local workers and Dask workers send their results back to it).
 """
@@ -56,6 +61,7 @@ RUN_COLUMNS: tuple[tuple[str, str], ...] = (
     ("time_limit", "REAL"),
     ("memory_limit_mb", "REAL"),
     ("status", "TEXT NOT NULL"),
+    ("claimed_status", "TEXT"),
     ("feasible", "INTEGER"),
     ("proven", "INTEGER"),
     ("units_ok", "INTEGER"),
@@ -97,6 +103,8 @@ _SCHEMA = [
     """CREATE TABLE IF NOT EXISTS sweeps (
         id INTEGER PRIMARY KEY AUTOINCREMENT, started TEXT, finished TEXT, suite TEXT, suite_toml TEXT,
         argv TEXT, host TEXT, planned INTEGER, skipped INTEGER, done INTEGER)""",
+    "CREATE TABLE IF NOT EXISTS claims (key TEXT PRIMARY KEY, owner TEXT NOT NULL, host TEXT, pid INTEGER, "
+    "claimed TEXT)",
 ]
 
 
@@ -191,6 +199,10 @@ class Store:
         self.conn.execute("PRAGMA synchronous=NORMAL")
         for stmt in _SCHEMA:
             self.conn.execute(stmt)
+        have = {r[1] for r in self.conn.execute("PRAGMA table_info(runs)")}
+        for col, typ in RUN_COLUMNS:  # columns added since the store was created
+            if col not in have:
+                self.conn.execute(f"ALTER TABLE runs ADD COLUMN {col} {typ}")
 
     def close(self) -> None:
         self.conn.close()
@@ -239,8 +251,33 @@ class Store:
             cols = [c for c in COLUMN_NAMES if c in row]
             conn.execute(f"INSERT INTO runs ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
                          [row[c] for c in cols])
+            conn.execute("DELETE FROM claims WHERE key=?", (row["key"],))
             bestknown.update(conn, row)
         return True
+
+    # ---- claims (several runners on one store) -----------------------------------------
+
+    def claim(self, key: str, owner: str, *, retry_failed: bool = False) -> bool:
+        """Claim run ``key`` for ``owner`` (see :func:`owner_id`), atomically. False when the
+        run is stored (unless ``retry_failed`` and its status failed) or claimed by another
+        runner that is still alive."""
+        with self.transaction() as conn:
+            row = conn.execute("SELECT status FROM runs WHERE key=?", (key,)).fetchone()
+            if row is not None and not (retry_failed and row[0] in FAILED_STATUSES):
+                return False
+            c = conn.execute("SELECT owner, host, pid FROM claims WHERE key=?", (key,)).fetchone()
+            if c is not None and c[0] != owner and _alive(c[1], c[2]):
+                return False
+            host, pid = _host_pid()
+            conn.execute("INSERT OR REPLACE INTO claims VALUES (?, ?, ?, ?, ?)", (key, owner, host, pid, utcnow()))
+        return True
+
+    def release_claims(self, owner: str) -> None:
+        with self.transaction() as conn:
+            conn.execute("DELETE FROM claims WHERE owner=?", (owner,))
+
+    def claims(self) -> list[dict[str, Any]]:
+        return [dict(r) for r in self.conn.execute("SELECT * FROM claims ORDER BY claimed")]
 
     def add_runs_bulk(self, rows: Iterable[dict[str, Any]], envs: dict[str, dict[str, Any]] | None = None) -> int:
         """Insert many runs in one transaction (imports and benchmarks; best known updated)."""
@@ -333,6 +370,33 @@ class Store:
 
     def meta(self) -> dict[str, str]:
         return {r[0]: r[1] for r in self.conn.execute("SELECT key, value FROM meta")}
+
+
+def _host_pid() -> tuple[str, int]:
+    import socket
+
+    return socket.gethostname(), os.getpid()
+
+
+def owner_id() -> str:
+    """A runner's claim owner: host, process id and a random part."""
+    import uuid
+
+    host, pid = _host_pid()
+    return f"{host}:{pid}:{uuid.uuid4().hex[:8]}"
+
+
+def _alive(host: str | None, pid: int | None) -> bool:
+    """Whether a claim's runner may still be running (another host: assumed alive)."""
+    if host != _host_pid()[0] or pid is None:
+        return True
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _edgebench_version() -> str:

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import inspect
 import json
+import math
 import re
 import sys
 import tomllib
@@ -39,13 +39,21 @@ FAMILIES = ("placement", "mapping", "offloading")
 CMDLINE = "<command line>"
 #: parameters a suite may not pass to a solver: the runner sets them
 RESERVED_PARAMS = ("time_limit", "seed")
+#: the documented limits of a suite's numbers (docs/runner.md)
+MAX_SEED = 2 ** 63 - 1
+MAX_SECONDS = 1e7
+MAX_MEMORY_MB = 16 * 1024 * 1024
+MAX_WORKERS = 1024
+#: address-space limit of each run (MiB) unless the suite or --memory-limit says otherwise (0: none)
+DEFAULT_MEMORY_LIMIT_MB = 4096
 
 
 # ======================================================================================
 # time limits
 # ======================================================================================
 
-_TL_HELP = "a time limit is a positive number of seconds or a table {by_size = [[size, seconds], ...]}"
+_TL_HELP = ("a time limit is a positive number of seconds (at most 1e7) or a table "
+            "{by_size = [[size, seconds], ...]}")
 
 
 @dataclass(frozen=True)
@@ -74,7 +82,7 @@ class TimeLimit:
 
 
 def _positive_seconds(x: Any, where: str) -> float:
-    if isinstance(x, bool) or not isinstance(x, (int, float)) or not (0 < x < float("inf")):
+    if isinstance(x, bool) or not isinstance(x, (int, float)) or not (0 < x <= MAX_SECONDS):
         raise ValueError(f"@{where}@ {_TL_HELP}, got {x!r}" if where else f"{_TL_HELP}, got {x!r}")
     return float(x)
 
@@ -108,7 +116,7 @@ def parse_time_limit(value: Any, where: str = "") -> TimeLimit:
 # ======================================================================================
 
 
-Seed = Annotated[int, Field(ge=0)]
+Seed = Annotated[int, Field(ge=0, le=MAX_SEED)]
 
 
 class _Strict(BaseModel):
@@ -187,15 +195,15 @@ class Suite(_Strict):
     #: seeds of every solver entry that gives none
     seeds: list[Seed] = Field(default_factory=lambda: [0])
     #: seconds: one value, a by-size table, or a table by solver kind ({default = .., exact = ..})
-    time_limit: Any = 60.0
+    time_limit: Any = Field(default=60.0, validate_default=True)
     #: the hard kill comes at ``time_limit * 1.2 + kill_grace`` seconds after a run starts
-    kill_grace: float = Field(default=5.0, ge=0, allow_inf_nan=False)
-    #: address-space limit of a worker (RLIMIT_AS) while it runs; none by default
-    memory_limit_mb: int | None = Field(default=None, gt=0)
+    kill_grace: float = Field(default=5.0, ge=0, le=MAX_SECONDS, allow_inf_nan=False)
+    #: address-space limit (RLIMIT_AS, MiB) of each run's process and everything it starts; 0: none
+    memory_limit_mb: int = Field(default=DEFAULT_MEMORY_LIMIT_MB, ge=0, le=MAX_MEMORY_MB)
     #: BLAS / OpenMP threads of each worker (OMP_NUM_THREADS, MKL_NUM_THREADS, ...)
-    threads: int = Field(default=1, gt=0)
+    threads: int = Field(default=1, gt=0, le=MAX_WORKERS)
     #: default number of local worker processes (the command line's --workers wins)
-    workers: int | None = Field(default=None, gt=0)
+    workers: int | None = Field(default=None, gt=0, le=MAX_WORKERS)
     #: Python files imported by the driver and every worker (extra solvers register there)
     plugins: list[str] = Field(default_factory=list)
     instances: list[InstanceSource] = Field(min_length=1)
@@ -243,11 +251,29 @@ def _validate(data: Any, file: str) -> Suite:
 
     if not isinstance(data, dict):
         raise InputError("a suite must be a table", file=file)
-    try:
-        text = json.dumps(data, allow_nan=False)
-    except (TypeError, ValueError) as exc:  # TOML dates and times have no place in a suite
-        raise InputError(f"unsupported value (dates and times are not suite values): {exc}", file=file) from None
-    return validate_model(Suite, text, file=file)
+    bad = _unsupported_value(data)
+    if bad is not None:
+        raise InputError(bad[1], file=file, field=bad[0] or None)
+    return validate_model(Suite, json.dumps(data, allow_nan=False), file=file)
+
+
+def _unsupported_value(data: Any, path: str = "") -> tuple[str, str] | None:
+    """(field, reason) of the first value a suite cannot hold: nan / inf, a TOML date or time."""
+    if isinstance(data, dict):
+        items = ((f"{path}.{k}" if path else str(k), v) for k, v in data.items())
+    elif isinstance(data, list):
+        items = ((f"{path}[{i}]", v) for i, v in enumerate(data))
+    elif isinstance(data, float) and not math.isfinite(data):
+        return path, f"must be a finite number, got {data!r}"
+    elif data is None or isinstance(data, (str, int, float)):
+        return None
+    else:
+        return path, f"unsupported value {data!s} ({type(data).__name__}: dates and times are not suite values)"
+    for sub, v in items:
+        bad = _unsupported_value(v, sub)
+        if bad is not None:
+            return bad
+    return None
 
 
 def load_suite(path: str | Path) -> Suite:
@@ -399,6 +425,8 @@ class RunSpec:
     time_limit: float
     kill_after: float
     memory_limit_mb: int | None
+    #: may an ``optimal`` status of this solver count as a proof (registry ``proves``)
+    proves: bool = False
 
     @property
     def family(self) -> str:
@@ -508,21 +536,11 @@ def _load_instances(suite: Suite, file: str, base: Path | None) -> list[Instance
 
 
 def _check_params(info, params: dict[str, Any], file: str, field: str) -> None:
-    """Parameters must be keyword parameters of the solve function, or — for a function taking
-    ``**params`` — documented in the registry (a solver with ``**params`` and no documented
-    parameters accepts anything)."""
-    sig = inspect.signature(info.fn)
-    known = [n for n, p in sig.parameters.items()
-             if p.kind in (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-             and n not in RESERVED_PARAMS and n != "instance"]
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in sig.parameters.values()):
-        if not info.params:
-            return
-        known += [k for k in info.params if k not in known]
-    for k in params:
-        if k not in known:
-            raise InputError(f"unknown parameter {k!r} for solver {info.name!r} (known: {', '.join(known) or 'none'})",
-                             file=file, field=f"{field}.params.{k}")
+    """The registry's parameter check (:func:`edgebench.registry.check_params`), naming the
+    suite file and the entry's field."""
+    from edgebench import registry
+
+    registry.check_params(info, params, file=file, field=f"{field}.params")
 
 
 def _named_solver(e: SolverEntry, by_name: dict[str, Any], file: str, field: str):
@@ -548,9 +566,10 @@ def _named_solver(e: SolverEntry, by_name: dict[str, Any], file: str, field: str
 
 def plan(suite: Suite, *, file: str = CMDLINE, base_dir: str | Path | None = None,
          time_limit: float | None = None, seeds: list[int] | None = None,
-         extra_plugins: list[str] | None = None) -> Plan:
-    """Resolve ``suite`` into runs. ``time_limit`` / ``seeds`` override every entry's (the
-    command line's ``--time-limit`` / ``--seeds``). Raises InputError before anything runs."""
+         extra_plugins: list[str] | None = None, memory_limit_mb: int | None = None) -> Plan:
+    """Resolve ``suite`` into runs. ``time_limit`` / ``seeds`` / ``memory_limit_mb`` override the
+    suite's (the command line's ``--time-limit`` / ``--seeds`` / ``--memory-limit``; a memory
+    limit of 0 is none). Raises InputError before anything runs."""
     from edgebench import registry
 
     base = Path(base_dir) if base_dir is not None else None
@@ -611,6 +630,7 @@ def plan(suite: Suite, *, file: str = CMDLINE, base_dir: str | Path | None = Non
                              field=f"solvers[{i}].label")
 
     runs: dict[str, RunSpec] = {}
+    mem_mb = (suite.memory_limit_mb if memory_limit_mb is None else memory_limit_mb) or None
     for i, info, params, label, fams, e, seeds_ in configs:
         ph = params_hash(params)
         for inst in instances:
@@ -626,7 +646,8 @@ def plan(suite: Suite, *, file: str = CMDLINE, base_dir: str | Path | None = Non
                     continue
                 runs[key] = RunSpec(key=key, inst=inst, solver=info.name, label=label, kind=info.kind,
                                     params=params, params_hash=ph, seed=int(seed), time_limit=tl,
-                                    kill_after=tl * 1.2 + suite.kill_grace, memory_limit_mb=suite.memory_limit_mb)
+                                    kill_after=tl * 1.2 + suite.kill_grace, memory_limit_mb=mem_mb,
+                                    proves=info.proves)
     return Plan(suite=suite, file=file, runs=list(runs.values()), instances=instances, plugins=plugin_paths,
                 notes=notes)
 

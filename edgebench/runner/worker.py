@@ -12,6 +12,13 @@ solver started (CBC). It reads pickled messages from ``IN_FD`` and answers on ``
 Its stdout and stderr go to a log file (solver logs never reach the terminal). A thread
 watches the parent: when the driver dies the worker kills its own process group, so a killed
 sweep leaves no solver running.
+
+Each run is fenced: the memory limit (RLIMIT_AS) is set before the solver starts, so every
+process it starts inherits it; the worker is a child subreaper (``PR_SET_CHILD_SUBREAPER``),
+so processes a solver leaves behind — even double-forked, in a new session — stay its
+descendants and are killed when the run ends; and after each run the worker checks itself
+(its pipes and standard streams are the same open files, its working directory unchanged).
+A worker that comes back damaged reports the run that damaged it as ``crash`` and is replaced.
 """
 
 from __future__ import annotations
@@ -266,6 +273,126 @@ def record_solution(out: dict[str, Any], sol: Any, ev: Any) -> None:
 # ---- the process ----------------------------------------------------------------------
 
 
+# ---- fencing runs ---------------------------------------------------------------------
+
+
+def become_subreaper() -> bool:
+    """Make orphaned descendants of this process its children (Linux; False elsewhere)."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):
+        return False
+
+
+def _proc_children(pid: int) -> list[int] | None:
+    """Direct children from ``/proc/PID/task/*/children`` (None where the kernel lacks it)."""
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return None
+    out: list[int] = []
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children") as fh:
+                out += [int(x) for x in fh.read().split()]
+        except FileNotFoundError:
+            if tid == str(pid):
+                return None  # no children file at all (CONFIG_PROC_CHILDREN off)
+        except OSError:
+            pass
+    return out
+
+
+def descendants(pid: int | None = None, *, group: bool = True) -> list:
+    """psutil processes below ``pid`` (this process by default) and, with ``group`` and when
+    ``pid`` leads its process group (a worker does), every other member of that group — what
+    escaped the tree without a subreaper. Fast path: ``/proc/PID/task/*/children``."""
+    import psutil
+
+    root_pid = os.getpid() if pid is None else pid
+    pids: set[int] = set()
+    todo = [root_pid]
+    while todo:
+        kids = _proc_children(todo.pop())
+        if kids is None:  # no /proc children files: psutil scans the process table
+            try:
+                pids = {p.pid for p in psutil.Process(root_pid).children(recursive=True)}
+            except psutil.Error:
+                pids = set()
+            break
+        todo += [k for k in kids if k not in pids]
+        pids.update(kids)
+    if group:
+        try:
+            pgid = os.getpgid(root_pid)
+        except OSError:
+            pgid = None
+        if pgid == root_pid:  # a group leader (not: the group is someone else's, a shell's)
+            for q in psutil.pids():
+                try:
+                    if q != root_pid and q not in pids and os.getpgid(q) == pgid:
+                        pids.add(q)
+                except OSError:
+                    pass
+    out = []
+    for q in pids:
+        try:
+            out.append(psutil.Process(q))
+        except psutil.Error:
+            pass
+    return out
+
+
+def kill_processes(procs: list) -> int:
+    """SIGKILL ``procs`` and reap them; returns how many were still running."""
+    import psutil
+
+    n = 0
+    for p in procs:
+        try:
+            running = p.status() != psutil.STATUS_ZOMBIE  # an exited child not yet reaped
+            p.kill()
+            n += running
+        except psutil.Error:
+            pass
+    psutil.wait_procs(procs, timeout=5)
+    return n
+
+
+def _fd_identity(fd: int) -> tuple[int, int] | None:
+    try:
+        st = os.fstat(fd)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def health_baseline(fds: list[int]) -> dict[str, Any]:
+    return {"fds": {fd: _fd_identity(fd) for fd in fds}, "cwd": os.getcwd()}
+
+
+def health_problems(base: dict[str, Any]) -> list[str]:
+    """What a run changed in this worker that the next run would suffer from."""
+    out = []
+    for fd, ident in base["fds"].items():
+        now = _fd_identity(fd)
+        if now != ident:
+            out.append(f"fd {fd} " + ("closed" if now is None else "replaced"))
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        if stream is None or getattr(stream, "closed", True) or stream is not getattr(sys, f"__{name}__"):
+            out.append(f"sys.{name} closed or replaced")
+    try:
+        if os.getcwd() != base["cwd"]:
+            out.append("working directory changed")
+    except OSError:
+        out.append("working directory removed")
+    return out
+
+
 def _watchdog(ppid: int) -> None:
     while True:
         time.sleep(0.5)
@@ -295,6 +422,8 @@ def serve(rx, tx, init: dict[str, Any]) -> int:
         tx.send({"type": "fatal", "message": f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}"})
         return 1
     cache: dict[str, Any] = {}
+    reaper = become_subreaper()  # then every orphan of a run is a descendant: no group scan
+    base = health_baseline([0, 1, 2, rx.fileno(), tx.fileno()])
     while True:
         try:
             task = rx.recv()
@@ -310,11 +439,28 @@ def serve(rx, tx, init: dict[str, Any]) -> int:
         except Exception as exc:  # the instance or the registry failed, not the solver
             result = {"type": "result", "key": task.get("key"), "status": "error",
                       "message": f"{type(exc).__name__}: {exc}", "started": utcnow(), "finished": utcnow()}
-        sys.stdout.flush()
-        sys.stderr.flush()
+        left = kill_processes(descendants(group=not reaper))
+        if left:
+            result["message"] = (f"{left} process(es) the solver left running were killed"
+                                 + (f"; {result['message']}" if result.get("message") else ""))
+        damage = health_problems(base)
+        if damage:  # charge this run, and let the driver start a fresh worker
+            result.update(status="crash", claimed=result.get("status"), feasible=0, recycle=True,
+                          message=f"the solver damaged its worker ({', '.join(damage)}); worker replaced"
+                                  + (f"; {result['message']}" if result.get("message") else ""))
+            _restore_streams()
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
         tx.send(result)
         if result.get("recycle"):
             return 0
+
+
+def _restore_streams() -> None:
+    sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from edgebench import registry
+from edgebench.errors import InputError
 from edgebench.formulations.mapping import MILP_BACKENDS, pareto_front, solve_exact
 from edgebench.formulations.mapping_problem import GOALS, build_problem, solve_bandwidth
 from edgebench.instances.generators import generate
@@ -228,10 +229,14 @@ def test_infeasible_instance_every_backend(objective):
 
 def test_errors_are_statuses():
     inst = tiny(0)
-    r = registry.solve(inst, "mapping-exact", backend="no-such-solver")
+    solve = registry.get("mapping-exact").fn  # the solver itself never raises
+    r = solve(inst, backend="no-such-solver")
     assert r.status == "error" and "unknown backend" in r.stats["message"]
-    r = registry.solve(inst, "mapping-exact", objective="speed")
+    r = solve(inst, objective="speed")
     assert r.status == "error"
+    # through the registry a bad value is an input error before any work (issue 17, item 5)
+    with pytest.raises(InputError, match="must be one of"):
+        registry.solve(inst, "mapping-exact", backend="no-such-solver")
     free = tiny(0, routing="free")
     r = registry.solve(free, "mapping-exact", backend="bnb")
     assert r.status == "error" and "shortest-path" in r.stats["message"]

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from edgebench import registry
+from edgebench.errors import InputError
 from edgebench.formulations import offloading as off
 from edgebench.instances import semantics
 from edgebench.instances.io import instance_from_dict
@@ -364,12 +365,21 @@ def test_horizon_at_the_optimum_is_feasible():
 
 def test_bad_backend_and_parameters_are_statuses():
     inst = heft_paper_instance()
-    r = run(inst, "offloading-milp", backend="gurobi")
+
+    def fn(name, **kw):  # the solver function itself never raises
+        return registry.get(name).fn(inst, time_limit=TL, **kw)
+
+    r = fn("offloading-milp", backend="gurobi")
     assert r.status == "error" and "unknown backend" in r.stats["message"]
-    r = run(inst, "offloading-cpsat", frobnicate=1)
+    r = fn("offloading-cpsat", frobnicate=1)
     assert r.status == "error" and "frobnicate" in r.stats["message"]
     r = run(inst, "offloading-cpsat", time_scale=-3)
     assert r.status == "error" and "time_scale" in r.stats["message"]
+    # through the registry, unknown names and values outside the choices are input errors
+    # before any work (issue 17, item 5)
+    for kw in ({"backend": "gurobi"}, {"frobnicate": 1}):
+        with pytest.raises(InputError):
+            run(inst, "offloading-milp" if "backend" in kw else "offloading-cpsat", **kw)
 
 
 def test_short_time_limit_is_a_status():
