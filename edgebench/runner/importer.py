@@ -64,7 +64,7 @@ def score(path: str, instances: dict[str, Any], *, solver: str, kind: str) -> di
     sol = io.solution_from_dict(sol.model_dump(mode="json"), file=path, instance=ref.instance)
     res: dict[str, Any] = {"status": sol.status, "feasible": 0, "message": f"imported from {Path(path).name}",
                            "runtime": sol.wall_time, "started": utcnow(), "finished": utcnow()}
-    record_solution(res, sol, evaluate(ref.instance, sol))
+    record_solution(res, sol, evaluate(ref.instance, sol), ref.instance)
     res.update(units_ok=0, trace=None)  # an outside bound or trace is recorded, never trusted
     spec = RunSpec(key=import_key(ref.hash, solver, io.content_hash(sol)), inst=ref, solver=solver, label=solver,
                    kind=kind, params=dict(sol.params), params_hash=params_hash(dict(sol.params)),

@@ -234,18 +234,28 @@ def run_task(task: dict[str, Any], cache: dict[str, Any]) -> dict[str, Any]:
     out.setdefault("runtime", time.perf_counter() - t0)
     out["peak_mem_mb"] = _peak_mb(children_before)
     if sol is not None:
-        record_solution(out, sol, ev)
+        record_solution(out, sol, ev, inst)
     out["finished"] = utcnow()
     return out
 
 
-def record_solution(out: dict[str, Any], sol: Any, ev: Any) -> None:
+def record_solution(out: dict[str, Any], sol: Any, ev: Any, instance: Any = None) -> None:
     """Fill a result with a solution's reported values, its compressed JSON and the referee's
-    verdict ``ev`` (None when the referee could not score it)."""
+    verdict ``ev`` (None when the referee could not score it).
+
+    A solver's bound is stored only where an exact model's bound is a bound of the referee's
+    problem on this instance (:func:`edgebench.runner.bounds.solver_bound_applies`): the
+    placement MILP's bound holds for fixed-allocation schedules only, the mapping model's for
+    simultaneously active jobs only. Elsewhere the bound is dropped and ``restricted`` set, so
+    that an ``optimal`` claim is kept as ``claimed_status`` and never counted as a proof."""
     from edgebench.instances.io import canonical_json
+    from edgebench.runner.bounds import solver_bound_applies
 
     out["reported_objective"] = _num(sol.objective)
     out["bound"] = _num(sol.bound)
+    if instance is not None and not solver_bound_applies(instance):
+        out["restricted"] = True
+        out["bound"] = None
     msg = sol.stats.get("message")
     if out["message"] is None and isinstance(msg, str):
         out["message"] = msg[:500]

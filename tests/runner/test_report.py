@@ -133,7 +133,7 @@ def test_instance_rows_link_instance_and_solution_files(tmp_path, monkeypatch):
     entry = next(e for e in manifest["instances"] if e["hash"] == SINGLE[1])
     entry["best_known"] = dict(entry["best_known"], objective=10.0, solution="solutions/s0.json")
     mpath.write_text(json.dumps(manifest))
-    (data_dir / SINGLE[0] / "solutions").mkdir()
+    (data_dir / SINGLE[0] / "solutions").mkdir(exist_ok=True)
     (data_dir / SINGLE[0] / "solutions" / "s0.json").write_text("{}")
     monkeypatch.setattr(sets, "DATA_DIR", data_dir)
     db = tmp_path / "s.sqlite"
