@@ -146,7 +146,7 @@ def _check_tree(data: Any, file: str | None) -> None:
             continue
         if depth > MAX_JSON_DEPTH:
             raise InputError(f"nested deeper than {MAX_JSON_DEPTH} levels of arrays and objects", file=file,
-                             field=path or None)
+                             field=(path if len(path) <= 60 else path[:60] + "...") or None)
         if isinstance(node, _Pairs):
             raise InputError(f"duplicate key {node.duplicate!r} in one object", file=file,
                              field=f"{path}.{node.duplicate}" if path else node.duplicate)
