@@ -201,7 +201,33 @@ class PlacementPayload(Frozen):
                    f"minimum {task.minimum.cpu} cpu / {task.minimum.gpu} gpu fits no eligible cluster")
             _check(semantics.best_increment(self, j) > 0, f"{base}.type",
                    "the task makes no progress at any allocation its eligible clusters offer")
+            steps = self._run_steps_bound(j)
+            _check(steps <= semantics.MAX_RUN_STEPS, f"{base}.type",
+                   f"the task may need {'forever' if steps == float('inf') else f'{steps:.3g} steps'} at the "
+                   f"largest allocation of its eligible clusters, more than a run may take "
+                   f"({semantics.MAX_RUN_STEPS} steps)")
         return self
+
+    def _run_steps_bound(self, j: int) -> float:
+        """An upper bound (O(1), no simulation) of the steps task j needs at the largest
+        allocation of its best eligible cluster, noise at its worst; inf if it may never finish.
+        The per-step gain is smallest at the end of the run (progress 1); when that is 0
+        (synthetic type, base 0, curvature 1) the remaining work d shrinks by w * sqrt(d) per
+        step, which takes at most 2 / w + 1 steps."""
+        from edgebench.instances import semantics
+
+        slow = 1.0 - self.noise
+        best = float("inf")
+        for n in self.tasks[j].eligible:
+            cap = self.clusters[n].capacity
+            end = semantics.increment(self, j, cap.cpu, cap.gpu, 1.0) * slow
+            first = semantics.increment(self, j, cap.cpu, cap.gpu, 0.0) * slow
+            kind = self.performance.types[self.tasks[j].type]
+            if end > 0:
+                best = min(best, 1.0 / end)
+            elif first > 0 and getattr(kind, "curvature", 0.0) >= 1.0:
+                best = min(best, 2.0 / first + 1.0)
+        return best
 
 
 # --------------------------------------------------------------------------------------

@@ -36,6 +36,8 @@ BAD_INSTANCES = {
     "arrival_1e300_mapping.json": ("mapping.jobs[0].arrival", "less than or equal to 10000000"),
     "arrival_1e300_offloading.json": ("offloading.workflows[0].arrival", "less than or equal to 10000000"),
     "capacity_1e6.json": ("placement.clusters[0].capacity.gpu", "less than or equal to 1024"),
+    # a task whose progress stops short of 1 (curvature < 1, base 0) would stall every simulator
+    "task_never_finishes.json": ("placement.tasks[0].type", "the task may need forever"),
     # issue 18: JSON nested beyond the recursion limit, or beyond MAX_JSON_DEPTH inside meta
     "deeply_nested.json": ("<root>", "nested deeper than 64 levels"),
     "nested_meta.json": (("meta.junk" + "[0]" * 63)[:60] + "...", "nested deeper than 64 levels"),
