@@ -450,7 +450,29 @@ class OffloadingPayload(Frozen):
                 ok = any(srv.is_cloud or (cpu <= srv.cpu + 1e-9 and mem <= srv.mem + 1e-9) for srv in self.servers)
                 _check(ok, f"workflows[{w}].tasks[{t}].functions",
                        f"the task needs {cpu:g} cpu / {mem:g} mem, more than any server has")
+        self._check_derived_times()
         return self
+
+    def _check_derived_times(self) -> None:
+        """Times computed from the data (execution / speed + image pulls, data x distance /
+        bandwidth) stay within MAX_TIME on every server, like the times given directly."""
+        slowest = min(srv.speed for srv in self.servers)
+        far = max((max(row) for row in self.distance if row), default=0.0)
+
+        def within(value: float, field: str, what: str) -> None:
+            _check(value <= MAX_TIME, field, f"{what} takes up to {value:.3g} s, above the limit of {MAX_TIME:g} s")
+
+        for w, wf in enumerate(self.workflows):
+            for t, task in enumerate(wf.tasks):
+                if wf.exec_times is None:
+                    pulls = len({f.image for f in task.functions}) * self.image_pull_delay
+                    within(sum(f.exec_time for f in task.functions) / slowest + pulls,
+                           f"workflows[{w}].tasks[{t}].functions", "the task's execution on the slowest server")
+                within(task.input_data * far / self.bandwidth, f"workflows[{w}].tasks[{t}].input_data",
+                       "fetching the input")
+            for k, e in enumerate(wf.edges):
+                if e.cost is None:
+                    within(e.data * far / self.bandwidth, f"workflows[{w}].edges[{k}].data", "the transfer")
 
 
 # --------------------------------------------------------------------------------------
