@@ -44,6 +44,11 @@ MAX_SOLUTION_TIME = 1e9
 MAX_AMOUNT = 1e12
 #: a positive time or amount is at least this (no denormal durations that vanish in sums)
 MIN_POSITIVE = 1e-9
+#: mapping / offloading: a duration (given or derived) is 0 or at least this; with every
+#: simulated time <= MAX_HORIZON (float spacing 1.2e-7 there) no duration vanishes in a sum
+TIME_RESOLUTION = 1e-3
+#: mapping / offloading: latest arrival plus all the work of the instance, run one after another
+MAX_HORIZON = 1e9
 #: mapping: bandwidth levels of the learned policies' action space
 MAX_LEVELS = 1000
 #: seeds and priorities
@@ -70,6 +75,17 @@ PosFloat = Annotated[float, Field(gt=0, le=MAX_AMOUNT, allow_inf_nan=False), Aft
 NonNegFloat = Annotated[float, Field(ge=0, le=MAX_AMOUNT, allow_inf_nan=False)]
 Time = Annotated[float, Field(ge=0, le=MAX_TIME, allow_inf_nan=False)]
 PosTime = Annotated[float, Field(gt=0, le=MAX_TIME, allow_inf_nan=False), AfterValidator(_not_tiny)]
+
+
+def _resolved(x: float) -> float:
+    if 0 < x < TIME_RESOLUTION:
+        raise ValueError(f"must be 0 or at least {TIME_RESOLUTION:g} (the time resolution)")
+    return x
+
+
+#: a duration of the mapping / offloading families: 0 or in [TIME_RESOLUTION, MAX_TIME]
+Duration = Annotated[float, Field(ge=0, le=MAX_TIME, allow_inf_nan=False), AfterValidator(_resolved)]
+PosDuration = Annotated[float, Field(gt=0, le=MAX_TIME, allow_inf_nan=False), AfterValidator(_resolved)]
 Prob = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
 
 
@@ -277,7 +293,7 @@ class TaskLink(Frozen):
 class Job(Frozen):
     name: str | None = None
     arrival: Time = 0.0
-    duration: PosTime = 1.0
+    duration: PosDuration = 1.0
     priority: Annotated[int, Field(ge=-MAX_PRIORITY, le=MAX_PRIORITY)] = 0
     tasks: Items(TaskNode, min_length=1)
     links: Items(TaskLink, max_length=MAX_LINKS) = ()
@@ -320,6 +336,9 @@ class MappingPayload(Frozen):
 
     @model_validator(mode="after")
     def _refs(self) -> "MappingPayload":
+        total = max(j.arrival for j in self.jobs) + sum(j.duration for j in self.jobs)
+        _check(total <= MAX_HORIZON, "jobs",
+               f"arrivals plus all durations take up to {total:.3g}, above the limit of {MAX_HORIZON:g}")
         n = len(self.nodes)
         seen = set()
         for k, link in enumerate(self.links):
@@ -359,7 +378,7 @@ class FunctionInstance(Frozen):
     image: str
     cpu: NonNegFloat
     mem: NonNegFloat
-    exec_time: Time
+    exec_time: Duration
 
 
 class WorkflowTask(Frozen):
@@ -376,7 +395,7 @@ class WorkflowEdge(Frozen):
     data: NonNegFloat = 0.0
     #: classic DAG-scheduling instances: transfer time when the two ends are on different
     #: servers (overrides data x distance / bandwidth); 0 on the same server
-    cost: Time | None = None
+    cost: Duration | None = None
 
 
 class Workflow(Frozen):
@@ -386,7 +405,7 @@ class Workflow(Frozen):
     tasks: Items(WorkflowTask, min_length=1)
     edges: Items(WorkflowEdge, max_length=MAX_LINKS) = ()
     #: optional exec_times[task][server] (seconds), overriding functions / speed
-    exec_times: Items(Items(Time)) | None = None
+    exec_times: Items(Items(Duration)) | None = None
 
     @model_validator(mode="after")
     def _dag(self) -> "Workflow":
@@ -429,7 +448,7 @@ class OffloadingPayload(Frozen):
     distance: Items(Items(NonNegFloat))
     bandwidth: PosFloat = 1.0
     #: seconds a task waits for each of its images that its server does not hold
-    image_pull_delay: Time = 0.0
+    image_pull_delay: Duration = 0.0
     workflows: Items(Workflow, min_length=1)
 
     @model_validator(mode="after")
@@ -455,24 +474,39 @@ class OffloadingPayload(Frozen):
 
     def _check_derived_times(self) -> None:
         """Times computed from the data (execution / speed + image pulls, data x distance /
-        bandwidth) stay within MAX_TIME on every server, like the times given directly."""
+        bandwidth) lie, like the times given directly, in [TIME_RESOLUTION, MAX_TIME] or are 0
+        on every server; and the whole instance's work fits in MAX_HORIZON."""
         slowest = min(srv.speed for srv in self.servers)
+        fastest = max(srv.speed for srv in self.servers)
         far = max((max(row) for row in self.distance if row), default=0.0)
+        near = min((d for row in self.distance for d in row if d > 0), default=0.0)
 
-        def within(value: float, field: str, what: str) -> None:
-            _check(value <= MAX_TIME, field, f"{what} takes up to {value:.3g} s, above the limit of {MAX_TIME:g} s")
+        def within(low: float, high: float, field: str, what: str) -> float:
+            _check(high <= MAX_TIME, field, f"{what} takes up to {high:.3g} s, above the limit of {MAX_TIME:g} s")
+            _check(low == 0 or low >= TIME_RESOLUTION, field,
+                   f"{what} takes {low:.3g} s, below the time resolution {TIME_RESOLUTION:g} s (use 0)")
+            return high
 
+        total = max(wf.arrival for wf in self.workflows)
         for w, wf in enumerate(self.workflows):
             for t, task in enumerate(wf.tasks):
                 if wf.exec_times is None:
+                    work = sum(f.exec_time for f in task.functions)
                     pulls = len({f.image for f in task.functions}) * self.image_pull_delay
-                    within(sum(f.exec_time for f in task.functions) / slowest + pulls,
-                           f"workflows[{w}].tasks[{t}].functions", "the task's execution on the slowest server")
-                within(task.input_data * far / self.bandwidth, f"workflows[{w}].tasks[{t}].input_data",
-                       "fetching the input")
+                    total += within(work / fastest, work / slowest + pulls, f"workflows[{w}].tasks[{t}].functions",
+                                    "the task's execution")
+                else:
+                    total += max(wf.exec_times[t], default=0.0)
+                total += within(task.input_data * near / self.bandwidth, task.input_data * far / self.bandwidth,
+                                f"workflows[{w}].tasks[{t}].input_data", "fetching the input")
             for k, e in enumerate(wf.edges):
                 if e.cost is None:
-                    within(e.data * far / self.bandwidth, f"workflows[{w}].edges[{k}].data", "the transfer")
+                    total += within(e.data * near / self.bandwidth, e.data * far / self.bandwidth,
+                                    f"workflows[{w}].edges[{k}].data", "the transfer")
+                else:
+                    total += e.cost
+        _check(total <= MAX_HORIZON, "workflows",
+               f"arrivals plus all the work take up to {total:.3g} s, above the limit of {MAX_HORIZON:g} s")
 
 
 # --------------------------------------------------------------------------------------

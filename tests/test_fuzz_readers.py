@@ -83,7 +83,7 @@ def mutated(draw, base: dict) -> bytes:
         elif op == "wrap":
             parent[key] = [parent[key]] if draw(st.booleans()) else {"x": parent[key]}
         else:
-            parent[key] = draw(VALUES)
+            parent[key] = copy.deepcopy(draw(VALUES))  # the sampled constants must stay unchanged
     text = json.dumps(tree, allow_nan=True)  # NaN / Infinity tokens are not JSON: must be refused
     tail = draw(st.sampled_from(["none", "none", "truncate", "duplicate", "garbage", "deep"]))
     if tail == "truncate":
