@@ -45,8 +45,8 @@ MAX_AMOUNT = 1e12
 #: a positive time or amount is at least this (no denormal durations that vanish in sums)
 MIN_POSITIVE = 1e-9
 #: mapping / offloading: a duration (given or derived) is 0 or at least this; with every
-#: simulated time <= MAX_HORIZON (float spacing 1.2e-7 there) no duration vanishes in a sum
-TIME_RESOLUTION = 1e-3
+#: simulated time <= MAX_HORIZON (float spacing 1.2e-7 there, 8x smaller) no duration vanishes in a sum
+TIME_RESOLUTION = 1e-6
 #: mapping / offloading: latest arrival plus all the work of the instance, run one after another
 MAX_HORIZON = 1e9
 #: mapping: bandwidth levels of the learned policies' action space

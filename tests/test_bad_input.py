@@ -38,7 +38,7 @@ BAD_INSTANCES = {
     "capacity_1e6.json": ("placement.clusters[0].capacity.gpu", "less than or equal to 1024"),
     # a duration that vanishes next to a time of 1e7 stalled the offloading simulator ("policy stalled")
     "exec_time_below_resolution.json": ("offloading.workflows[0].tasks[0].functions[0].exec_time",
-                                        "must be 0 or at least 0.001"),
+                                        "must be 0 or at least 1e-06"),
     "derived_time_above_limit.json": ("offloading.workflows[0].tasks[0].functions",
                                       "the task's execution takes up to 5e+08 s"),
     # a task whose progress stops short of 1 (curvature < 1, base 0) would stall every simulator
