@@ -264,11 +264,11 @@ def refresh_store(store: Path, family: str, fingerprint: dict[str, str]) -> None
     those recorded in ``DIR/checkpoints.json``, the store is rebuilt without that family's
     learned runs (every other run, with its solution, is copied with ``Store.add_runs_bulk``,
     which rebuilds the best-known table), so that only the learned runs run again."""
-    from edgebench.instances.io import write_text_atomic
+    from edgebench.instances.io import read_json, write_text_atomic
     from edgebench.runner.store import COLUMN_NAMES, Store
 
     rec_path = store.parent / "checkpoints.json"
-    rec = json.loads(rec_path.read_text(encoding="utf-8")) if rec_path.exists() else {}
+    rec = read_json(rec_path) if rec_path.exists() else {}  # the one JSON reader (limits, duplicate keys)
     if store.exists() and rec.get(family) != fingerprint:
         with Store.open(store, create=False) as st:
             stale = st.conn.execute("SELECT COUNT(*) FROM runs WHERE kind='learned' AND family=?",

@@ -79,7 +79,7 @@ def parse_assignments(items: Sequence[str] | None, option: str = "--set", *, fil
             raise InputError("given twice", file=file, field=f"{option} {key}")
         try:
             value = json.loads(raw, parse_constant=_no_constant)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested deeper than the interpreter allows
             value = raw
         out[key] = value
     return out

@@ -44,6 +44,8 @@ DEMO_INSTANCES: tuple[tuple[str, str, dict[str, Any]], ...] = (
 )
 DEMO_SOLVER = "random"
 DEMO_DIR = Path("runs") / "demo"
+#: instances one ``generate`` call may make (docs/cli.md)
+MAX_GENERATE_COUNT = 1000
 
 
 # ======================================================================================
@@ -286,6 +288,8 @@ def cmd_generate(args: argparse.Namespace) -> int:
     from edgebench.instances.generators import generate, presets
 
     _check_family(args.family, "FAMILY")
+    if args.count > MAX_GENERATE_COUNT:  # every instance is built in memory before any is written
+        raise _cmdline_error("--count", f"at most {MAX_GENERATE_COUNT} instances per call, got {args.count}")
     _check_output_dir(args.output)
     known = sorted(p for f, p in presets(args.family) if f == args.family)
     if args.preset not in known:
@@ -581,7 +585,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--set", action="append", metavar="KEY=VALUE",
                    help="override a generator parameter (repeatable); VALUE is read as JSON, else as text")
     p.add_argument("--seed", type=_seed, default=0, metavar="S", help="seed of the first instance (default 0)")
-    p.add_argument("--count", type=_positive_int, default=1, metavar="N", help="number of instances (default 1)")
+    p.add_argument("--count", type=_positive_int, default=1, metavar="N", help=f"number of instances (default 1, at most {MAX_GENERATE_COUNT})")
     p.add_argument("--gzip", action="store_true", help="write .json.gz files")
     p.add_argument("-o", "--output", required=True, metavar="DIR", help="output folder (created if needed)")
 

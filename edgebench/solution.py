@@ -12,7 +12,14 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
-from edgebench.instances.model import Frozen, NonNegFloat, NonNegInt
+from edgebench.instances.model import (MAX_ITEMS, MAX_LINKS, MAX_SEED, MAX_SOLUTION_TIME, MAX_STEP, Frozen, Items,
+                                       NonNegFloat, NonNegUnits)
+
+#: bounds of every number of a solution (docs/instance-format.md, "Limits")
+Index = Annotated[int, Field(ge=0, lt=MAX_ITEMS)]
+LinkIndex = Annotated[int, Field(ge=0, lt=MAX_LINKS)]
+SolStep = Annotated[int, Field(ge=0, le=MAX_STEP)]
+SolTime = Annotated[float, Field(ge=0, le=MAX_SOLUTION_TIME, allow_inf_nan=False)]
 
 STATUSES = ("optimal", "feasible", "infeasible", "timeout", "error")
 Status = Literal["optimal", "feasible", "infeasible", "timeout", "error"]
@@ -24,9 +31,9 @@ Status = Literal["optimal", "feasible", "infeasible", "timeout", "error"]
 class AllocationChange(Frozen):
     """From ``step`` on (until the next change) the task holds (cpu, gpu); (0, 0) = paused."""
 
-    step: NonNegInt
-    cpu: NonNegInt
-    gpu: NonNegInt
+    step: SolStep
+    cpu: NonNegUnits
+    gpu: NonNegUnits
 
 
 class PlacementDecision(Frozen):
@@ -34,11 +41,11 @@ class PlacementDecision(Frozen):
     policies that re-allocate or preempt — the allocation history on that cluster. A task
     left unplaced has ``cluster`` None."""
 
-    cluster: NonNegInt | None = None
-    start: NonNegInt | None = None
-    cpu: NonNegInt = 0
-    gpu: NonNegInt = 0
-    history: tuple[AllocationChange, ...] | None = None
+    cluster: Index | None = None
+    start: SolStep | None = None
+    cpu: NonNegUnits = 0
+    gpu: NonNegUnits = 0
+    history: Items(AllocationChange, max_length=MAX_LINKS) | None = None
 
     @model_validator(mode="after")
     def _shape(self) -> "PlacementDecision":
@@ -50,7 +57,7 @@ class PlacementDecision(Frozen):
 
 
 class PlacementDecisions(Frozen):
-    tasks: tuple[PlacementDecision, ...]
+    tasks: Items(PlacementDecision)
 
 
 # ---- mapping --------------------------------------------------------------------------
@@ -58,37 +65,37 @@ class PlacementDecisions(Frozen):
 
 class LinkDecision(Frozen):
     #: physical link indices from the source task's node to the destination's; () co-located
-    route: tuple[NonNegInt, ...] = ()
+    route: Items(LinkIndex) = ()
     bandwidth: NonNegFloat = 0.0
 
 
 class JobDecision(Frozen):
     #: physical node of each task node
-    nodes: tuple[NonNegInt, ...]
+    nodes: Items(Index)
     #: one entry per task link of the job, in the job's order
-    links: tuple[LinkDecision, ...] = ()
+    links: Items(LinkDecision, max_length=MAX_LINKS) = ()
     #: start time (queue); None = the job's arrival
-    start: NonNegFloat | None = None
+    start: SolTime | None = None
 
 
 class MappingDecisions(Frozen):
-    jobs: tuple[JobDecision, ...]
+    jobs: Items(JobDecision)
 
 
 # ---- offloading -----------------------------------------------------------------------
 
 
 class TaskSchedule(Frozen):
-    server: NonNegInt
-    start: NonNegFloat
+    server: Index
+    start: SolTime
 
 
 class WorkflowDecision(Frozen):
-    tasks: tuple[TaskSchedule, ...]
+    tasks: Items(TaskSchedule)
 
 
 class OffloadingDecisions(Frozen):
-    workflows: tuple[WorkflowDecision, ...]
+    workflows: Items(WorkflowDecision)
 
 
 # ---- envelope -------------------------------------------------------------------------
@@ -101,7 +108,7 @@ class Solution(Frozen):
     instance_hash: str
     solver: str
     params: dict[str, Any] = Field(default_factory=dict)
-    seed: int | None = None
+    seed: Annotated[int, Field(ge=-MAX_SEED, le=MAX_SEED)] | None = None
     status: Status
     placement: PlacementDecisions | None = None
     mapping: MappingDecisions | None = None

@@ -98,12 +98,63 @@ def read_json(path: str | os.PathLike) -> Any:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(f"not UTF-8 text: {exc.reason} at byte {exc.start}", file=str(p)) from None
+    return parse_json(text, file=str(p))
+
+
+#: deepest nesting of arrays and objects a JSON file may have (instances and solutions are
+#: at most 8 deep; free-form ``meta`` / ``params`` / ``stats`` share this limit)
+MAX_JSON_DEPTH = 64
+
+
+class _Pairs(dict):
+    """A JSON object that had a duplicate key (the first one, kept to name it)."""
+
+    duplicate: str
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        dup = next(k for k, _ in pairs if k in seen or seen.add(k))
+        out = _Pairs(out)
+        out.duplicate = dup
+    return out
+
+
+def parse_json(text: str, *, file: str | None = None) -> Any:
+    """The one JSON reader: standard JSON only (no NaN / Infinity), every object key once,
+    at most MAX_JSON_DEPTH levels of nesting; anything else is an InputError naming the place."""
     try:
-        return json.loads(text, parse_constant=_reject_constant)
+        data = json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_object)
     except json.JSONDecodeError as exc:
-        raise InputError(f"malformed JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})", file=str(p)) from None
+        raise InputError(f"malformed JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})", file=file) from None
+    except RecursionError:
+        raise InputError(f"malformed JSON: nested deeper than {MAX_JSON_DEPTH} levels", file=file) from None
     except ValueError as exc:
-        raise InputError(f"malformed JSON: {exc}", file=str(p)) from None
+        raise InputError(f"malformed JSON: {exc}", file=file) from None
+    _check_tree(data, file)
+    return data
+
+
+def _check_tree(data: Any, file: str | None) -> None:
+    """Depth and duplicate keys, walked without recursion (any depth is safe to inspect)."""
+    stack: list[tuple[Any, str, int]] = [(data, "", 1)]
+    while stack:
+        node, path, depth = stack.pop()
+        if not isinstance(node, (dict, list)):
+            continue
+        if depth > MAX_JSON_DEPTH:
+            raise InputError(f"nested deeper than {MAX_JSON_DEPTH} levels of arrays and objects", file=file,
+                             field=(path if len(path) <= 60 else path[:60] + "...") or None)
+        if isinstance(node, _Pairs):
+            raise InputError(f"duplicate key {node.duplicate!r} in one object", file=file,
+                             field=f"{path}.{node.duplicate}" if path else node.duplicate)
+        items = node.items() if isinstance(node, dict) else enumerate(node)
+        for k, v in items:
+            if isinstance(v, (dict, list)):
+                sub = f"{path}[{k}]" if isinstance(node, list) else (f"{path}.{k}" if path else str(k))
+                stack.append((v, sub, depth + 1))
 
 
 def _reject_constant(name: str) -> Any:

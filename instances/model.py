@@ -14,16 +14,84 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 FORMAT_VERSION = 1
 FAMILIES = ("placement", "mapping", "offloading")
 
+# ---- limits ------------------------------------------------------------------------------
+# Every number that sizes memory or time has an upper bound, so that a file that validates
+# never makes a solver or the referee fail for its size (docs/instance-format.md, "Limits").
+
+#: elements of one list (clusters, tasks, nodes, jobs, task nodes of a job, servers, workflows,
+#: tasks of a workflow, functions of a task, images of a server)
+MAX_ITEMS = 10_000
+#: links of one list (physical links, task links of a job, edges of a workflow)
+MAX_LINKS = 100_000
+#: placement: arrival step of a task (10 s steps: 116 days)
+MAX_ARRIVAL_STEP = 1_000_000
+#: placement: step of a solution (start, allocation change): arrivals plus room for long runs
+MAX_STEP = 1_000_000_000
+#: placement: CPU / GPU units of a capacity, a minimum or an allocation (solvers enumerate the grid)
+MAX_UNITS = 1024
+#: placement: pending window of a cluster
+MAX_PENDING = 1000
+#: mapping / offloading: any time (arrival, duration, execution, pull delay, transfer cost), seconds
+MAX_TIME = 1e7
+#: mapping / offloading: a solution's start time (instance times plus room for queueing)
+MAX_SOLUTION_TIME = 1e9
+#: capacities, demands, bandwidths, data sizes, distances, speeds, memory units
+MAX_AMOUNT = 1e12
+#: a positive time or amount is at least this (no denormal durations that vanish in sums)
+MIN_POSITIVE = 1e-9
+#: mapping / offloading: a duration (given or derived) is 0 or at least this; with every
+#: simulated time <= MAX_HORIZON (float spacing 1.2e-7 there, 8x smaller) no duration vanishes in a sum
+TIME_RESOLUTION = 1e-6
+#: mapping / offloading: latest arrival plus all the work of the instance, run one after another
+MAX_HORIZON = 1e9
+#: mapping: bandwidth levels of the learned policies' action space
+MAX_LEVELS = 1000
+#: seeds and priorities
+MAX_SEED = 2**64 - 1
+MAX_PRIORITY = 10**9
+
 PosInt = Annotated[int, Field(gt=0)]
 NonNegInt = Annotated[int, Field(ge=0)]
-PosFloat = Annotated[float, Field(gt=0, allow_inf_nan=False)]
-NonNegFloat = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+Units = Annotated[int, Field(gt=0, le=MAX_UNITS)]
+NonNegUnits = Annotated[int, Field(ge=0, le=MAX_UNITS)]
+MemUnits = Annotated[int, Field(gt=0, le=int(MAX_AMOUNT))]
+NonNegMemUnits = Annotated[int, Field(ge=0, le=int(MAX_AMOUNT))]
+Step = Annotated[int, Field(ge=0, le=MAX_ARRIVAL_STEP)]
+Seed = Annotated[int, Field(ge=0, le=MAX_SEED)]
+
+
+def _not_tiny(x: float) -> float:
+    if x < MIN_POSITIVE:
+        raise ValueError(f"must be at least {MIN_POSITIVE:g} (smaller positive values vanish in sums)")
+    return x
+
+
+PosFloat = Annotated[float, Field(gt=0, le=MAX_AMOUNT, allow_inf_nan=False), AfterValidator(_not_tiny)]
+NonNegFloat = Annotated[float, Field(ge=0, le=MAX_AMOUNT, allow_inf_nan=False)]
+Time = Annotated[float, Field(ge=0, le=MAX_TIME, allow_inf_nan=False)]
+PosTime = Annotated[float, Field(gt=0, le=MAX_TIME, allow_inf_nan=False), AfterValidator(_not_tiny)]
+
+
+def _resolved(x: float) -> float:
+    if 0 < x < TIME_RESOLUTION:
+        raise ValueError(f"must be 0 or at least {TIME_RESOLUTION:g} (the time resolution)")
+    return x
+
+
+#: a duration of the mapping / offloading families: 0 or in [TIME_RESOLUTION, MAX_TIME]
+Duration = Annotated[float, Field(ge=0, le=MAX_TIME, allow_inf_nan=False), AfterValidator(_resolved)]
+PosDuration = Annotated[float, Field(gt=0, le=MAX_TIME, allow_inf_nan=False), AfterValidator(_resolved)]
 Prob = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
+
+
+def Items(item, *, min_length: int = 0, max_length: int = MAX_ITEMS):  # noqa: N802 - a type factory
+    """A tuple of at most ``max_length`` ``item`` s."""
+    return Annotated[tuple[item, ...], Field(min_length=min_length, max_length=max_length)]
 
 
 class Frozen(BaseModel):
@@ -45,15 +113,15 @@ def _check(cond: bool, field: str, reason: str) -> None:
 
 
 class Capacity(Frozen):
-    cpu: PosInt
-    gpu: PosInt
-    memory: PosInt | None = None
+    cpu: Units
+    gpu: Units
+    memory: MemUnits | None = None
 
 
 class Demand(Frozen):
-    cpu: NonNegInt
-    gpu: NonNegInt
-    memory: NonNegInt | None = None
+    cpu: NonNegUnits
+    gpu: NonNegUnits
+    memory: NonNegMemUnits | None = None
 
 
 class Cluster(Frozen):
@@ -63,10 +131,10 @@ class Cluster(Frozen):
 
 class PlacementTask(Frozen):
     name: str | None = None
-    arrival: NonNegInt
+    arrival: Step
     type: str
     minimum: Demand
-    eligible: tuple[NonNegInt, ...] = Field(min_length=1)
+    eligible: Items(NonNegInt, min_length=1)
 
 
 class SyntheticType(Frozen):
@@ -84,24 +152,24 @@ class SyntheticType(Frozen):
 
 class SyntheticPerformance(Frozen):
     kind: Literal["synthetic"] = "synthetic"
-    types: dict[str, SyntheticType] = Field(min_length=1)
+    types: dict[str, SyntheticType] = Field(min_length=1, max_length=MAX_ITEMS)
 
 
 class TableEntry(Frozen):
-    cpu: PosInt
-    gpu: PosInt
-    seconds: PosFloat
+    cpu: Units
+    gpu: Units
+    seconds: PosTime
 
 
 class TableType(Frozen):
-    entries: tuple[TableEntry, ...] = Field(min_length=1)
+    entries: Items(TableEntry, min_length=1)
 
 
 class TablePerformance(Frozen):
     """Measured completion time (seconds) per type x cpu x gpu; see semantics.table_seconds."""
 
     kind: Literal["table"] = "table"
-    types: dict[str, TableType] = Field(min_length=1)
+    types: dict[str, TableType] = Field(min_length=1, max_length=MAX_ITEMS)
 
     @model_validator(mode="after")
     def _full_grid(self) -> "TablePerformance":
@@ -119,17 +187,17 @@ Performance = Annotated[Union[SyntheticPerformance, TablePerformance], Field(dis
 
 
 class PlacementPayload(Frozen):
-    clusters: tuple[Cluster, ...] = Field(min_length=1)
-    tasks: tuple[PlacementTask, ...] = Field(min_length=1)
+    clusters: Items(Cluster, min_length=1)
+    tasks: Items(PlacementTask, min_length=1)
     performance: Performance
-    step_seconds: PosFloat = 10.0
+    step_seconds: PosTime = 10.0
     #: fraction of a step's progress lost in a step in which a running task's allocation changes
     switching_overhead: Prob = 0.5
     #: progress gains are multiplied by (1 + eps), eps ~ U[-noise, +noise], realised from
     #: noise_seed per task and executed step (semantics.noise_factor)
     noise: Annotated[float, Field(ge=0, lt=1, allow_inf_nan=False)] = 0.0
-    noise_seed: NonNegInt = 0
-    pending_size: PosInt = 10
+    noise_seed: Seed = 0
+    pending_size: Annotated[int, Field(gt=0, le=MAX_PENDING)] = 10
     variant: Literal["single", "multi"] = "single"
 
     @model_validator(mode="after")
@@ -149,7 +217,33 @@ class PlacementPayload(Frozen):
                    f"minimum {task.minimum.cpu} cpu / {task.minimum.gpu} gpu fits no eligible cluster")
             _check(semantics.best_increment(self, j) > 0, f"{base}.type",
                    "the task makes no progress at any allocation its eligible clusters offer")
+            steps = self._run_steps_bound(j)
+            _check(steps <= semantics.MAX_RUN_STEPS, f"{base}.type",
+                   f"the task may need {'forever' if steps == float('inf') else f'{steps:.3g} steps'} at the "
+                   f"largest allocation of its eligible clusters, more than a run may take "
+                   f"({semantics.MAX_RUN_STEPS} steps)")
         return self
+
+    def _run_steps_bound(self, j: int) -> float:
+        """An upper bound (O(1), no simulation) of the steps task j needs at the largest
+        allocation of its best eligible cluster, noise at its worst; inf if it may never finish.
+        The per-step gain is smallest at the end of the run (progress 1); when that is 0
+        (synthetic type, base 0, curvature 1) the remaining work d shrinks by w * sqrt(d) per
+        step, which takes at most 2 / w + 1 steps."""
+        from edgebench.instances import semantics
+
+        slow = 1.0 - self.noise
+        best = float("inf")
+        for n in self.tasks[j].eligible:
+            cap = self.clusters[n].capacity
+            end = semantics.increment(self, j, cap.cpu, cap.gpu, 1.0) * slow
+            first = semantics.increment(self, j, cap.cpu, cap.gpu, 0.0) * slow
+            kind = self.performance.types[self.tasks[j].type]
+            if end > 0:
+                best = min(best, 1.0 / end)
+            elif first > 0 and getattr(kind, "curvature", 0.0) >= 1.0:
+                best = min(best, 2.0 / first + 1.0)
+        return best
 
 
 # --------------------------------------------------------------------------------------
@@ -198,11 +292,11 @@ class TaskLink(Frozen):
 
 class Job(Frozen):
     name: str | None = None
-    arrival: NonNegFloat = 0.0
-    duration: PosFloat = 1.0
-    priority: int = 0
-    tasks: tuple[TaskNode, ...] = Field(min_length=1)
-    links: tuple[TaskLink, ...] = ()
+    arrival: Time = 0.0
+    duration: PosDuration = 1.0
+    priority: Annotated[int, Field(ge=-MAX_PRIORITY, le=MAX_PRIORITY)] = 0
+    tasks: Items(TaskNode, min_length=1)
+    links: Items(TaskLink, max_length=MAX_LINKS) = ()
 
     @model_validator(mode="after")
     def _refs(self) -> "Job":
@@ -224,7 +318,7 @@ class MappingObjective(Frozen):
     #: whether node utilisation counts the background load (the thesis writes U with the job only)
     include_background: bool = True
     #: bandwidth levels L of the learned policy's action space (B = min + a/(L-1) (max - min))
-    bandwidth_levels: Annotated[int, Field(ge=2)] = 5
+    bandwidth_levels: Annotated[int, Field(ge=2, le=MAX_LEVELS)] = 5
     #: "shortest_path": the canonical fewest-hop path (the thesis); "free": any simple path
     routing: Literal["shortest_path", "free"] = "shortest_path"
 
@@ -235,13 +329,16 @@ class MappingObjective(Frozen):
 
 
 class MappingPayload(Frozen):
-    nodes: tuple[PhysicalNode, ...] = Field(min_length=1)
-    links: tuple[PhysicalLink, ...] = ()
-    jobs: tuple[Job, ...] = Field(min_length=1)
+    nodes: Items(PhysicalNode, min_length=1)
+    links: Items(PhysicalLink, max_length=MAX_LINKS) = ()
+    jobs: Items(Job, min_length=1)
     objective: MappingObjective = MappingObjective()
 
     @model_validator(mode="after")
     def _refs(self) -> "MappingPayload":
+        total = max(j.arrival for j in self.jobs) + sum(j.duration for j in self.jobs)
+        _check(total <= MAX_HORIZON, "jobs",
+               f"arrivals plus all durations take up to {total:.3g}, above the limit of {MAX_HORIZON:g}")
         n = len(self.nodes)
         seen = set()
         for k, link in enumerate(self.links):
@@ -264,7 +361,7 @@ class Server(Frozen):
     #: free CPU cores / memory; ignored (unbounded) for the cloud
     cpu: NonNegFloat = 0.0
     mem: NonNegFloat = 0.0
-    images: tuple[str, ...] = ()
+    images: Items(str) = ()
     #: execution time on this server = sum of the functions' times / speed
     speed: PosFloat = 1.0
     is_cloud: bool = False
@@ -281,12 +378,12 @@ class FunctionInstance(Frozen):
     image: str
     cpu: NonNegFloat
     mem: NonNegFloat
-    exec_time: NonNegFloat
+    exec_time: Duration
 
 
 class WorkflowTask(Frozen):
     name: str | None = None
-    functions: tuple[FunctionInstance, ...] = Field(min_length=1)
+    functions: Items(FunctionInstance, min_length=1)
     #: data (bytes or any unit consistent with the bandwidth) fetched from the workflow's
     #: source server before the task can start; only meaningful for entry tasks
     input_data: NonNegFloat = 0.0
@@ -298,17 +395,17 @@ class WorkflowEdge(Frozen):
     data: NonNegFloat = 0.0
     #: classic DAG-scheduling instances: transfer time when the two ends are on different
     #: servers (overrides data x distance / bandwidth); 0 on the same server
-    cost: NonNegFloat | None = None
+    cost: Duration | None = None
 
 
 class Workflow(Frozen):
     name: str | None = None
-    arrival: NonNegFloat = 0.0
+    arrival: Time = 0.0
     source: NonNegInt = 0
-    tasks: tuple[WorkflowTask, ...] = Field(min_length=1)
-    edges: tuple[WorkflowEdge, ...] = ()
+    tasks: Items(WorkflowTask, min_length=1)
+    edges: Items(WorkflowEdge, max_length=MAX_LINKS) = ()
     #: optional exec_times[task][server] (seconds), overriding functions / speed
-    exec_times: tuple[tuple[NonNegFloat, ...], ...] | None = None
+    exec_times: Items(Items(Duration)) | None = None
 
     @model_validator(mode="after")
     def _dag(self) -> "Workflow":
@@ -346,13 +443,13 @@ def find_cycle(n: int, edges) -> list[int] | None:
 
 
 class OffloadingPayload(Frozen):
-    servers: tuple[Server, ...] = Field(min_length=1)
+    servers: Items(Server, min_length=1)
     #: distance[i][j] between servers (symmetric not required; zero diagonal)
-    distance: tuple[tuple[NonNegFloat, ...], ...]
+    distance: Items(Items(NonNegFloat))
     bandwidth: PosFloat = 1.0
     #: seconds a task waits for each of its images that its server does not hold
-    image_pull_delay: NonNegFloat = 0.0
-    workflows: tuple[Workflow, ...] = Field(min_length=1)
+    image_pull_delay: Duration = 0.0
+    workflows: Items(Workflow, min_length=1)
 
     @model_validator(mode="after")
     def _refs(self) -> "OffloadingPayload":
@@ -372,7 +469,44 @@ class OffloadingPayload(Frozen):
                 ok = any(srv.is_cloud or (cpu <= srv.cpu + 1e-9 and mem <= srv.mem + 1e-9) for srv in self.servers)
                 _check(ok, f"workflows[{w}].tasks[{t}].functions",
                        f"the task needs {cpu:g} cpu / {mem:g} mem, more than any server has")
+        self._check_derived_times()
         return self
+
+    def _check_derived_times(self) -> None:
+        """Times computed from the data (execution / speed + image pulls, data x distance /
+        bandwidth) lie, like the times given directly, in [TIME_RESOLUTION, MAX_TIME] or are 0
+        on every server; and the whole instance's work fits in MAX_HORIZON."""
+        slowest = min(srv.speed for srv in self.servers)
+        fastest = max(srv.speed for srv in self.servers)
+        far = max((max(row) for row in self.distance if row), default=0.0)
+        near = min((d for row in self.distance for d in row if d > 0), default=0.0)
+
+        def within(low: float, high: float, field: str, what: str) -> float:
+            _check(high <= MAX_TIME, field, f"{what} takes up to {high:.3g} s, above the limit of {MAX_TIME:g} s")
+            _check(low == 0 or low >= TIME_RESOLUTION, field,
+                   f"{what} takes {low:.3g} s, below the time resolution {TIME_RESOLUTION:g} s (use 0)")
+            return high
+
+        total = max(wf.arrival for wf in self.workflows)
+        for w, wf in enumerate(self.workflows):
+            for t, task in enumerate(wf.tasks):
+                if wf.exec_times is None:
+                    work = sum(f.exec_time for f in task.functions)
+                    pulls = len({f.image for f in task.functions}) * self.image_pull_delay
+                    total += within(work / fastest, work / slowest + pulls, f"workflows[{w}].tasks[{t}].functions",
+                                    "the task's execution")
+                else:
+                    total += max(wf.exec_times[t], default=0.0)
+                total += within(task.input_data * near / self.bandwidth, task.input_data * far / self.bandwidth,
+                                f"workflows[{w}].tasks[{t}].input_data", "fetching the input")
+            for k, e in enumerate(wf.edges):
+                if e.cost is None:
+                    total += within(e.data * near / self.bandwidth, e.data * far / self.bandwidth,
+                                    f"workflows[{w}].edges[{k}].data", "the transfer")
+                else:
+                    total += e.cost
+        _check(total <= MAX_HORIZON, "workflows",
+               f"arrivals plus all the work take up to {total:.3g} s, above the limit of {MAX_HORIZON:g} s")
 
 
 # --------------------------------------------------------------------------------------

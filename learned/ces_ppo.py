@@ -35,12 +35,14 @@ from __future__ import annotations
 import functools
 import math
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from edgebench.errors import InputError
+from edgebench.learned import checkpoint
 from edgebench.registry import Result, make_result, register
 
 __all__ = ["CHECKPOINT_DIR", "CHECKPOINT_FORMAT", "DEFAULT_CHECKPOINTS", "MASK_LOGIT", "VARIANTS", "DegreeBandwidth",
@@ -252,17 +254,37 @@ def decide(net, obs: dict[str, np.ndarray], *, greedy: bool = True, generator=No
 # --------------------------------------------------------------------------------------
 
 
+@dataclass
+class _Arch:
+    """The network sizes a checkpoint records (checked before any network is built)."""
+
+    max_nodes: int
+    max_tasks: int
+    max_levels: int
+    hidden: int
+    node_head: bool = False
+
+
+_ARCH_BOUNDS = {k: (1, checkpoint.MAX_CONFIG_INT) for k in ("max_nodes", "max_tasks", "max_levels", "hidden")}
+
+
 class LoadedPolicy:
     """A checkpoint's network (eval mode) with its variant, sizes and training record."""
 
     def __init__(self, path: Path, data: dict[str, Any]) -> None:
-        sizes = data["sizes"]
+        with checkpoint.reading(path):
+            arch = checkpoint.config_from_dict(_Arch, {**data["sizes"], "hidden": data["hidden"],
+                                                       "node_head": data.get("node_head", False)},
+                                               file=path, field="checkpoint.sizes", bounds=_ARCH_BOUNDS)
+            variant = data["variant"]
+        if variant not in VARIANTS:
+            raise InputError(f"unknown variant {variant!r}", file=str(path), field="checkpoint.variant")
         self.path = path
-        self.variant: str = data["variant"]
-        self.max_nodes, self.max_tasks, self.max_levels = sizes["max_nodes"], sizes["max_tasks"], sizes["max_levels"]
-        self.net = build_network(self.max_nodes, self.max_tasks, self.max_levels, data["hidden"],
-                                 bool(data.get("node_head", False)))
-        self.net.load_state_dict(data["model"])
+        self.variant: str = variant
+        self.max_nodes, self.max_tasks, self.max_levels = arch.max_nodes, arch.max_tasks, arch.max_levels
+        self.net = checkpoint.build_checked(
+            lambda: build_network(arch.max_nodes, arch.max_tasks, arch.max_levels, arch.hidden, arch.node_head),
+            data.get("model"), file=path, field="checkpoint.model")
         self.net.eval()
         self.meta = {k: data.get(k) for k in ("args", "global_step", "eval", "preset", "params")}
 
@@ -280,20 +302,9 @@ class LoadedPolicy:
 
 
 def read_checkpoint(path: str | Path) -> dict[str, Any]:
-    """The raw checkpoint dict (InputError when missing or not a CES-PPO checkpoint)."""
-    import torch
-
-    p = Path(path)
-    if not p.is_file():
-        raise InputError(f"no CES-PPO checkpoint at {p} (train one with 'edgebench train ces-ppo')",
-                         file=str(p), field="checkpoint")
-    try:
-        data = torch.load(p, map_location="cpu", weights_only=False)
-    except Exception as exc:  # a corrupt or foreign file
-        raise InputError(f"cannot read the checkpoint: {exc}", file=str(p), field="checkpoint") from None
-    if not isinstance(data, dict) or data.get("format") != CHECKPOINT_FORMAT:
-        raise InputError(f"not a {CHECKPOINT_FORMAT} checkpoint", file=str(p), field="checkpoint")
-    return data
+    """The raw checkpoint dict, read as data only (:mod:`edgebench.learned.checkpoint`;
+    InputError when missing, unreadable or not a CES-PPO checkpoint)."""
+    return checkpoint.load_checkpoint(path, CHECKPOINT_FORMAT, hint="train one with 'edgebench train ces-ppo'")
 
 
 @functools.lru_cache(maxsize=16)

@@ -35,7 +35,6 @@ torch and torch_geometric are imported inside functions (the registry imports th
 from __future__ import annotations
 
 import math
-import os
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -45,6 +44,7 @@ import numpy as np
 
 from edgebench.errors import InputError
 from edgebench.instances.model import Instance
+from edgebench.learned import checkpoint
 from edgebench.registry import Result, make_result, register
 
 __all__ = ["ModelConfig", "EnvLayout", "build_graph", "make_model", "act", "act_batch", "void_allowed", "run_episode", "load_checkpoint",
@@ -52,6 +52,9 @@ __all__ = ["ModelConfig", "EnvLayout", "build_graph", "make_model", "act", "act_
            "hetero_attention_layer", "EDGE_TYPES", "NODE_TYPES"]
 
 CHECKPOINT_DIR = Path(__file__).resolve().parent / "checkpoints"
+CHECKPOINT_FORMAT = "edgebench-tapfinger-v1"
+#: bounds of a checkpoint's ModelConfig integers (other integers: 0..checkpoint.MAX_CONFIG_INT)
+CONFIG_BOUNDS = {"hidden": (1, 4096), "layers": (0, 64), "heads": (1, 64), "pointer_layers": (0, 64)}
 N_CLUSTER = 7  # len(CLUSTER_FEATURES)
 N_PEND = 6  # len(PENDING_FEATURES)
 N_RUN = 5  # len(RUNNING_FEATURES)
@@ -585,40 +588,29 @@ def run_episode(model, env, lay: EnvLayout, *, seed: int = 0, greedy: bool = Tru
 
 def save_checkpoint(path, model, lay: EnvLayout, *, extra: dict | None = None, optimizer=None) -> None:
     """Write a checkpoint (config, layout, weights, optional optimizer and training state) atomically."""
-    import torch
-
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    blob = {"format": "edgebench-tapfinger-v1", "config": asdict(model.cfg), "layout": asdict(lay),
+    blob = {"format": CHECKPOINT_FORMAT, "config": asdict(model.cfg), "layout": asdict(lay),
             "state_dict": {k: v.detach().clone() for k, v in model.state_dict().items()},
             "extra": dict(extra or {})}
     if optimizer is not None:
         blob["optimizer"] = optimizer.state_dict()
-    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
-    torch.save(blob, tmp)
-    os.replace(tmp, path)
+    checkpoint.save_checkpoint(path, blob)
 
 
 def load_checkpoint(path, *, pointer: str | None = None):
-    """(model, layout, blob) from a checkpoint file; ``pointer="random"`` swaps in the no-pointer
+    """(model, layout, blob) from a checkpoint file, read as data only and checked (config
+    types and :data:`CONFIG_BOUNDS`, weight names and shapes) before any weight is used
+    (:mod:`edgebench.learned.checkpoint`); ``pointer="random"`` swaps in the no-pointer
     ablation's random task selection."""
-    import torch
-
     path = Path(path)
-    if not path.is_file():
-        raise InputError("checkpoint file not found", file=str(path), field="checkpoint")
-    try:
-        blob = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as exc:  # noqa: BLE001 - any unreadable file is bad input
-        raise InputError(f"not a readable checkpoint: {exc}", file=str(path), field="checkpoint") from None
-    if not isinstance(blob, dict) or blob.get("format") != "edgebench-tapfinger-v1":
-        raise InputError("not an edgebench TapFinger checkpoint", file=str(path), field="checkpoint")
-    cfg = ModelConfig(**{"void_rule": "cluster", "conv": "gat", **blob["config"]})  # defaults of format v1
+    blob = checkpoint.load_checkpoint(path, CHECKPOINT_FORMAT)
+    cfg = checkpoint.config_from_dict(ModelConfig, blob.get("config"), file=path, field="checkpoint.config",
+                                      defaults={"void_rule": "cluster", "conv": "gat"},  # defaults of format v1
+                                      bounds=CONFIG_BOUNDS)
     if pointer is not None:
         cfg.pointer = pointer
-    lay = EnvLayout(**blob["layout"])
-    model = make_model(cfg, lay)
-    model.load_state_dict(blob["state_dict"])
+    lay = checkpoint.config_from_dict(EnvLayout, blob.get("layout"), file=path, field="checkpoint.layout")
+    model = checkpoint.build_checked(lambda: make_model(cfg, lay), blob.get("state_dict"), file=path,
+                                     field="checkpoint.state_dict")
     model.eval()
     return model, lay, blob
 

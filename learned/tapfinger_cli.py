@@ -79,8 +79,11 @@ def cmd_train_tapfinger(args: argparse.Namespace) -> int:
     targs = train_args_from_cli(args)
     init_extra = {}
     if args.init:  # provenance of the starting weights (read before training: the file may be replaced)
+        from edgebench.learned.checkpoint import reading
+
         _, _, iblob = tf.load_checkpoint(args.init)
-        init_extra = {"init_command": iblob["extra"].get("command"), "init_eval": iblob["extra"].get("eval")}
+        with reading(args.init, "checkpoint.extra"):  # a malformed record is an InputError
+            init_extra = {"init_command": iblob["extra"].get("command"), "init_eval": iblob["extra"].get("eval")}
     res = train(targs, log=lambda s: print(s, flush=True))
     first = next((h for h in res["history"] if "eval_mean_ct" in h), {})
     final = res["final"]

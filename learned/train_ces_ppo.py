@@ -36,7 +36,7 @@ from typing import Any, Callable
 import numpy as np
 
 from edgebench.errors import InputError
-from edgebench.learned import ces_ppo
+from edgebench.learned import ces_ppo, checkpoint
 
 __all__ = ["Args", "BC_SEED_FLOOR", "RewardCoefs", "ThesisReward", "bc_seed", "behaviour_clone", "collect_expert_data",
            "evaluate_network", "expert_level", "expert_solution", "lambda_h_at", "replay_expert", "train",
@@ -522,15 +522,11 @@ def behaviour_clone(net, data: dict[str, Any], args: Args, log=None) -> dict[str
 
 
 def _save(path: Path, net, optimizer, args: Args, sizes, state: dict[str, Any]) -> None:
-    import torch
-
     data = {"format": ces_ppo.CHECKPOINT_FORMAT, "variant": args.variant, "sizes": dict(sizes),
             "hidden": args.hidden, "node_head": args.node_head, "model": net.state_dict(),
             "optimizer": optimizer.state_dict(),
             "args": asdict(args), "preset": args.preset, "params": dict(args.params), **state}
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    torch.save(data, tmp)
-    tmp.replace(path)
+    checkpoint.save_checkpoint(path, data)
 
 
 def train(args: Args, out: str | Path, *, resume: bool = False, log: Callable[[str], None] | None = print,
@@ -571,19 +567,20 @@ def _train(args: Args, out: Path, resume: bool, log, tensorboard: bool) -> dict[
     start_update, global_step, history = 1, 0, []
     initial_eval: dict[str, Any] | None = None
     if resume and ckpt_path.is_file():
-        data = ces_ppo.read_checkpoint(ckpt_path)
-        if (data["variant"] != args.variant or data["sizes"] != sizes or data["hidden"] != args.hidden
+        data = ces_ppo.read_checkpoint(ckpt_path)  # data only (learned/checkpoint.py)
+        if (data.get("variant") != args.variant or data.get("sizes") != sizes or data.get("hidden") != args.hidden
                 or bool(data.get("node_head", False)) != args.node_head):
             raise InputError("the checkpoint to resume is of another variant or size", file=str(ckpt_path),
                              field="variant")
-        net.load_state_dict(data["model"])
-        optimizer.load_state_dict(data["optimizer"])
-        global_step = int(data["global_step"])
-        start_update = int(data["update"]) + 1
-        torch.set_rng_state(data["rng"]["torch"])
-        seed_rng.bit_generator.state = data["rng"]["numpy"]
-        initial_eval = data["eval"].get("initial")
-        history = list(data.get("history", []))
+        checkpoint.load_state(net, data.get("model"), file=ckpt_path, field="checkpoint.model")
+        with checkpoint.reading(ckpt_path):  # a malformed training state is an InputError
+            optimizer.load_state_dict(data["optimizer"])
+            global_step = int(data["global_step"])
+            start_update = int(data["update"]) + 1
+            torch.set_rng_state(data["rng"]["torch"])
+            seed_rng.bit_generator.state = data["rng"]["numpy"]
+            initial_eval = data["eval"].get("initial")
+            history = list(data.get("history", []))
         if log:
             log(f"resumed from {ckpt_path} at step {global_step} (update {start_update - 1})")
     if initial_eval is None:

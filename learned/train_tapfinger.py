@@ -37,6 +37,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from edgebench.learned import checkpoint
 from edgebench.learned import tapfinger as tf
 
 __all__ = ["TrainArgs", "train", "evaluate", "EVAL_SEED_BASE", "expert_schedule", "replay_expert", "expert_seeds",
@@ -160,17 +161,19 @@ def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict
     global_step, update, best = 0, 0, float("inf")
     bc_done = False
     if out is not None and args.resume and (out / "last.pt").is_file():
-        blob = torch.load(out / "last.pt", map_location="cpu", weights_only=False)
-        model.load_state_dict(blob["state_dict"])
-        opt.load_state_dict(blob["optimizer"])
-        for g in opt.param_groups:  # a resumed run may change the learning rate
-            g["lr"] = args.lr
-        st = blob["extra"]["train_state"]
-        global_step, update, best = st["global_step"], st["update"], st["best"]
-        bc_done = st.get("bc_done", False)
-        rng.bit_generator.state = st["rng"]
-        torch.set_rng_state(blob["extra"]["torch_rng"])
-        history = st["history"]
+        last = out / "last.pt"
+        blob = checkpoint.load_checkpoint(last, tf.CHECKPOINT_FORMAT, field="resume")  # data only
+        checkpoint.load_state(model, blob.get("state_dict"), file=last, field="resume.state_dict")
+        with checkpoint.reading(last, "resume"):  # a malformed training state is an InputError
+            opt.load_state_dict(blob["optimizer"])
+            for g in opt.param_groups:  # a resumed run may change the learning rate
+                g["lr"] = args.lr
+            st = blob["extra"]["train_state"]
+            global_step, update, best = int(st["global_step"]), int(st["update"]), float(st["best"])
+            bc_done = bool(st.get("bc_done", False))
+            rng.bit_generator.state = st["rng"]
+            torch.set_rng_state(blob["extra"]["torch_rng"])
+            history = list(st["history"])
     writer = None
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)

@@ -31,6 +31,32 @@ BAD_INSTANCES = {
     "dangling_mapping_link.json": ("mapping.links[3].dst", "physical node 7 does not exist"),
     "dangling_eligible.json": ("placement.tasks[2].eligible[1]", "cluster 5 does not exist"),
     "cyclic_workflow.json": ("offloading.workflows[0].edges", "cyclic"),
+    # issue 18: numbers that size memory or time are bounded (docs/instance-format.md, "Limits")
+    "arrival_1e12.json": ("placement.tasks[0].arrival", "less than or equal to 1000000"),
+    "arrival_1e300_mapping.json": ("mapping.jobs[0].arrival", "less than or equal to 10000000"),
+    "arrival_1e300_offloading.json": ("offloading.workflows[0].arrival", "less than or equal to 10000000"),
+    "capacity_1e6.json": ("placement.clusters[0].capacity.gpu", "less than or equal to 1024"),
+    # a duration that vanishes next to a time of 1e7 stalled the offloading simulator ("policy stalled")
+    "exec_time_below_resolution.json": ("offloading.workflows[0].tasks[0].functions[0].exec_time",
+                                        "must be 0 or at least 1e-06"),
+    "derived_time_above_limit.json": ("offloading.workflows[0].tasks[0].functions",
+                                      "the task's execution takes up to 5e+08 s"),
+    # a task whose progress stops short of 1 (curvature < 1, base 0) would stall every simulator
+    "task_never_finishes.json": ("placement.tasks[0].type", "the task may need forever"),
+    # issue 18: JSON nested beyond the recursion limit, or beyond MAX_JSON_DEPTH inside meta
+    "deeply_nested.json": ("<root>", "nested deeper than 64 levels"),
+    "nested_meta.json": (("meta.junk" + "[0]" * 63)[:60] + "...", "nested deeper than 64 levels"),
+    # issue 18: a key given twice in one object (the last used to win silently)
+    "duplicate_key.json": ("family", "duplicate key 'family'"),
+    "duplicate_nested_key.json": ("placement.clusters[0].capacity.cpu", "duplicate key 'cpu'"),
+}
+
+#: solutions of tests/data/good/placement_tiny.json: file -> (field path, a piece of the reason)
+BAD_SOLUTIONS = {
+    "start_1e18.solution.json": ("placement.tasks[0].start", "less than or equal to 1000000000"),
+    "alloc_1e30.solution.json": ("placement.tasks[1].cpu", "less than or equal to 1024"),
+    "cluster_1e30.solution.json": ("placement.tasks[2].cluster", "less than 10000"),
+    "duplicate_key.solution.json": ("status", "duplicate key 'status'"),
 }
 
 
@@ -48,7 +74,22 @@ def assert_one_error_line(err: str, file: str, field: str, reason: str) -> None:
 
 
 def test_every_bad_file_has_a_test():
-    assert sorted(p.name for p in BAD.iterdir()) == sorted([*BAD_INSTANCES, "other_instance_solution.json"])
+    assert sorted(p.name for p in BAD.iterdir()) == sorted([*BAD_INSTANCES, *BAD_SOLUTIONS,
+                                                            "other_instance_solution.json"])
+
+
+@pytest.mark.parametrize("name", sorted(BAD_SOLUTIONS))
+def test_evaluate_and_validate_reject_bad_solutions(capsys, name):
+    """Values that made the referee raise (ValueError for a start of 10**18, OverflowError for an
+    allocation of 10**30) are refused at the boundary; duplicate keys too."""
+    field, reason = BAD_SOLUTIONS[name]
+    path = str(BAD / name)
+    rc, out, err = call(capsys, "evaluate", str(GOOD / "placement_tiny.json"), path)
+    assert rc == 2 and out == ""
+    assert_one_error_line(err, path, field, reason)
+    rc, out, err = call(capsys, "validate", path)
+    assert rc == 2 and out == ""
+    assert_one_error_line(err, path, field, reason)
 
 
 @pytest.mark.parametrize("name", sorted(BAD_INSTANCES))
@@ -135,6 +176,13 @@ GENERATE_ERRORS = [
      "given twice"),
     (["placement", "--preset", "no-such-preset"], "--preset", "unknown preset 'no-such-preset'"),
     (["scheduling", "--preset", "synthetic-3"], "FAMILY", "unknown family 'scheduling'"),
+    # issue 18: sizes are bounded (this one ran out of memory)
+    (["placement", "--preset", "synthetic-3", "--set", "num_tasks=1000000"], "--set num_tasks", "must be <= 10000"),
+    (["placement", "--preset", "synthetic-3", "--set", "capacity=[100000, 4]"], "--set capacity", "1..1024"),
+    (["mapping", "--preset", "thesis-queue", "--set", "jobs=100000"], "--set jobs", "must be <= 1000"),
+    (["offloading", "--preset", "daggen", "--set", "tasks=1000000"], "--set tasks", "must be <= 10000"),
+    (["mapping", "--preset", "thesis-queue", "--set", "rate=1e-9"], "--set",
+     "outside the format's limits: mapping.jobs[0].arrival"),
 ]
 
 
@@ -188,3 +236,13 @@ def test_output_that_cannot_be_written_is_refused_before_any_work(capsys, tmp_pa
         assert rc == 2 and out == ""
         assert_one_error_line(err, "<command line>", "-o", "exists and is not a folder")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
+
+
+def test_generate_count_is_bounded(capsys, tmp_path):
+    """issue 18: --count had no upper bound (every instance is built in memory first)."""
+    out_dir = tmp_path / "instances"
+    rc, out, err = call(capsys, "generate", "placement", "--preset", "synthetic-3", "--count", "100000000",
+                        "-o", str(out_dir))
+    assert rc == 2 and out == ""
+    assert_one_error_line(err, "<command line>", "--count", "at most 1000 instances per call")
+    assert not out_dir.exists()

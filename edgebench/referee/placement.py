@@ -15,6 +15,28 @@ from edgebench.referee.common import Collector, Evaluation, finish
 from edgebench.solution import PlacementDecisions
 
 FAMILY = "placement"
+#: longest makespan for which ``details["in_system"]`` (one entry per step) is given
+MAX_DETAIL_STEPS = 10_000_000
+
+
+def _levels(pieces, col: int):
+    """(cluster, from, to, level) runs of the summed amount in column ``col`` of the
+    (cluster, from, to, ...) ``pieces``, in cluster then step order, zero levels left out."""
+    events: dict[int, dict[int, int]] = {}
+    for piece in pieces:
+        amount = piece[col]
+        if amount:
+            ev = events.setdefault(piece[0], {})
+            ev[piece[1]] = ev.get(piece[1], 0) + amount
+            ev[piece[2]] = ev.get(piece[2], 0) - amount
+    for n in sorted(events):
+        ev = events[n]
+        times = sorted(ev)
+        level = 0
+        for t, nxt in zip(times, times[1:]):
+            level += ev[t]
+            if level:
+                yield n, t, nxt, level
 
 
 def _timeline(start: int, changes: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
@@ -163,38 +185,27 @@ def evaluate(instance: Instance, decisions: PlacementDecisions) -> Evaluation:
             first_start.append((n, first, j))
 
     # ---- per-cluster capacity in every step --------------------------------------------
-    horizon = max((b for _, _, b, *_ in occ), default=0)
-    used_raw = None
-    if occ:
-        arr = np.asarray(occ, dtype=np.int64)
-        diff = np.zeros((3, N, horizon + 1), dtype=np.int64)
-        for r in range(3):
-            np.add.at(diff[r], (arr[:, 0], arr[:, 1]), arr[:, 3 + r])
-            np.add.at(diff[r], (arr[:, 0], arr[:, 2]), -arr[:, 3 + r])
-        used = np.cumsum(diff, axis=2)[:, :, :horizon]
-        caps = [
-            ("capacity_cpu", "cpu", np.array([c.capacity.cpu for c in clusters])),
-            ("capacity_gpu", "gpu", np.array([c.capacity.gpu for c in clusters])),
-            ("capacity_memory", "memory", np.array([c.capacity.memory or 0 for c in clusters])),
-        ]
-        for r, (cid, what, cap_arr) in enumerate(caps):
-            over = used[r] - cap_arr[:, None]
-            if r == 2:
-                over[np.array([c.capacity.memory is None for c in clusters])] = 0
-            nn, tt = np.nonzero(over > 0)
-            take = min(len(nn), col.room())
-            for n, t in zip(nn[:take].tolist(), tt[:take].tolist()):
-                col.add(cid, f"cluster {n} step {t}", float(over[n, t]),
-                        f"tasks on cluster {n} use {int(used[r, n, t])} {what} in step {t}, capacity "
-                        f"{int(cap_arr[n])}")
-            col.skip(len(nn) - take)
-        ra = np.asarray(raw, dtype=np.int64)
-        rdiff = np.zeros((2, N, horizon + 1), dtype=np.int64)
-        for r in range(2):
-            np.add.at(rdiff[r], (ra[:, 0], ra[:, 1]), ra[:, 3 + r])
-            np.add.at(rdiff[r], (ra[:, 0], ra[:, 2]), -ra[:, 3 + r])
-        used_raw = np.cumsum(rdiff, axis=2)[:, :, :horizon]
-
+    # Sparse sweeps over each cluster's allocation changes: memory and time grow with the
+    # number of allocation pieces, never with the step numbers (a start of 10**9 is cheap).
+    caps = [
+        ("capacity_cpu", "cpu", [c.capacity.cpu for c in clusters]),
+        ("capacity_gpu", "gpu", [c.capacity.gpu for c in clusters]),
+        ("capacity_memory", "memory", [c.capacity.memory for c in clusters]),
+    ]
+    for r, (cid, what, cap_list) in enumerate(caps):
+        over_runs = [(n, a, b, level - cap_list[n]) for n, a, b, level in _levels(occ, 3 + r)
+                     if cap_list[n] is not None and level > cap_list[n]]
+        total = sum(b - a for _, a, b, _ in over_runs)
+        room = col.room()
+        taken = 0
+        for n, a, b, over in over_runs:
+            for t in range(a, min(b, a + room - taken)):
+                col.add(cid, f"cluster {n} step {t}", float(over),
+                        f"tasks on cluster {n} use {over + cap_list[n]} {what} in step {t}, capacity {cap_list[n]}")
+            taken += min(b - a, room - taken)
+            if taken >= room:
+                break
+        col.skip(total - taken)
     # ---- one start per cluster and step (single-task variant) --------------------------
     if p.variant == "single" and first_start:
         counts: dict[tuple[int, int], list[int]] = {}
@@ -221,19 +232,19 @@ def evaluate(instance: Instance, decisions: PlacementDecisions) -> Evaluation:
         objectives["median_completion_time"] = float(np.median(comp))
         objectives["makespan"] = float(makespan)
         objectives["total_completion_seconds"] = float(comp.sum()) * p.step_seconds
-        if used_raw is not None and makespan > 0:
-            caps_cpu = np.array([c.capacity.cpu for c in clusters], dtype=float)
-            caps_gpu = np.array([c.capacity.gpu for c in clusters], dtype=float)
-            window = np.zeros((2, N, makespan))
-            m = min(makespan, used_raw.shape[2])
-            window[:, :, :m] = used_raw[:, :, :m]
-            objectives["cpu_utilisation"] = float((window[0] / caps_cpu[:, None]).mean())
-            objectives["gpu_utilisation"] = float((window[1] / caps_gpu[:, None]).mean())
-        # tasks in the system (arrived, not finished) per step [0, makespan)
-        ins = np.zeros(makespan + 1, dtype=np.int64)
-        np.add.at(ins, np.clip(arrivals, 0, makespan), 1)
-        np.add.at(ins, np.clip(fin, 0, makespan), -1)
-        details["in_system"] = np.cumsum(ins)[:makespan].tolist()
+        if raw and makespan > 0:
+            for r, key in ((3, "cpu_utilisation"), (4, "gpu_utilisation")):
+                cap_of = [float(getattr(c.capacity, key[:3])) for c in clusters]
+                total = sum(level * (min(b, makespan) - a) / cap_of[n]
+                            for n, a, b, level in _levels(raw, r) if a < makespan)
+                objectives[key] = total / (N * makespan)
+        # tasks in the system (arrived, not finished) per step [0, makespan): a list as long
+        # as the makespan, given up to MAX_DETAIL_STEPS steps
+        if makespan <= MAX_DETAIL_STEPS:
+            ins = np.zeros(makespan + 1, dtype=np.int64)
+            np.add.at(ins, np.clip(arrivals, 0, makespan), 1)
+            np.add.at(ins, np.clip(fin, 0, makespan), -1)
+            details["in_system"] = np.cumsum(ins)[:makespan].tolist()
     return finish(FAMILY, col, objectives, details)
 
 

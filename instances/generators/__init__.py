@@ -93,7 +93,12 @@ def check_seed(seed: Any) -> int:
 # --- checkers (each returns a checker function) ----------------------------------------
 
 
-def as_int(lo: int | None = None, hi: int | None = None) -> Callable[[Any], int]:
+#: upper bound of a generator parameter that names none (docs/generators.md, "Limits")
+MAX_INT_PARAM = 1_000_000
+MAX_FLOAT_PARAM = 1e12
+
+
+def as_int(lo: int | None = None, hi: int | None = MAX_INT_PARAM) -> Callable[[Any], int]:
     def check(v: Any) -> int:
         if isinstance(v, bool) or not isinstance(v, numbers.Integral):
             raise TypeError("expected an integer")
@@ -107,7 +112,7 @@ def as_int(lo: int | None = None, hi: int | None = None) -> Callable[[Any], int]
     return check
 
 
-def as_float(lo: float | None = None, hi: float | None = None, *, lo_open: bool = False,
+def as_float(lo: float | None = None, hi: float | None = MAX_FLOAT_PARAM, *, lo_open: bool = False,
              hi_open: bool = False) -> Callable[[Any], float]:
     def check(v: Any) -> float:
         if isinstance(v, bool) or not isinstance(v, numbers.Real):
@@ -144,8 +149,8 @@ def as_choice(*choices: str) -> Callable[[Any], str]:
 
 def as_range(lo: float | None = None, hi: float | None = None, *, integer: bool = False,
              hi_open: bool = False) -> Callable[[Any], list]:
-    """A [low, high] pair with low <= high, both within [lo, hi]."""
-    elem = as_int(None, None) if integer else as_float(None, None)
+    """A [low, high] pair with low <= high, both within [lo, hi] (hi None: the default bound)."""
+    elem = as_int(-MAX_INT_PARAM, MAX_INT_PARAM) if integer else as_float(-MAX_FLOAT_PARAM, MAX_FLOAT_PARAM)
 
     def check(v: Any) -> list:
         if not isinstance(v, (list, tuple)) or len(v) != 2:
@@ -272,7 +277,15 @@ def generate(family: str, preset: str, *, seed: int = 0, **overrides: Any):
         raise InputError(f"unknown preset {preset!r} for family {family!r} (known: {known})", field="preset")
     seed = check_seed(seed)
     fn, _ = entry
-    inst = fn(seed=seed, **overrides)
+    try:
+        inst = fn(seed=seed, **overrides)
+    except InputError as err:
+        if err.file is None and err.field and err.field.split(".")[0].split("[")[0] in FAMILIES:
+            # the parameters are each within bounds, the instance they make is not (e.g. arrivals
+            # beyond MAX_ARRIVAL_STEP from a tiny rate): name the instance field in the reason
+            raise InputError(f"the parameters make an instance outside the format's limits: {err.field}: "
+                             f"{err.reason}") from None
+        raise
     if overrides:
         # ids must be unique across sets: instances made with overrides get a short digest of them
         from edgebench.instances.io import instance_from_dict

@@ -14,7 +14,7 @@ import numpy as np
 
 from edgebench.errors import InputError
 from edgebench.instances import io, semantics
-from edgebench.instances.model import MappingPayload
+from edgebench.instances.model import MAX_LEVELS, MAX_TIME, MappingPayload
 from edgebench.instances.generators import (
     Param,
     as_bool,
@@ -49,35 +49,35 @@ def _check_weights(v: Any) -> list[float]:
 
 def _spec(preset: str) -> dict[str, Param]:
     spec = {
-        "nodes": Param(10, as_int(1, 10_000), "physical nodes"),
+        "nodes": Param(10, as_int(1, 1000), "physical nodes"),
         "link_prob": Param(0.3, as_float(0.0, 1.0), "probability of an undirected physical link per node pair"),
         "cpu_range": Param([50.0, 100.0], as_range(0.0, None), "node CPU capacity U[lo, hi]"),
         "ram_range": Param([50.0, 100.0], as_range(0.0, None), "node RAM capacity U[lo, hi]"),
         "bg_range": Param([0.1, 0.5], as_range(0.0, 1.0, hi_open=True), "background usage fraction U[lo, hi]"),
         "link_bw_range": Param([100.0, 1000.0], as_range(0.0, None), "physical link bandwidth U[lo, hi]"),
-        "task_nodes": Param(None, as_int(2, 1000), "task nodes per job (default: drawn from task_nodes_range)"),
-        "task_nodes_range": Param([3, 8], as_range(2, 1000, integer=True), "task nodes per job, uniform"),
+        "task_nodes": Param(None, as_int(2, 100), "task nodes per job (default: drawn from task_nodes_range)"),
+        "task_nodes_range": Param([3, 8], as_range(2, 100, integer=True), "task nodes per job, uniform"),
         "task_link_prob": Param(0.4, as_float(0.0, 1.0), "random topology: probability of a task link per pair"),
         "topology": Param("random" if preset == "thesis" else "mixed", as_choice(*TOPOLOGIES, "mixed"),
                           "task-graph topology (mixed: drawn per job from the five)"),
-        "fanout": Param(2, as_int(1, None), "gossip topology: peers each node pushes to"),
+        "fanout": Param(2, as_int(1, 100), "gossip topology: peers each node pushes to"),
         "task_cpu_range": Param([10.0, 50.0], as_range(0.0, None), "task node CPU demand U[lo, hi]"),
         "task_ram_range": Param([10.0, 50.0], as_range(0.0, None), "task node RAM demand U[lo, hi]"),
         "bw_min_range": Param([10.0, 50.0], as_range(0.0, None), "task link BWmin U[lo, hi]"),
         "bw_max_range": Param([50.0, 100.0], as_range(0.0, None), "task link BWmax U[lo, hi]"),
         "weights": Param([1 / 3, 1 / 3, 1 / 3], _check_weights, "weights of std(U_cpu), std(U_ram), std(U_bw)"),
         "include_background": Param(True, as_bool(), "utilisation counts the background load"),
-        "bandwidth_levels": Param(5, as_int(2, None), "bandwidth levels L"),
+        "bandwidth_levels": Param(5, as_int(2, MAX_LEVELS), "bandwidth levels L"),
         "routing": Param("shortest_path", as_choice("shortest_path", "free"), "routing rule"),
         "ensure_feasible": Param(True, as_bool(),
                                  "redraw a job's demands until a greedy mapping certifies it fits the empty network"),
-        "max_redraws": Param(1000, as_int(0, None), "ensure_feasible: redraws before giving up"),
+        "max_redraws": Param(1000, as_int(0, 10_000), "ensure_feasible: redraws before giving up"),
     }
     if preset == "thesis-queue":
         spec.update({
-            "jobs": Param(20, as_int(1, 100_000), "jobs in the stream"),
+            "jobs": Param(20, as_int(1, 1000), "jobs in the stream"),
             "rate": Param(0.5, as_float(0.0, None, lo_open=True), "Poisson arrival rate per time unit"),
-            "mean_duration": Param(10.0, as_float(0.0, None, lo_open=True), "mean of the exponential durations"),
+            "mean_duration": Param(10.0, as_float(0.0, MAX_TIME, lo_open=True), "mean of the exponential durations"),
             "priority_range": Param([0, 2], as_range(None, None, integer=True), "priority uniform in lo..hi"),
         })
     return spec

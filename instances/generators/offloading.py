@@ -16,6 +16,7 @@ import numpy as np
 
 from edgebench.errors import InputError
 from edgebench.instances import io
+from edgebench.instances.model import MAX_ITEMS, MAX_TIME
 from edgebench.instances.generators import (
     Param,
     as_bool,
@@ -46,14 +47,14 @@ PRESETS = ("heft-random", "daggen", "edge-poisson")
 
 def _heft_spec() -> dict[str, Param]:
     return {
-        "tasks": Param(20, as_int(1, 100_000), "v: number of tasks"),
+        "tasks": Param(20, as_int(1, MAX_ITEMS), "v: number of tasks"),
         "alpha": Param(1.0, as_float(0.0, None, lo_open=True), "shape: ~sqrt(v)/alpha levels of mean width "
                                                                  "alpha*sqrt(v)"),
-        "out_degree": Param(3, as_int(1, None), "maximum children drawn per task"),
+        "out_degree": Param(3, as_int(1, 100), "maximum children drawn per task"),
         "ccr": Param(1.0, as_float(0.0, None), "mean communication cost / mean computation cost"),
         "beta": Param(0.5, as_float(0.0, 2.0), "heterogeneity of the per-server execution times"),
-        "w_dag": Param(20.0, as_float(0.0, None, lo_open=True), "mean computation cost"),
-        "servers": Param(3, as_int(1, 10_000), "number of (identical-capacity) processors"),
+        "w_dag": Param(20.0, as_float(0.0, MAX_TIME, lo_open=True), "mean computation cost"),
+        "servers": Param(3, as_int(1, 1000), "number of (identical-capacity) processors"),
     }
 
 
@@ -128,19 +129,19 @@ def _heft(preset: str, seed: int, p: dict[str, Any]) -> dict[str, Any]:
 
 def _daggen_spec(preset: str) -> dict[str, Param]:
     spec = {
-        "tasks": Param(20 if preset == "daggen" else 10, as_int(1, 100_000), "n: tasks per workflow"),
+        "tasks": Param(20 if preset == "daggen" else 10, as_int(1, MAX_ITEMS), "n: tasks per workflow"),
         "fat": Param(0.6, as_float(0.0, 1.0, lo_open=True), "width: n**fat tasks per level on average"),
         "density": Param(0.7, as_float(0.0, 1.0), "parents per task: 1 + U[0, density x previous level width]"),
         "regular": Param(0.5, as_float(0.0, 1.0), "level widths vary within +-(1 - regular) of the mean"),
-        "jump": Param(1, as_int(1, None), "parents come from the jump levels above"),
+        "jump": Param(1, as_int(1, 100), "parents come from the jump levels above"),
         "ccr": Param(0.4, as_float(0.0, None), "transfer time at distance 1 / source's execution time at speed 1"),
         "mindata": Param(5.0, as_float(0.0, None, lo_open=True), "task data size low (MB)"),
         "maxdata": Param(50.0, as_float(0.0, None, lo_open=True), "task data size high (MB)"),
         "seconds_per_mb": Param(0.05, as_float(0.0, None, lo_open=True), "execution seconds per MB at speed 1"),
-        "images": Param(4, as_int(1, 10_000), "function image types img0.."),
+        "images": Param(4, as_int(1, 1000), "function image types img0.."),
         "task_cpu_range": Param([1, 2], as_range(0, None, integer=True), "task CPU, integer uniform"),
         "task_mem_range": Param([0.5, 1.0], as_range(0.0, None), "task memory U[lo, hi]"),
-        "servers": Param(4, as_int(1, 10_000), "edge servers"),
+        "servers": Param(4, as_int(1, 1000), "edge servers"),
         "server_cpu_range": Param([4, 8], as_range(1, None, integer=True), "edge server CPU, integer uniform"),
         "server_mem_range": Param([4, 8], as_range(1, None, integer=True), "edge server memory, integer uniform"),
         "image_prob": Param(0.5, as_float(0.0, 1.0), "probability an edge server caches each image"),
@@ -153,7 +154,7 @@ def _daggen_spec(preset: str) -> dict[str, Param]:
     }
     if preset == "edge-poisson":
         spec.update({
-            "workflows": Param(5, as_int(1, 100_000), "workflows in the stream"),
+            "workflows": Param(5, as_int(1, 1000), "workflows in the stream"),
             "rate": Param(0.2, as_float(0.0, None, lo_open=True), "Poisson arrivals per second"),
         })
     return spec

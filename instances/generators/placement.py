@@ -13,6 +13,7 @@ import numpy as np
 
 from edgebench.errors import InputError
 from edgebench.instances import io
+from edgebench.instances.model import MAX_ARRIVAL_STEP, MAX_ITEMS, MAX_PENDING, MAX_TIME, MAX_UNITS
 from edgebench.instances.generators import (
     Param,
     as_choice,
@@ -61,8 +62,8 @@ def _check_capacity(v: Any) -> list:
             raise TypeError("expected [cpu, gpu] or a list of [cpu, gpu] pairs")
         out = []
         for y in x:
-            if isinstance(y, bool) or not isinstance(y, numbers.Integral) or int(y) <= 0:
-                raise ValueError("capacities must be positive integers")
+            if isinstance(y, bool) or not isinstance(y, numbers.Integral) or not 0 < int(y) <= MAX_UNITS:
+                raise ValueError(f"capacities must be integers in 1..{MAX_UNITS}")
             out.append(int(y))
         return out
 
@@ -92,14 +93,14 @@ def _spec(preset: str) -> dict[str, Param]:
         "clusters": Param(d["clusters"], as_int(1, 1000), "number of edge clusters"),
         "capacity": Param(d["capacity"], _check_capacity, "[cpu, gpu] of every cluster or one pair per cluster"),
         "rate": Param(d["rate"], as_float(0.0, None, lo_open=True), "Poisson arrivals per step"),
-        "num_tasks": Param(None, as_int(1, 1_000_000), "number of tasks (default 64 x clusters)"),
+        "num_tasks": Param(None, as_int(1, MAX_ITEMS), "number of tasks (default 64 x clusters)"),
         "type_probs": Param({k: 1.0 / len(types) for k in types}, check_probs, "probability of each task type"),
         "noise": Param(d["noise"], as_float(0.0, 1.0, hi_open=True), "progress noise amplitude"),
         "switching_overhead": Param(0.5, as_float(0.0, 1.0), "fraction of a step lost on re-allocation"),
-        "pending_size": Param(10, as_int(1, None), "pending window per cluster"),
-        "step_seconds": Param(10.0, as_float(0.0, None, lo_open=True), "seconds per timestep"),
+        "pending_size": Param(10, as_int(1, MAX_PENDING), "pending window per cluster"),
+        "step_seconds": Param(10.0, as_float(0.0, MAX_TIME, lo_open=True), "seconds per timestep"),
         "variant": Param("single", as_choice("single", "multi"), "single- or multi-task version"),
-        "max_eligible": Param(3, as_int(1, None), "a task is visible to 1..max_eligible clusters"),
+        "max_eligible": Param(3, as_int(1, 1000), "a task is visible to 1..max_eligible clusters"),
     }
 
 
@@ -142,6 +143,9 @@ def generate_placement(preset: str, *, seed: int = 0, **overrides: Any):
     tasks = []
     step = 0
     while len(tasks) < p["num_tasks"]:
+        if step > MAX_ARRIVAL_STEP:
+            raise InputError(f"rate {p['rate']:g} is too low: {p['num_tasks']} tasks do not arrive by step "
+                             f"{MAX_ARRIVAL_STEP} (the format's limit)", field="rate")
         arrivals = int(rng.poisson(p["rate"]))
         for _ in range(min(arrivals, p["num_tasks"] - len(tasks))):
             kind = names[int(rng.choice(len(names), p=probs))]

@@ -162,8 +162,11 @@ def test_multi_variant_allows_simultaneous_starts():
 
 
 def test_never_finishing_within_max_run_steps():
-    d = base_dict()
-    d["placement"]["performance"]["types"]["B"] = {"base": 0.5 / semantics.MAX_RUN_STEPS}
+    # type B at 1 GPU gains ~1e-6 per step (more than MAX_RUN_STEPS steps); validation requires
+    # that the largest allocation (1024 GPUs: ~2200 steps) can finish, which it does
+    d = base_dict(clusters=[{"capacity": {"cpu": 4, "gpu": 1024, "memory": 8}},
+                            {"capacity": {"cpu": 4, "gpu": 1024, "memory": 5}}])
+    d["placement"]["performance"]["types"]["B"] = {"gpu_scale": 1e6, "curvature": 1.2}
     inst = instance_from_dict(d)
     ev = evaluate_decisions(inst, decisions(FEASIBLE))
     assert ev.constraints() == {"unfinished"}
