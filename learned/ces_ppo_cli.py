@@ -51,6 +51,8 @@ def cmd_train_ces_ppo(args: argparse.Namespace) -> int:
         targs.ent_coef = args.ent_coef
     targs.hidden = args.hidden
     targs.node_head = args.node_head
+    targs.arch = args.arch
+    targs.nodes_mix = tuple(args.nodes_mix or ())
     try:
         targs.check()
     except InputError as exc:
@@ -104,6 +106,11 @@ def add_train_parser(train_sub) -> argparse.ArgumentParser:
     p.add_argument("--hidden", type=_pos_int, default=128, metavar="H", help="encoder width (default 128)")
     p.add_argument("--node-head", action="store_true",
                    help="add the per-node scorer to the mapping head (used by the shipped checkpoints)")
+    p.add_argument("--arch", choices=("flat", "per-node"), default="flat",
+                   help="network: flat (fixed node count, default) or per-node (any node count; the shipped "
+                        "checkpoints)")
+    p.add_argument("--nodes-mix", type=_pos_int, nargs="+", metavar="N",
+                   help="physical node counts of the training instances, cycled by seed (e.g. 10 20)")
     bc = p.add_argument_group("behaviour-cloning warm start from the exact optimum (a deviation from the thesis)")
     bc.add_argument("--bc-instances", type=_nonneg_int, default=0, metavar="K",
                     help="training instances solved exactly (mapping-exact, composite) and replayed before PPO "

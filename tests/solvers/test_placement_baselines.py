@@ -63,10 +63,10 @@ def test_feasible_seeded_and_reported_objective_is_the_referees(name, preset, ov
     assert a.stats["mean_completion_time"] == pytest.approx(ev.objectives["mean_completion_time"])
 
 
-@pytest.mark.parametrize("name", BASELINES + ["optimus:per-unit", "tiresias:elastic"])
+@pytest.mark.parametrize("name", BASELINES + ["optimus:bounded", "tiresias:minimum"])
 def test_tiny_instance(name):
     name, _, opt = name.partition(":")
-    params = {"gain": "per-unit"} if opt == "per-unit" else {"elastic": True} if opt == "elastic" else {}
+    params = {"gain": "drop", "fit": "bounded"} if opt == "bounded" else {"elastic": False} if opt == "minimum" else {}
     inst = _tiny()
     res = registry.solve(inst, name, seed=0, **params)
     assert res.status == "feasible"
@@ -100,7 +100,7 @@ def test_allocation_styles():
 
 def test_optimus_fits_the_authors_speed_form():
     inst = generate("placement", "synthetic-3", seed=0, num_tasks=24)
-    res = registry.solve(inst, "optimus")
+    res = registry.solve(inst, "optimus", fit="bounded")
     model = res.stats["speed_model"]
     assert set(model) == {"ic", "lm"} and all(len(v) == 5 and min(v) >= 0 for v in model.values())
     # the fitted curve follows the simulator's noise-free one-step speed at progress 0
@@ -114,6 +114,28 @@ def test_optimus_fits_the_authors_speed_form():
     j_ic = next(j for j, t in enumerate(p.tasks) if t.type == "ic")
     assert pb.optimus_speed((2, 1), *model["ic"]) == pytest.approx(
         pb.semantics.increment(p, j_ic, 2, 1, 0.0), rel=0.1)
+
+
+def test_optimus_default_is_the_authors_unbounded_fit_and_per_unit_gain():
+    """The default Optimus is the authors' (calibration, docs/calibration.md): unbounded least
+    squares over the whole grid, zero speeds below the minimum included (so coefficients may
+    be negative), and the per-unit gain; the earlier behaviour stays under parameters."""
+    inst = generate("placement", "synthetic-3", seed=0, num_tasks=24)
+    default = registry.solve(inst, "optimus")
+    assert default.solution.decisions == registry.solve(inst, "optimus", fit="authors",
+                                                        gain="per-unit").solution.decisions
+    assert min(min(v) for v in default.stats["speed_model"].values()) < 0
+    bounded = registry.solve(inst, "optimus", fit="bounded", gain="drop")
+    assert min(min(v) for v in bounded.stats["speed_model"].values()) >= 0
+    assert evaluate(inst, default.solution).feasible and evaluate(inst, bounded.solution).feasible
+    assert "fit" in registry.get("optimus").params and "fit" in registry.get("optimus-np").params
+
+
+def test_tiresias_default_is_the_authors_elastic_call():
+    inst = generate("placement", "synthetic-3", seed=3, num_tasks=40)
+    default = registry.solve(inst, "tiresias").solution.decisions
+    assert default == registry.solve(inst, "tiresias", elastic=True).solution.decisions
+    assert default != registry.solve(inst, "tiresias", elastic=False).solution.decisions
 
 
 def test_fit_optimus_recovers_known_coefficients():
@@ -164,6 +186,9 @@ def test_parameters_and_errors():
     with pytest.raises(InputError) as exc:
         registry.solve(inst, "tiresias", elastic="yes")
     assert exc.value.field == "params.elastic"
+    with pytest.raises(InputError) as exc:
+        registry.solve(inst, "optimus", fit="least-squares")
+    assert exc.value.field == "params.fit"
     with pytest.raises(InputError) as exc:
         registry.solve(inst, "min", anything=1)
     assert exc.value.field == "params.anything"
