@@ -309,21 +309,31 @@ class OptimusPolicy:
         reps: dict[int, int] = {}
         for j in range(sim.num_tasks):
             reps.setdefault(sim.type_index[j], j)
-        authors = self.fit == "authors"
+        authors = self.fit in ("authors", "authors-transposed")
+        # "authors-transposed" replays the authors' pre-run as written: their speed table is
+        # indexed [cpu, gpu] and flattened row-major, but paired with CPU counts that vary
+        # fastest, so each observation at (c, g) is fitted as if taken at (g, c) (on their
+        # square grid 0..16 x 0..16; here 0..max capacity in both)
+        transposed = self.fit == "authors-transposed"
+        hi_c = hi_g = max(self.max_c, self.max_g)
+        if not transposed:
+            hi_c, hi_g = self.max_c, self.max_g
         for ti, j in sorted(reps.items()):
             cs, gs, ss = [], [], []
             k = 0
             # the authors profile the whole grid 0..16 x 0..16 (zero speed below the minimum);
             # the bounded fit only the feasible part
             lo_c, lo_g = (0, 0) if authors else (max(sim.min_cpu[j], 0), max(sim.min_gpu[j], 0))
-            for c in range(lo_c, self.max_c + 1):
-                for g in range(lo_g, self.max_g + 1):
+            for c in range(lo_c, hi_c + 1):
+                for g in range(lo_g, hi_g + 1):
                     if c + g <= 0 and not authors:
                         continue
                     cs.append(c)
                     gs.append(g)
                     ss.append(sim.probe(j, c, g, k=k))  # one observed step of a fresh profiling run
                     k += 1
+            if transposed:
+                cs, gs = gs, cs
             params = fit_optimus(np.array(cs), np.array(gs), np.array(ss), bounded=not authors)
             self.params[sim.type_names[ti]] = [float(x) for x in params]
             cc, gg = np.meshgrid(np.maximum(np.arange(self.max_c + 1), 1e-3),
@@ -641,10 +651,13 @@ _register_min_policy("sjf", SjfPolicy, "ORACLE shortest-job-first (true duration
 _OPTIMUS_PARAMS = {"gain": "'per-unit' (default: the estimated remaining-time drop divided by the units held, as the "
                            "authors' code) or 'drop' (the drop itself, as the Optimus paper: the earlier default)"}
 _OPTIMUS_PARAMS["fit"] = ("'authors' (default: the authors' pre-run: unbounded least squares over the whole grid, "
-                          "zero speeds below the minimum included) or 'bounded' (coefficients >= 0, feasible grid "
-                          "only: the suite's earlier default)")
+                          "zero speeds below the minimum included), 'authors-transposed' (their pre-run as their code "
+                          "runs it: CPU and GPU counts swapped against the observations, which reproduces their "
+                          "saved figures, docs/calibration.md) or 'bounded' (coefficients >= 0, feasible grid only: "
+                          "the suite's earlier default)")
 _OPTIMUS_SPEC = {"gain": ("per-unit", lambda v: v in ("drop", "per-unit"), "'drop' or 'per-unit'"),
-                 "fit": ("authors", lambda v: v in ("authors", "bounded"), "'authors' or 'bounded'")}
+                 "fit": ("authors", lambda v: v in ("authors", "authors-transposed", "bounded"),
+                         "'authors', 'authors-transposed' or 'bounded'")}
 _TIRESIAS_PARAMS = {"elastic": "bool, default True (the authors' call, which made their saved figures): after the "
                                "minimum GPUs, hand out the remaining GPUs one at a time by least attained service; "
                                "False: minimum GPUs only (the paper's wording, the suite's earlier default)"}

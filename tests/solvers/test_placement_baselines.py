@@ -131,6 +131,19 @@ def test_optimus_default_is_the_authors_unbounded_fit_and_per_unit_gain():
     assert "fit" in registry.get("optimus").params and "fit" in registry.get("optimus-np").params
 
 
+def test_optimus_authors_transposed_fit_swaps_cpu_and_gpu():
+    """fit="authors-transposed" replays the authors' pre-run, which pairs each observation at
+    (cpu, gpu) with the counts swapped: its model of the GPU-bound type believes CPUs drive the
+    speed (docs/calibration.md); the default fit believes GPUs do."""
+    inst = generate("placement", "synthetic-3", seed=0, num_tasks=24)
+    right = registry.solve(inst, "optimus").stats["speed_model"]["lm"]
+    swapped = registry.solve(inst, "optimus", fit="authors-transposed")
+    assert evaluate(inst, swapped.solution).feasible
+    lm = swapped.stats["speed_model"]["lm"]
+    assert pb.optimus_speed((16.0, 1.0), *lm) > pb.optimus_speed((2.0, 16.0), *lm)
+    assert pb.optimus_speed((16.0, 1.0), *right) < pb.optimus_speed((2.0, 16.0), *right)
+
+
 def test_tiresias_default_is_the_authors_elastic_call():
     inst = generate("placement", "synthetic-3", seed=3, num_tasks=40)
     default = registry.solve(inst, "tiresias").solution.decisions
