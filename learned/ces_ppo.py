@@ -52,10 +52,12 @@ __all__ = ["ARCHS", "CHECKPOINT_DIR", "CHECKPOINT_FORMAT", "DEFAULT_CHECKPOINTS"
 VARIANTS = ("ces-ppo", "ces-ppo-noheur", "ppo-balance")
 CHECKPOINT_DIR = Path(__file__).resolve().parent / "checkpoints"
 #: the shipped checkpoint of each variant (trained with ``edgebench train ces-ppo``, see docs/ces-ppo.md)
+#: (the size-independent per-node networks trained on 10- and 20-node networks; the earlier
+#: 10-node flat checkpoints ``ces-*-thesis.pt`` stay selectable with ``checkpoint=``)
 DEFAULT_CHECKPOINTS = {
-    "ces-ppo": CHECKPOINT_DIR / "ces-ppo-thesis.pt",
-    "ces-ppo-noheur": CHECKPOINT_DIR / "ces-ppo-noheur-thesis.pt",
-    "ppo-balance": CHECKPOINT_DIR / "ces-ppo-balance-thesis.pt",
+    "ces-ppo": CHECKPOINT_DIR / "ces-ppo-mix.pt",
+    "ces-ppo-noheur": CHECKPOINT_DIR / "ces-ppo-noheur-mix.pt",
+    "ppo-balance": CHECKPOINT_DIR / "ces-ppo-balance-mix.pt",
 }
 CHECKPOINT_FORMAT = "edgebench-ces-ppo/1"
 #: logit of a masked action (float32 softmax gives it probability exactly 0)
