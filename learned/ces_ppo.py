@@ -45,7 +45,7 @@ from edgebench.errors import InputError
 from edgebench.learned import checkpoint
 from edgebench.registry import Result, make_result, register
 
-__all__ = ["CHECKPOINT_DIR", "CHECKPOINT_FORMAT", "DEFAULT_CHECKPOINTS", "MASK_LOGIT", "VARIANTS", "DegreeBandwidth",
+__all__ = ["ARCHS", "CHECKPOINT_DIR", "CHECKPOINT_FORMAT", "DEFAULT_CHECKPOINTS", "MASK_LOGIT", "VARIANTS", "DegreeBandwidth",
            "LoadedPolicy", "NODE_FEATURES", "build_network", "decide", "degree_level", "flatten_obs", "load_policy",
            "make_env", "read_checkpoint",
            "obs_dim", "run_policy"]
@@ -54,10 +54,12 @@ __all__ = ["CHECKPOINT_DIR", "CHECKPOINT_FORMAT", "DEFAULT_CHECKPOINTS", "MASK_L
 VARIANTS = ("ces-ppo", "ces-ppo-noheur", "ppo-balance")
 CHECKPOINT_DIR = Path(__file__).resolve().parent / "checkpoints"
 #: the shipped checkpoint of each variant (trained with ``edgebench train ces-ppo``, see docs/ces-ppo.md)
+#: (the size-independent per-node networks trained on 10- and 20-node networks; the earlier
+#: 10-node flat checkpoints ``ces-*-thesis.pt`` stay selectable with ``checkpoint=``)
 DEFAULT_CHECKPOINTS = {
-    "ces-ppo": CHECKPOINT_DIR / "ces-ppo-thesis.pt",
-    "ces-ppo-noheur": CHECKPOINT_DIR / "ces-ppo-noheur-thesis.pt",
-    "ppo-balance": CHECKPOINT_DIR / "ces-ppo-balance-thesis.pt",
+    "ces-ppo": CHECKPOINT_DIR / "ces-ppo-mix.pt",
+    "ces-ppo-noheur": CHECKPOINT_DIR / "ces-ppo-noheur-mix.pt",
+    "ppo-balance": CHECKPOINT_DIR / "ces-ppo-balance-mix.pt",
 }
 CHECKPOINT_FORMAT = "edgebench-ces-ppo/1"
 #: logit of a masked action (float32 softmax gives it probability exactly 0)
@@ -228,9 +230,106 @@ def _n_decision() -> int:
     return len(DECISION_FEATURES)
 
 
-def build_network(max_nodes: int, max_tasks: int, max_levels: int, hidden: int = 128, node_head: bool = False):
-    """A fresh CES-PPO actor-critic (initialised from torch's current RNG); ``node_head`` adds
-    the per-node scorer to the mapping head."""
+#: network architectures: "flat" (fixed node count: the MLP over the flattened, padded
+#: observation) and "per-node" (any node count: one scorer applied to every physical node)
+ARCHS = ("flat", "per-node")
+#: inputs of the per-node network's global encoder: the decision vector and masked mean / max
+#: pools of the node and task features
+GLOBAL_FEATURES = 12 + 3 * 4
+
+
+@functools.lru_cache(maxsize=1)
+def _per_node_class():
+    import torch
+    from torch import nn
+
+    class PerNodeNet(nn.Module):
+        """Size-independent CES-PPO actor-critic. A global encoder reads the decision vector and
+        masked mean / max pools of the node and task features; the mapping logit of physical
+        node p is one shared MLP of (global embedding, p's free CPU / RAM / bandwidth, p's share
+        of the job's placed tasks, p's features minus the node mean), so the same weights score
+        10, 20 or any number of nodes. Bandwidth and value heads read the global embedding.
+        The node and task counts of the flat input are set with :meth:`set_sizes` (padding
+        rows, all zero, are left out of the pools; padded actions are masked by the env)."""
+
+        arch = "per-node"
+
+        def __init__(self, max_nodes: int, max_tasks: int, max_levels: int, hidden: int = 128) -> None:
+            super().__init__()
+            self.max_levels = max_levels
+            self.set_sizes(max_nodes, max_tasks)
+            self.encoder = nn.Sequential(nn.Linear(GLOBAL_FEATURES, hidden), nn.ReLU(),
+                                         nn.Linear(hidden, hidden), nn.ReLU())
+            self.node_score = nn.Sequential(nn.Linear(hidden + 7, 64), nn.ReLU(), nn.Linear(64, 64), nn.ReLU(),
+                                            nn.Linear(64, 1))
+            self.bw_head = nn.Linear(hidden, max_levels)
+            self.value_head = nn.Linear(hidden, 1)
+            for layer, gain in ((self.encoder[0], 2**0.5), (self.encoder[2], 2**0.5), (self.node_score[0], 2**0.5),
+                                (self.node_score[2], 2**0.5), (self.node_score[4], 0.01), (self.bw_head, 0.01),
+                                (self.value_head, 1.0)):
+                nn.init.orthogonal_(layer.weight, gain)
+                nn.init.zeros_(layer.bias)
+
+        def set_sizes(self, max_nodes: int, max_tasks: int) -> None:
+            """The (padded) node and task counts of the observations to come."""
+            self.max_nodes, self.max_tasks = int(max_nodes), int(max_tasks)
+            self.n_actions = max(self.max_nodes, self.max_levels)
+            self.in_dim = obs_dim(self.max_nodes, self.max_tasks)
+
+        @staticmethod
+        def _pool(feats: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
+            w = valid.unsqueeze(-1).to(feats.dtype)
+            mean = (feats * w).sum(1) / w.sum(1).clamp(min=1.0)
+            mx = feats.masked_fill(~valid.unsqueeze(-1), 0.0).amax(1)
+            return torch.cat([mean, mx], dim=-1)
+
+        def _parts(self, x: torch.Tensor):
+            if x.shape[1] != self.in_dim:
+                raise ValueError(f"observation of length {x.shape[1]}, expected {self.in_dim} "
+                                 f"({self.max_nodes} nodes, {self.max_tasks} tasks): call set_sizes")
+            P, T, B = self.max_nodes, self.max_tasks, x.shape[0]
+            nodes = x[:, :P * 3].reshape(B, P, 3)
+            tasks = x[:, P * 3:P * 3 + T * 3].reshape(B, T, 3)
+            start = P * 3 + T * 3
+            placed = x[:, start:start + T * P].reshape(B, T, P).sum(1)
+            dec = x[:, start + T * P:]
+            node_ok = nodes.abs().sum(-1) > 0
+            task_ok = tasks.abs().sum(-1) > 0
+            g = torch.cat([dec, self._pool(nodes, node_ok), self._pool(tasks, task_ok)], dim=-1)
+            share = placed / task_ok.sum(1, keepdim=True).clamp(min=1)
+            return self.encoder(g), nodes, share, node_ok
+
+        def logits_value(self, x: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+            """Masked logits over the env's actions and the state value (as CESPPONet)."""
+            h, nodes, share, node_ok = self._parts(x)
+            B, P = x.shape[0], self.max_nodes
+            w = node_ok.unsqueeze(-1).to(nodes.dtype)
+            centred = nodes - (nodes * w).sum(1, keepdim=True) / w.sum(1, keepdim=True).clamp(min=1.0)
+            feats = torch.cat([h.unsqueeze(1).expand(B, P, h.shape[1]), nodes, share.unsqueeze(-1), centred], -1)
+            fill = torch.full((B, self.n_actions), MASK_LOGIT, dtype=x.dtype)
+            map_l = fill.clone()
+            map_l[:, :P] = self.node_score(feats).squeeze(-1)
+            bw_l = fill.clone()
+            bw_l[:, :self.max_levels] = self.bw_head(h)
+            phase_bw = x[:, self.in_dim - _n_decision()] >= 0.5
+            logits = torch.where(phase_bw.unsqueeze(1), bw_l, map_l)
+            return logits.masked_fill(~mask, MASK_LOGIT), self.value_head(h).squeeze(-1)
+
+        def value(self, x: torch.Tensor) -> torch.Tensor:
+            return self.value_head(self._parts(x)[0]).squeeze(-1)
+
+    return PerNodeNet
+
+
+def build_network(max_nodes: int, max_tasks: int, max_levels: int, hidden: int = 128, node_head: bool = False,
+                  arch: str = "flat"):
+    """A fresh CES-PPO actor-critic (initialised from torch's current RNG). ``arch="flat"``:
+    the fixed-size MLP (``node_head`` adds the per-node scorer to its mapping head);
+    ``arch="per-node"``: the size-independent network (any node count)."""
+    if arch == "per-node":
+        return _per_node_class()(max_nodes, max_tasks, max_levels, hidden)
+    if arch != "flat":
+        raise InputError(f"unknown network architecture {arch!r} (expected {', '.join(ARCHS)})", field="arch")
     return _network_class()(max_nodes, max_tasks, max_levels, hidden, node_head)
 
 
@@ -282,15 +381,36 @@ class LoadedPolicy:
         self.path = path
         self.variant: str = variant
         self.max_nodes, self.max_tasks, self.max_levels = arch.max_nodes, arch.max_tasks, arch.max_levels
+        with checkpoint.reading(path):
+            self.arch: str = str(data.get("arch", "flat"))
+        if self.arch not in ARCHS:
+            raise InputError(f"unknown network architecture {self.arch!r} (known: {', '.join(ARCHS)})",
+                             file=str(path), field="checkpoint.arch")
         self.net = checkpoint.build_checked(
-            lambda: build_network(arch.max_nodes, arch.max_tasks, arch.max_levels, arch.hidden, arch.node_head),
+            lambda: build_network(arch.max_nodes, arch.max_tasks, arch.max_levels, arch.hidden, arch.node_head,
+                                  self.arch),
             data.get("model"), file=path, field="checkpoint.model")
         self.net.eval()
         self.meta = {k: data.get(k) for k in ("args", "global_step", "eval", "preset", "params")}
 
-    def fits(self, instance) -> str | None:
-        """None when the instance fits the network's sizes, else the reason."""
+    def env_sizes(self, instance) -> dict[str, int]:
+        """The env sizes to play ``instance`` with. Flat network: the checkpoint's. Per-node
+        network: the instance's node count (no padding) and at least the checkpoint's task
+        count (the decision vector normalises the job's size by it)."""
+        if self.arch != "per-node":
+            return {"max_nodes": self.max_nodes, "max_tasks": self.max_tasks, "max_levels": self.max_levels}
         m = instance.mapping
+        return {"max_nodes": len(m.nodes), "max_tasks": max(self.max_tasks, max(len(j.tasks) for j in m.jobs)),
+                "max_levels": self.max_levels}
+
+    def fits(self, instance) -> str | None:
+        """None when the network can play the instance, else the reason (the per-node network
+        plays any node and task count; the flat one only up to its checkpoint's sizes)."""
+        m = instance.mapping
+        if self.arch == "per-node":
+            if m.objective.bandwidth_levels > self.max_levels:
+                return f"{m.objective.bandwidth_levels} bandwidth levels > the checkpoint's {self.max_levels}"
+            return None
         if len(m.nodes) > self.max_nodes:
             return f"{len(m.nodes)} physical nodes > the checkpoint's {self.max_nodes}"
         big = max(len(j.tasks) for j in m.jobs)
@@ -333,8 +453,10 @@ def run_policy(policy: LoadedPolicy, instance, *, greedy: bool = True, seed: int
     torch.Generator) or one seeded with ``seed``."""
     import torch
 
-    env = make_env(policy.variant, instance, max_nodes=policy.max_nodes, max_tasks=policy.max_tasks,
-                   max_levels=policy.max_levels)
+    sizes = policy.env_sizes(instance)
+    env = make_env(policy.variant, instance, **sizes)
+    if policy.arch == "per-node":
+        policy.net.set_sizes(sizes["max_nodes"], sizes["max_tasks"])
     gen = None
     if not greedy:
         gen = generator if generator is not None else torch.Generator().manual_seed(int(seed))

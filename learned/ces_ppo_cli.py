@@ -51,6 +51,8 @@ def cmd_train_ces_ppo(args: argparse.Namespace) -> int:
         targs.ent_coef = args.ent_coef
     targs.hidden = args.hidden
     targs.node_head = args.node_head
+    targs.arch = args.arch
+    targs.nodes_mix = tuple(args.nodes_mix or ())
     try:
         targs.check()
     except InputError as exc:
@@ -104,6 +106,11 @@ def add_train_parser(train_sub) -> argparse.ArgumentParser:
     p.add_argument("--hidden", type=_pos_int, default=128, metavar="H", help="encoder width (default 128)")
     p.add_argument("--node-head", action="store_true",
                    help="add the per-node scorer to the mapping head (used by the shipped checkpoints)")
+    p.add_argument("--arch", choices=("flat", "per-node"), default="flat",
+                   help="network: flat (fixed node count, default) or per-node (any node count; the shipped "
+                        "checkpoints)")
+    p.add_argument("--nodes-mix", type=_pos_int, nargs="+", metavar="N",
+                   help="physical node counts of the training instances, cycled by seed (e.g. 10 20)")
     bc = p.add_argument_group("behaviour-cloning warm start from the exact optimum (a deviation from the thesis)")
     bc.add_argument("--bc-instances", type=_nonneg_int, default=0, metavar="K",
                     help="training instances solved exactly (mapping-exact, composite) and replayed before PPO "
@@ -126,7 +133,7 @@ COMPARED = (("ces-ppo", "ces-ppo", {}), ("ces-ppo-noheur", "ces-ppo-noheur", {})
 
 
 def compare(sizes=range(3, 9), seeds=range(42, 72), *, samples: int = 0, time_limit: float = 60.0,
-            out: str | None = None, log=print) -> list[dict]:
+            out: str | None = None, log=print, nodes=(10,), exact: bool = True) -> list[dict]:
     """Every solver of :data:`COMPARED` (and ``ces-ppo`` with ``samples=K`` when ``samples``)
     on the thesis preset with ``task_nodes`` = each size and generator seeds ``seeds``;
     objectives from the referee, gap to the exact composite optimum. Returns the rows (and
@@ -141,29 +148,28 @@ def compare(sizes=range(3, 9), seeds=range(42, 72), *, samples: int = 0, time_li
     from edgebench.referee import evaluate
 
     torch.set_num_threads(1)
-    solvers = list(COMPARED)
+    solvers = [c for c in COMPARED if exact or c[1] != "mapping-exact"]
     if samples:
         solvers.insert(1, (f"ces-ppo-s{samples}", "ces-ppo", {"samples": samples}))
     rows = []
-    for n in sizes:
-        for s in seeds:
-            inst = generate("mapping", "thesis", seed=s, task_nodes=n)
-            got = {}
-            for label, name, params in solvers:
-                t0 = time.perf_counter()
-                res = registry.solve(inst, name, seed=0, time_limit=time_limit, **params)
-                dt = time.perf_counter() - t0
-                ev = evaluate(inst, res.solution) if res.solution.mapping is not None else None
-                o = ev.objectives if ev is not None and ev.feasible else {}
-                got[label] = o.get("composite")
-                rows.append({"size": n, "seed": s, "solver": label, "status": res.status,
-                             "composite": o.get("composite"), "L": o.get("L"), "D_BW": o.get("D_BW"),
-                             "seconds": dt, "decisions": res.stats.get("decisions")})
-            best = got.get("mapping-exact")
-            for r in rows[-len(solvers):]:
-                r["gap"] = None if best is None or r["composite"] is None else (best - r["composite"]) / best
-        if log:
-            log(f"size {n} done")
+    for P, n, s in ((P, n, s) for P in nodes for n in sizes for s in seeds):
+        inst = generate("mapping", "thesis", seed=s, task_nodes=n, **({} if P == 10 else {"nodes": P}))
+        got = {}
+        for label, name, params in solvers:
+            t0 = time.perf_counter()
+            res = registry.solve(inst, name, seed=0, time_limit=time_limit, **params)
+            dt = time.perf_counter() - t0
+            ev = evaluate(inst, res.solution) if res.solution.mapping is not None else None
+            o = ev.objectives if ev is not None and ev.feasible else {}
+            got[label] = o.get("composite")
+            rows.append({"nodes": P, "size": n, "seed": s, "solver": label, "status": res.status,
+                         "composite": o.get("composite"), "L": o.get("L"), "D_BW": o.get("D_BW"),
+                         "seconds": dt, "decisions": res.stats.get("decisions")})
+        best = got.get("mapping-exact")
+        for r in rows[-len(solvers):]:
+            r["gap"] = None if best is None or r["composite"] is None else (best - r["composite"]) / best
+        if log and s == seeds[-1]:
+            log(f"{P} nodes, size {n} done")
     if out:
         with open(out, "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=list(rows[0]))
@@ -177,6 +183,10 @@ def markdown_tables(rows: list[dict]) -> str:
     import numpy as np
 
     labels = list(dict.fromkeys(r["solver"] for r in rows))
+    node_counts = sorted({r.get("nodes", 10) for r in rows})
+    if len(node_counts) > 1:  # one table per node count
+        return "\n\n".join(f"**{P} physical nodes**\n\n" + markdown_tables([r for r in rows if r.get("nodes", 10) == P])
+                             for P in node_counts)
     sizes = sorted({r["size"] for r in rows})
 
     def cell(rs):
@@ -189,6 +199,8 @@ def markdown_tables(rows: list[dict]) -> str:
     for n in sizes + ["all"]:
         sel = [r for r in rows if n == "all" or r["size"] == n]
         lines.append(f"| {n} | " + " | ".join(cell([r for r in sel if r["solver"] == lab]) for lab in labels) + " |")
+    if not any(r["gap"] is not None for r in rows):
+        return "\n".join(lines)
     lines += ["", "| mean gap to the exact composite optimum | " + " | ".join(labels) + " |",
               "|---" * (len(labels) + 1) + "|"]
     for n in sizes + ["all"]:
@@ -209,9 +221,12 @@ def _main(argv=None) -> int:
     c.add_argument("--first-seed", type=_nonneg_int, default=42)
     c.add_argument("--samples", type=_nonneg_int, default=0, help="also ces-ppo with samples=K")
     c.add_argument("--out", default=None, help="CSV of every run")
+    c.add_argument("--nodes", type=_pos_int, nargs="+", default=[10], help="physical node counts (default 10)")
+    c.add_argument("--no-exact", action="store_true", help="leave mapping-exact (and the gap table) out")
     a = p.parse_args(argv)
     lo, hi = (int(x) for x in a.sizes.split("-"))
-    rows = compare(range(lo, hi + 1), range(a.first_seed, a.first_seed + a.seeds), samples=a.samples, out=a.out)
+    rows = compare(range(lo, hi + 1), range(a.first_seed, a.first_seed + a.seeds), samples=a.samples, out=a.out,
+                   nodes=tuple(a.nodes), exact=not a.no_exact)
     print(markdown_tables(rows))
     return 0
 

@@ -113,7 +113,9 @@ class Args:
     max_grad_norm: float = 0.5
     target_kl: float | None = None
     hidden: int = 128
-    node_head: bool = False             # add the per-node scorer to the mapping head
+    node_head: bool = False             # add the per-node scorer to the mapping head (arch "flat")
+    arch: str = "flat"                  # "flat" (fixed node count) or "per-node" (any node count)
+    nodes_mix: tuple[int, ...] = ()     # physical node counts of the training instances (cycled); () = preset's
     lambda_h_start: float = 0.8
     lambda_h_end: float = 0.1
     eval_seeds: int = 20                # held-out instances, generator seeds eval_seed_base + i
@@ -143,6 +145,13 @@ class Args:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0:
                 raise InputError(f"{name} must be a positive number, got {v!r}", field=name)
+        if self.arch not in ces_ppo.ARCHS:
+            raise InputError(f"unknown network architecture {self.arch!r} (expected {', '.join(ces_ppo.ARCHS)})",
+                             field="arch")
+        if not isinstance(self.nodes_mix, (tuple, list)) or any(
+                isinstance(v, bool) or not isinstance(v, int) or v < 1 for v in self.nodes_mix):
+            raise InputError(f"nodes_mix must be a list of positive integers, got {self.nodes_mix!r}",
+                             field="nodes_mix")
         if (self.num_envs * self.num_steps) % self.num_minibatches:
             raise InputError("num_envs * num_steps must be a multiple of num_minibatches", field="num_minibatches")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
@@ -302,16 +311,24 @@ def training_seed(rng: np.random.Generator, args: Args) -> int:
 
 
 def _instance(args: Args, seed: int):
+    """The training / evaluation instance of a generator seed; with ``nodes_mix`` its node
+    count is ``nodes_mix[seed % len(nodes_mix)]`` (a function of the seed)."""
     from edgebench.instances.generators import generate
 
-    return generate("mapping", args.preset, seed=seed, **args.params)
+    params = dict(args.params)
+    if args.nodes_mix:
+        params["nodes"] = int(args.nodes_mix[seed % len(args.nodes_mix)])
+    return generate("mapping", args.preset, seed=seed, **params)
 
 
 def _sizes(args: Args) -> dict[str, int]:
+    """Env sizes of training: the preset's, with room for the largest node count of ``nodes_mix``
+    (smaller networks are padded; the per-node network ignores the padding)."""
     from edgebench.learned.envs.mapping import MappingEnv
 
     probe = MappingEnv(preset=args.preset, params=args.params)
-    return {"max_nodes": probe.max_nodes, "max_tasks": probe.max_tasks, "max_levels": probe.max_levels}
+    nodes = max([probe.max_nodes, *args.nodes_mix])
+    return {"max_nodes": nodes, "max_tasks": probe.max_tasks, "max_levels": probe.max_levels}
 
 
 def evaluate_network(net, variant: str, sizes: dict[str, int], instances) -> dict[str, Any]:
@@ -523,7 +540,7 @@ def behaviour_clone(net, data: dict[str, Any], args: Args, log=None) -> dict[str
 
 def _save(path: Path, net, optimizer, args: Args, sizes, state: dict[str, Any]) -> None:
     data = {"format": ces_ppo.CHECKPOINT_FORMAT, "variant": args.variant, "sizes": dict(sizes),
-            "hidden": args.hidden, "node_head": args.node_head, "model": net.state_dict(),
+            "hidden": args.hidden, "node_head": args.node_head, "arch": args.arch, "model": net.state_dict(),
             "optimizer": optimizer.state_dict(),
             "args": asdict(args), "preset": args.preset, "params": dict(args.params), **state}
     checkpoint.save_checkpoint(path, data)
@@ -558,7 +575,7 @@ def _train(args: Args, out: Path, resume: bool, log, tensorboard: bool) -> dict[
     torch.manual_seed(args.seed)
     sizes = _sizes(args)
     net = ces_ppo.build_network(sizes["max_nodes"], sizes["max_tasks"], sizes["max_levels"], args.hidden,
-                                args.node_head)
+                                args.node_head, args.arch)
     optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5)
     seed_rng = np.random.default_rng([args.seed, 0xCE5])
     eval_instances = [_instance(args, args.eval_seed_base + i) for i in range(args.eval_seeds)]
@@ -569,7 +586,7 @@ def _train(args: Args, out: Path, resume: bool, log, tensorboard: bool) -> dict[
     if resume and ckpt_path.is_file():
         data = ces_ppo.read_checkpoint(ckpt_path)  # data only (learned/checkpoint.py)
         if (data.get("variant") != args.variant or data.get("sizes") != sizes or data.get("hidden") != args.hidden
-                or bool(data.get("node_head", False)) != args.node_head):
+                or bool(data.get("node_head", False)) != args.node_head or data.get("arch", "flat") != args.arch):
             raise InputError("the checkpoint to resume is of another variant or size", file=str(ckpt_path),
                              field="variant")
         checkpoint.load_state(net, data.get("model"), file=ckpt_path, field="checkpoint.model")

@@ -6,18 +6,20 @@ by the referee); the modelling choices and where they differ from the authors' c
 
 * ``optimus``: a speed model ``speed = 1 / (a/w + b + c*w/p + d*w + e*p)`` (p = CPU,
   w = GPU) fitted per task type with ``scipy.optimize.curve_fit`` to the progress the
-  simulator shows a profiling run (one step from progress 0 at every allocation, noise
-  included, as the authors' pre-run); every step each cluster admits the earliest pending
-  task whose minimum fits, resets its tasks to their minimum and hands out one CPU or GPU at
-  a time to the task whose estimated remaining time ``(1 - progress) / speed`` drops most,
-  until no gain is positive or the resources run out. Re-allocates every step (pays the
-  switching overhead).
+  simulator shows a profiling run (one step from progress 0 at every allocation of the grid
+  0..capacity, noise included, zero below the minimum, unbounded least squares: the authors'
+  pre-run; ``fit="bounded"``: coefficients >= 0 on the feasible grid); every step each
+  cluster admits the earliest pending task whose minimum fits, resets its tasks to their
+  minimum and hands out one CPU or GPU at a time to the task whose estimated remaining time
+  ``(1 - progress) / speed`` drops most per unit of that resource it holds (the authors'
+  ``gain="per-unit"``; ``gain="drop"``: the drop itself), until no gain is positive or the
+  resources run out. Re-allocates every step (pays the switching overhead).
 * ``optimus-np``: the same model and greedy, applied only to the tasks started in the step
   over the free resources; allocations are fixed for a task's life.
 * ``tiresias``: preemptive two-level least-attained-service on attained GPU-steps: the
   threshold is the median attained service of the cluster's tasks (queue 0: at most the
   median), FIFO by start step within a queue; tasks get their minimum GPUs in priority order
-  (``elastic=True``: then the remaining GPUs one at a time, the authors' default), the CPUs
+  (``elastic=True``, the default: then the remaining GPUs one at a time, the authors' call), the CPUs
   are split evenly among the tasks holding GPUs; a task left without GPUs is paused (0, 0).
   A new task is admitted when this allocation gives it resources (it may preempt).
 * ``tiresias-np``: non-preemptive: waiting tasks (all with zero attained service) start in
@@ -245,17 +247,30 @@ def optimus_speed(X, a, b, c, d, e):
     return 1.0 / (a / w + b + c * w / p + d * w + e * p)
 
 
-def fit_optimus(cpu: np.ndarray, gpu: np.ndarray, speed: np.ndarray) -> np.ndarray:
-    """Fit (a, b, c, d, e) >= 0 of :func:`optimus_speed` to observed speeds (progress per
-    step) with ``scipy.optimize.curve_fit`` (trust region reflective, started from the
-    non-negative least-squares fit of 1/speed, which is linear in the coefficients).
-    Zero-speed observations (below a type's minimum) are dropped; a zero GPU or CPU count
-    is read as 0.001 (the authors' guard against division by zero)."""
+def fit_optimus(cpu: np.ndarray, gpu: np.ndarray, speed: np.ndarray, *, bounded: bool = True) -> np.ndarray:
+    """Fit (a, b, c, d, e) of :func:`optimus_speed` to observed speeds (progress per step)
+    with ``scipy.optimize.curve_fit``; a zero GPU or CPU count is read as 0.001 (the authors'
+    guard against division by zero).
+
+    ``bounded`` (``fit="bounded"``): coefficients >= 0, zero-speed observations (below a
+    type's minimum) dropped, started from the non-negative least-squares fit of 1/speed.
+    Otherwise (``fit="authors"``, the authors' pre-run): unbounded least squares over every
+    observation, zero speeds included, from ``p0 = 1``; if that fit fails the bounded one is
+    used."""
     from scipy.optimize import curve_fit, nnls
 
     p = np.maximum(np.asarray(cpu, dtype=float), 1e-3)
     w = np.maximum(np.asarray(gpu, dtype=float), 1e-3)
     s = np.asarray(speed, dtype=float)
+    if not bounded:
+        try:
+            with np.errstate(all="ignore"):
+                params, _ = curve_fit(optimus_speed, (p, w), s, p0=np.ones(5),
+                                      bounds=(np.full(5, -np.inf), np.full(5, np.inf)), maxfev=20000)
+            if np.all(np.isfinite(params)):
+                return np.asarray(params, dtype=float)
+        except (RuntimeError, ValueError):  # pragma: no cover - fall back to the bounded fit
+            pass
     keep = s > 1e-12
     p, w, s = p[keep], w[keep], s[keep]
     if s.size == 0:
@@ -275,9 +290,11 @@ def fit_optimus(cpu: np.ndarray, gpu: np.ndarray, speed: np.ndarray) -> np.ndarr
 class OptimusPolicy:
     """Optimus (see the module docstring). ``preemptive`` False is ``optimus-np``."""
 
-    def __init__(self, *, preemptive: bool = True, gain: str = "drop", runnable: list[set[int]] | None = None):
+    def __init__(self, *, preemptive: bool = True, gain: str = "per-unit", fit: str = "authors",
+                 runnable: list[set[int]] | None = None):
         self.preemptive = preemptive
         self.gain = gain
+        self.fit = fit
         self.runnable = runnable
         self.params: dict[str, list[float]] = {}
 
@@ -292,18 +309,32 @@ class OptimusPolicy:
         reps: dict[int, int] = {}
         for j in range(sim.num_tasks):
             reps.setdefault(sim.type_index[j], j)
+        authors = self.fit in ("authors", "authors-transposed")
+        # "authors-transposed" replays the authors' pre-run as written: their speed table is
+        # indexed [cpu, gpu] and flattened row-major, but paired with CPU counts that vary
+        # fastest, so each observation at (c, g) is fitted as if taken at (g, c) (on their
+        # square grid 0..16 x 0..16; here 0..max capacity in both)
+        transposed = self.fit == "authors-transposed"
+        hi_c = hi_g = max(self.max_c, self.max_g)
+        if not transposed:
+            hi_c, hi_g = self.max_c, self.max_g
         for ti, j in sorted(reps.items()):
             cs, gs, ss = [], [], []
             k = 0
-            for c in range(max(sim.min_cpu[j], 0), self.max_c + 1):
-                for g in range(max(sim.min_gpu[j], 0), self.max_g + 1):
-                    if c + g <= 0:
+            # the authors profile the whole grid 0..16 x 0..16 (zero speed below the minimum);
+            # the bounded fit only the feasible part
+            lo_c, lo_g = (0, 0) if authors else (max(sim.min_cpu[j], 0), max(sim.min_gpu[j], 0))
+            for c in range(lo_c, hi_c + 1):
+                for g in range(lo_g, hi_g + 1):
+                    if c + g <= 0 and not authors:
                         continue
                     cs.append(c)
                     gs.append(g)
                     ss.append(sim.probe(j, c, g, k=k))  # one observed step of a fresh profiling run
                     k += 1
-            params = fit_optimus(np.array(cs), np.array(gs), np.array(ss))
+            if transposed:
+                cs, gs = gs, cs
+            params = fit_optimus(np.array(cs), np.array(gs), np.array(ss), bounded=not authors)
             self.params[sim.type_names[ti]] = [float(x) for x in params]
             cc, gg = np.meshgrid(np.maximum(np.arange(self.max_c + 1), 1e-3),
                                  np.maximum(np.arange(self.max_g + 1), 1e-3), indexing="ij")
@@ -421,7 +452,7 @@ class OptimusPolicy:
 class TiresiasPolicy:
     """Tiresias (see the module docstring). ``preemptive`` False is ``tiresias-np``."""
 
-    def __init__(self, *, preemptive: bool = True, elastic: bool = False, runnable: list[set[int]] | None = None):
+    def __init__(self, *, preemptive: bool = True, elastic: bool = True, runnable: list[set[int]] | None = None):
         self.preemptive = preemptive
         self.elastic = elastic
         self.runnable = runnable
@@ -617,12 +648,20 @@ _register_min_policy("placement-fifo", FifoPolicy, "Earliest arrived pending tas
 _register_min_policy("sjf", SjfPolicy, "ORACLE shortest-job-first (true durations from the instance), "
                                        "minimum allocation")
 
-_OPTIMUS_PARAMS = {"gain": "'drop' (default: estimated remaining-time drop) or 'per-unit' (drop divided by the "
-                           "units held, as the authors' code)"}
-_OPTIMUS_SPEC = {"gain": ("drop", lambda v: v in ("drop", "per-unit"), "'drop' or 'per-unit'")}
-_TIRESIAS_PARAMS = {"elastic": "bool, default False: after the minimum GPUs, hand out the remaining GPUs one at a "
-                               "time by least attained service (the authors' default call)"}
-_TIRESIAS_SPEC = {"elastic": (False, _bool, "a boolean")}
+_OPTIMUS_PARAMS = {"gain": "'per-unit' (default: the estimated remaining-time drop divided by the units held, as the "
+                           "authors' code) or 'drop' (the drop itself, as the Optimus paper: the earlier default)"}
+_OPTIMUS_PARAMS["fit"] = ("'authors' (default: the authors' pre-run: unbounded least squares over the whole grid, "
+                          "zero speeds below the minimum included), 'authors-transposed' (their pre-run as their code "
+                          "runs it: CPU and GPU counts swapped against the observations, which reproduces their "
+                          "saved figures, docs/calibration.md) or 'bounded' (coefficients >= 0, feasible grid only: "
+                          "the suite's earlier default)")
+_OPTIMUS_SPEC = {"gain": ("per-unit", lambda v: v in ("drop", "per-unit"), "'drop' or 'per-unit'"),
+                 "fit": ("authors", lambda v: v in ("authors", "authors-transposed", "bounded"),
+                         "'authors', 'authors-transposed' or 'bounded'")}
+_TIRESIAS_PARAMS = {"elastic": "bool, default True (the authors' call, which made their saved figures): after the "
+                               "minimum GPUs, hand out the remaining GPUs one at a time by least attained service; "
+                               "False: minimum GPUs only (the paper's wording, the suite's earlier default)"}
+_TIRESIAS_SPEC = {"elastic": (True, _bool, "a boolean")}
 
 
 @register("optimus", families=("placement",), kind="heuristic", params=_OPTIMUS_PARAMS,
@@ -632,7 +671,8 @@ def solve_optimus(instance: Instance, *, time_limit: float | None = None, seed: 
     started = time.perf_counter()
     opts = _parse("optimus", params, _OPTIMUS_SPEC)
     return run_episode(instance, "optimus",
-                       lambda sim, rng, runnable: OptimusPolicy(preemptive=True, gain=opts["gain"], runnable=runnable),
+                       lambda sim, rng, runnable: OptimusPolicy(preemptive=True, gain=opts["gain"], fit=opts["fit"],
+                                                                runnable=runnable),
                        at_minimum=False, time_limit=time_limit, seed=seed, params=params, started=started)
 
 
@@ -643,7 +683,7 @@ def solve_optimus_np(instance: Instance, *, time_limit: float | None = None, see
     started = time.perf_counter()
     opts = _parse("optimus-np", params, _OPTIMUS_SPEC)
     return run_episode(instance, "optimus-np",
-                       lambda sim, rng, runnable: OptimusPolicy(preemptive=False, gain=opts["gain"],
+                       lambda sim, rng, runnable: OptimusPolicy(preemptive=False, gain=opts["gain"], fit=opts["fit"],
                                                                 runnable=runnable),
                        at_minimum=False, time_limit=time_limit, seed=seed, params=params, started=started)
 

@@ -201,18 +201,16 @@ def test_shipped_checkpoints(name):
     pol = ces_ppo.load_policy(path)
     assert pol.variant == name
     rec = pol.meta["eval"]
-    # the documented training commands (docs/ces-ppo.md): BC warm start for ces-ppo and its
-    # ablation, pure PPO for PPO-Balance
     raw = ces_ppo.read_checkpoint(path)
-    if name == "ppo-balance":
-        assert raw["args"].get("bc_instances", 0) == 0 and raw.get("bc") is None
-    else:
-        assert raw["args"]["bc_instances"] == 2000 and raw["args"]["bc_epochs"] == 60
-        assert raw["args"]["ent_coef"] == 0.001 and raw["global_step"] == 39936
-        assert raw["bc"]["decisions"] > 20000 and raw["bc"]["eval_composite"] > 0.89
-    seeds = rec["seeds"][:4]
+    # the documented training commands (docs/ces-ppo.md): pure PPO (the thesis procedure, no
+    # warm start), the size-independent per-node network, 10- and 20-node training networks
+    assert raw["arch"] == "per-node" and tuple(raw["args"]["nodes_mix"]) == (10, 20)
+    assert raw["args"].get("bc_instances", 0) == 0 and raw.get("bc") is None
+    assert raw["global_step"] >= 99000
+    mix = raw["args"]["nodes_mix"]
+    seeds = rec["seeds"][:4]  # alternately 10- and 20-node held-out networks
     for s, want in zip(seeds, rec["per_instance"]):
-        inst = generate("mapping", rec["preset"], seed=s, **rec["params"])
+        inst = generate("mapping", rec["preset"], seed=s, **rec["params"], nodes=mix[s % len(mix)])
         res = registry.solve(inst, name, seed=0)
         ev = evaluate(inst, res.solution)
         assert res.status == "feasible" and ev.feasible
@@ -371,3 +369,67 @@ def test_cli_train(tmp_path, capsys):
     assert ces_ppo.read_checkpoint(tmp_path / "bc" / "checkpoint.pt")["bc"]["complete"] == 2
     rc = main(["train", "ces-ppo", "--steps", "0", "--out", str(tmp_path / "bad2")])  # 0 steps needs BC
     assert rc == 2
+
+
+def _per_node_checkpoint(path, variant="ces-ppo"):
+    torch.manual_seed(0)
+    net = ces_ppo.build_network(**SIZES, hidden=32, arch="per-node")
+    torch.save({"format": ces_ppo.CHECKPOINT_FORMAT, "variant": variant, "sizes": dict(SIZES), "hidden": 32,
+                "node_head": False, "arch": "per-node", "model": net.state_dict()}, path)
+    return net
+
+
+def test_per_node_network_ignores_padding(tmp_path):
+    """The per-node network scores every physical node with the same weights: padding a
+    10-node instance to 20 nodes leaves the 10 real logits unchanged (padding is masked)."""
+    net = _per_node_checkpoint(tmp_path / "pn.pt")
+    inst = generate("mapping", "thesis", seed=5)
+    out = []
+    for nodes in (10, 20):
+        env = ces_ppo.make_env("ces-ppo", inst, max_nodes=nodes, max_tasks=8, max_levels=5)
+        obs, _ = env.reset(seed=0)
+        net.set_sizes(nodes, 8)
+        x = torch.from_numpy(ces_ppo.flatten_obs(obs)).unsqueeze(0)
+        m = torch.from_numpy(obs["action_mask"].astype(bool)).unsqueeze(0)
+        with torch.no_grad():
+            out.append(net.logits_value(x, m))
+    (l10, v10), (l20, v20) = out
+    assert torch.allclose(l10[0, :10], l20[0, :10], atol=1e-5) and torch.allclose(v10, v20, atol=1e-5)
+    assert bool((l20[0, 10:] == ces_ppo.MASK_LOGIT).all())
+    net.set_sizes(12, 8)
+    with pytest.raises(ValueError):
+        net.logits_value(x, m)  # a 20-node observation is not a 12-node one
+
+
+@pytest.mark.parametrize("variant", ces_ppo.VARIANTS)
+def test_per_node_checkpoint_plays_any_node_count(tmp_path, variant):
+    path = tmp_path / f"{variant}.pt"
+    _per_node_checkpoint(path, variant)
+    for nodes in (6, 10, 20, 25):
+        inst = generate("mapping", "thesis", seed=2, nodes=nodes)
+        res = registry.solve(inst, variant, checkpoint=str(path))
+        assert res.status in ("feasible", "infeasible"), (nodes, res.status, res.stats)
+        if res.status == "feasible":
+            assert evaluate(inst, res.solution).feasible
+    # more bandwidth levels than the network's head: a clear status, never a crash
+    inst = generate("mapping", "thesis", seed=2, nodes=20, bandwidth_levels=7)
+    res = registry.solve(inst, variant, checkpoint=str(path))
+    assert res.status == "error" and "bandwidth levels" in res.stats["reason"]
+
+
+def test_training_node_mix(tmp_path):
+    from edgebench.learned.train_ces_ppo import _instance, _sizes
+
+    args = Args(nodes_mix=(10, 20), arch="per-node")
+    args.check()
+    assert [len(_instance(args, s).mapping.nodes) for s in (4, 5, 6)] == [10, 20, 10]
+    assert _sizes(args)["max_nodes"] == 20
+    for bad in ({"nodes_mix": (0,)}, {"arch": "graph"}):
+        with pytest.raises(InputError):
+            Args(**bad).check()
+    summary = train(Args(total_steps=128, num_envs=2, num_steps=64, num_minibatches=2, eval_seeds=2, seed=2,
+                         arch="per-node", nodes_mix=(10, 20)), tmp_path / "mix", log=None, tensorboard=False)
+    data = ces_ppo.read_checkpoint(summary["checkpoint"])
+    assert data["arch"] == "per-node" and data["sizes"]["max_nodes"] == 20
+    inst = generate("mapping", "thesis", seed=3, nodes=20)
+    assert registry.solve(inst, "ces-ppo", checkpoint=summary["checkpoint"]).status in ("feasible", "infeasible")

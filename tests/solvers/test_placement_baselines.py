@@ -62,10 +62,10 @@ def test_feasible_seeded_and_reported_objective_is_the_referees(name, preset, ov
     assert a.stats["mean_completion_time"] == pytest.approx(ev.objectives["mean_completion_time"])
 
 
-@pytest.mark.parametrize("name", BASELINES + ["optimus:per-unit", "tiresias:elastic"])
+@pytest.mark.parametrize("name", BASELINES + ["optimus:bounded", "tiresias:minimum"])
 def test_tiny_instance(name):
     name, _, opt = name.partition(":")
-    params = {"gain": "per-unit"} if opt == "per-unit" else {"elastic": True} if opt == "elastic" else {}
+    params = {"gain": "drop", "fit": "bounded"} if opt == "bounded" else {"elastic": False} if opt == "minimum" else {}
     inst = _tiny()
     res = registry.solve(inst, name, seed=0, **params)
     assert res.status == "feasible"
@@ -99,7 +99,7 @@ def test_allocation_styles():
 
 def test_optimus_fits_the_authors_speed_form():
     inst = generate("placement", "synthetic-3", seed=0, num_tasks=24)
-    res = registry.solve(inst, "optimus")
+    res = registry.solve(inst, "optimus", fit="bounded")
     model = res.stats["speed_model"]
     assert set(model) == {"ic", "lm"} and all(len(v) == 5 and min(v) >= 0 for v in model.values())
     # the fitted curve follows the simulator's noise-free one-step speed at progress 0
@@ -113,6 +113,41 @@ def test_optimus_fits_the_authors_speed_form():
     j_ic = next(j for j, t in enumerate(p.tasks) if t.type == "ic")
     assert pb.optimus_speed((2, 1), *model["ic"]) == pytest.approx(
         pb.semantics.increment(p, j_ic, 2, 1, 0.0), rel=0.1)
+
+
+def test_optimus_default_is_the_authors_unbounded_fit_and_per_unit_gain():
+    """The default Optimus is the authors' (calibration, docs/calibration.md): unbounded least
+    squares over the whole grid, zero speeds below the minimum included (so coefficients may
+    be negative), and the per-unit gain; the earlier behaviour stays under parameters."""
+    inst = generate("placement", "synthetic-3", seed=0, num_tasks=24)
+    default = registry.solve(inst, "optimus")
+    assert default.solution.decisions == registry.solve(inst, "optimus", fit="authors",
+                                                        gain="per-unit").solution.decisions
+    assert min(min(v) for v in default.stats["speed_model"].values()) < 0
+    bounded = registry.solve(inst, "optimus", fit="bounded", gain="drop")
+    assert min(min(v) for v in bounded.stats["speed_model"].values()) >= 0
+    assert evaluate(inst, default.solution).feasible and evaluate(inst, bounded.solution).feasible
+    assert "fit" in registry.get("optimus").params and "fit" in registry.get("optimus-np").params
+
+
+def test_optimus_authors_transposed_fit_swaps_cpu_and_gpu():
+    """fit="authors-transposed" replays the authors' pre-run, which pairs each observation at
+    (cpu, gpu) with the counts swapped: its model of the GPU-bound type believes CPUs drive the
+    speed (docs/calibration.md); the default fit believes GPUs do."""
+    inst = generate("placement", "synthetic-3", seed=0, num_tasks=24)
+    right = registry.solve(inst, "optimus").stats["speed_model"]["lm"]
+    swapped = registry.solve(inst, "optimus", fit="authors-transposed")
+    assert evaluate(inst, swapped.solution).feasible
+    lm = swapped.stats["speed_model"]["lm"]
+    assert pb.optimus_speed((16.0, 1.0), *lm) > pb.optimus_speed((2.0, 16.0), *lm)
+    assert pb.optimus_speed((16.0, 1.0), *right) < pb.optimus_speed((2.0, 16.0), *right)
+
+
+def test_tiresias_default_is_the_authors_elastic_call():
+    inst = generate("placement", "synthetic-3", seed=3, num_tasks=40)
+    default = registry.solve(inst, "tiresias").solution.decisions
+    assert default == registry.solve(inst, "tiresias", elastic=True).solution.decisions
+    assert default != registry.solve(inst, "tiresias", elastic=False).solution.decisions
 
 
 def test_fit_optimus_recovers_known_coefficients():
@@ -163,6 +198,9 @@ def test_parameters_and_errors():
     with pytest.raises(InputError) as exc:
         registry.solve(inst, "tiresias", elastic="yes")
     assert exc.value.field == "params.elastic"
+    with pytest.raises(InputError) as exc:
+        registry.solve(inst, "optimus", fit="least-squares")
+    assert exc.value.field == "params.fit"
     with pytest.raises(InputError) as exc:
         registry.solve(inst, "min", anything=1)
     assert exc.value.field == "params.anything"
