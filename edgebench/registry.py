@@ -61,10 +61,16 @@ class SolverInfo:
     fn: SolveFn = field(repr=False, compare=False)
     #: documented parameters: name -> one line (type, default, choices)
     params: dict[str, str] = field(default_factory=dict, compare=False)
+    #: learned solvers: () -> one dict per shipped checkpoint (preset, variant, algorithm,
+    #: env_steps, sha256, ...); as_dict() lists them under "checkpoints"
+    provenance: Callable[[], list[dict[str, Any]]] | None = field(default=None, repr=False, compare=False)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "families": list(self.families), "kind": self.kind,
-                "description": self.description, "params": dict(self.params)}
+        out = {"name": self.name, "families": list(self.families), "kind": self.kind,
+               "description": self.description, "params": dict(self.params)}
+        if self.provenance is not None:
+            out["checkpoints"] = self.provenance()
+        return out
 
 
 _REGISTRY: dict[str, SolverInfo] = {}
@@ -74,7 +80,8 @@ _loaded = False
 
 
 def register(name: str, *, families: tuple[str, ...] | list[str], kind: str, description: str = "",
-             params: dict[str, str] | None = None):
+             params: dict[str, str] | None = None,
+             provenance: Callable[[], list[dict[str, Any]]] | None = None):
     if kind not in KINDS:
         raise ValueError(f"solver kind must be one of {KINDS}, got {kind!r}")
 
@@ -83,7 +90,7 @@ def register(name: str, *, families: tuple[str, ...] | list[str], kind: str, des
             raise ValueError(f"solver {name!r} registered twice")
         _REGISTRY[name] = SolverInfo(name, tuple(families), kind,
                                      description or (fn.__doc__ or "").strip().split("\n")[0], fn,
-                                     dict(params or {}))
+                                     dict(params or {}), provenance)
         return fn
 
     return deco

@@ -48,7 +48,7 @@ from edgebench.instances.model import Instance
 from edgebench.registry import Result, make_result, register
 
 __all__ = ["ModelConfig", "EnvLayout", "build_graph", "make_model", "act", "act_batch", "void_allowed", "run_episode", "load_checkpoint",
-           "save_checkpoint", "CHECKPOINT_DIR", "default_checkpoint", "masks_from_obs", "graph_arrays", "flat_graph",
+           "save_checkpoint", "CHECKPOINT_DIR", "nearest_checkpoint", "SOLVERS", "masks_from_obs", "graph_arrays", "flat_graph",
            "hetero_attention_layer", "EDGE_TYPES", "NODE_TYPES"]
 
 CHECKPOINT_DIR = Path(__file__).resolve().parent / "checkpoints"
@@ -359,12 +359,13 @@ def make_model(cfg: ModelConfig, lay: EnvLayout):
             return pend, agent
 
         def forward(self, obs: np.ndarray, ids: np.ndarray, masks: torch.Tensor, void_ok: np.ndarray | None = None,
-                    values: bool = True):
+                    values: bool = True, critic_grad: bool = True):
             """Pointer logits (B, N, P+1; the last is void; masked entries NEG), the pointer
             transformer's slot embeddings (B, N, P, d), cluster embeddings (B, N, d), values (B, N).
             ``masks``: bool (B, N, P, C+1, G+1) allocation masks; ``void_ok``: bool (B, N), whether
             the void entry may be chosen (default: always); ``values=False`` skips the critic
-            (zeros)."""
+            (zeros); ``critic_grad=False`` detaches the critic's input (its loss leaves the
+            encoder, i.e. the actor, alone)."""
             pend, clus = self.encode(obs, ids)
             B, N, P, d = pend.shape
             slot_ok = masks.flatten(3).any(-1)  # (B, N, P)
@@ -380,7 +381,8 @@ def make_model(cfg: ModelConfig, lay: EnvLayout):
             ok = torch.cat([slot_ok, vo | ~slot_ok.any(-1, keepdim=True)], -1)
             logits = u.masked_fill(~ok, NEG)
             if values:
-                values = self.critic(torch.cat([pend.reshape(B, -1), clus.reshape(B, -1)], -1))
+                h = torch.cat([pend.reshape(B, -1), clus.reshape(B, -1)], -1)
+                values = self.critic(h if critic_grad else h.detach())
             else:  # acting only (solvers, evaluation): no critic
                 values = torch.zeros(B, N)
             return logits, z[:, :P].reshape(B, N, P, d), clus, values
@@ -623,20 +625,41 @@ def load_checkpoint(path, *, pointer: str | None = None):
     return model, lay, blob
 
 
-def default_checkpoint(instance: Instance, encoder: str = "graph") -> Path:
-    """The shipped checkpoint for an instance: ``tapfinger[-nograph]-<preset>-<variant>.pt`` with
-    the preset read from the instance's generator meta; falling back to the other variant of
-    that preset, then to ``synthetic-3`` (same variant first). The first that exists wins (the
-    solver then checks that it fits the instance)."""
-    preset = str((instance.meta or {}).get("preset", "synthetic-3"))
+def _layout_of_file(path: Path) -> "EnvLayout":
+    import torch
+
+    blob = torch.load(path, map_location="cpu", weights_only=True)
+    return EnvLayout(**blob["layout"])
+
+
+def nearest_checkpoint(instance: Instance, prefix: str, directory: Path = CHECKPOINT_DIR):
+    """The shipped checkpoint ``PREFIX-<preset>-<variant>.pt`` a solver uses for an instance:
+    (path, match) or (None, reason). Candidates (those with a provenance sidecar) are tried in
+    this order, the first whose layout fits the instance (:func:`check_layout`: cluster count,
+    pending window, task types, capacities within the grid) wins: the instance's preset (from
+    its generator meta) and variant ("exact"), the same preset with the other variant, then
+    every other preset with the instance's variant, then with the other variant (by name). When
+    none fits, the reason names what each candidate lacks."""
+    from edgebench.learned.provenance import checkpoint_records
+
+    preset = str((instance.meta or {}).get("preset", ""))
     variant = instance.placement.variant
-    other = "single" if variant == "multi" else "multi"
-    tag = "tapfinger" if encoder == "graph" else "tapfinger-nograph"
-    cands = [f"{tag}-{p}-{v}.pt" for p in dict.fromkeys((preset, "synthetic-3")) for v in (variant, other)]
-    for name in cands:
-        if (CHECKPOINT_DIR / name).is_file():
-            return CHECKPOINT_DIR / name
-    return CHECKPOINT_DIR / cands[0]
+    recs = checkpoint_records(prefix, directory, sha=False)
+    recs.sort(key=lambda r: (r["preset"] != preset, r["variant"] != variant, r["file"]))
+    if not recs:
+        return None, f"no shipped {prefix}-*.pt checkpoint"
+    env = make_env(instance)
+    why = []
+    for r in recs:
+        path = directory / r["file"]
+        try:
+            check_layout(env, _layout_of_file(path))
+        except InputError as exc:
+            why.append(f"{r['file']}: {exc.args[0] if exc.args else exc}")
+            continue
+        exact = r["preset"] == preset and r["variant"] == variant
+        return path, "exact" if exact else f"nearest ({r['preset']} {r['variant']})"
+    return None, "no shipped checkpoint fits this instance: " + "; ".join(why)
 
 
 # ---- registered solvers -----------------------------------------------------------------------
@@ -646,7 +669,7 @@ _PARAMS = {"checkpoint": "path of a TapFinger checkpoint (.pt; default: the ship
            "greedy": "bool, default True: argmax actions (False: sample with the solver seed)"}
 
 
-def _solve(name: str, instance: Instance, *, time_limit, seed: int, params: dict, encoder: str,
+def _solve(name: str, instance: Instance, *, time_limit, seed: int, params: dict, prefix: str,
            pointer: str | None) -> Result:
     import torch
 
@@ -658,7 +681,12 @@ def _solve(name: str, instance: Instance, *, time_limit, seed: int, params: dict
     greedy = params.get("greedy", True)
     if not isinstance(greedy, bool):
         raise InputError(f"must be a boolean, got {greedy!r}", field="params.greedy")
-    ckpt = params.get("checkpoint") or default_checkpoint(instance, encoder)
+    ckpt, match = params.get("checkpoint"), "given"
+    if not ckpt:  # the shipped checkpoint nearest to the instance, or a clear refusal
+        ckpt, match = nearest_checkpoint(instance, prefix)
+        if ckpt is None:
+            return make_result(instance, name, status="error", seed=seed, params=params, started=started,
+                               stats={"reason": match})
     torch.set_num_threads(max(1, min(torch.get_num_threads(), 4)))
     model, lay, _ = load_checkpoint(ckpt, pointer=pointer)
     env = make_env(instance, lay=lay)
@@ -669,7 +697,7 @@ def _solve(name: str, instance: Instance, *, time_limit, seed: int, params: dict
     if out["timeout"]:
         return make_result(instance, name, status="timeout", seed=seed, params=params, started=started,
                            stats={"time_limit": time_limit})
-    stats = {"checkpoint": Path(ckpt).name, "decisions": out["decisions_count"],
+    stats = {"checkpoint": Path(ckpt).name, "checkpoint_match": match, "decisions": out["decisions_count"],
              "ms_per_decision": 1000.0 * out["decision_time"]}
     if not out["done"]:
         stats["reason"] = "episode truncated before every task finished"
@@ -680,25 +708,35 @@ def _solve(name: str, instance: Instance, *, time_limit, seed: int, params: dict
                        objective=float(obj["total_completion_time"]), started=started, stats=stats)
 
 
-@register("tapfinger", families=("placement",), kind="learned", params=_PARAMS,
-          description="TapFinger multi-agent policy (heterogeneous graph attention encoder, pointer, Bayes "
-                      "conflicts) from a shipped checkpoint")
-def solve_tapfinger(instance: Instance, *, time_limit: float | None = None, seed: int = 0, **params: Any) -> Result:
-    return _solve("tapfinger", instance, time_limit=time_limit, seed=seed, params=params, encoder="graph",
-                  pointer=None)
+#: the registered TapFinger solvers: name -> (checkpoint prefix, pointer override, description)
+SOLVERS = {
+    "tapfinger": ("tapfinger-mappo", None, "TapFinger multi-agent policy (heterogeneous graph attention "
+                  "encoder, pointer, Bayes conflicts) fine-tuned by MAPPO after a behaviour-cloning warm start"),
+    "tapfinger-nograph": ("tapfinger-nograph-mappo", None, "TapFinger ablation (MAPPO-fine-tuned): MLP encoder "
+                          "over concatenated features instead of the graph network"),
+    "tapfinger-nopointer": ("tapfinger-mappo", "random", "TapFinger ablation (MAPPO-fine-tuned): random "
+                            "pending-task selection (seeded) instead of the pointer network"),
+    "tapfinger-bc": ("tapfinger-bc", None, "TapFinger policy by imitation only (behaviour cloning, some DAgger) "
+                     "of the exact model placement-milp; no reinforcement learning"),
+    "tapfinger-nograph-bc": ("tapfinger-nograph-bc", None, "TapFinger no-graph ablation by imitation only of "
+                             "placement-milp"),
+    "tapfinger-nopointer-bc": ("tapfinger-bc", "random", "TapFinger no-pointer ablation (random task order) with "
+                               "the imitation-only full model's allocation head"),
+}
 
 
-@register("tapfinger-nograph", families=("placement",), kind="learned", params=_PARAMS,
-          description="TapFinger ablation: MLP encoder over concatenated features instead of the graph network")
-def solve_tapfinger_nograph(instance: Instance, *, time_limit: float | None = None, seed: int = 0,
-                            **params: Any) -> Result:
-    return _solve("tapfinger-nograph", instance, time_limit=time_limit, seed=seed, params=params, encoder="mlp",
-                  pointer=None)
+def _register(name: str, prefix: str, pointer: str | None, description: str) -> None:
+    from edgebench.learned.provenance import checkpoints_of, training_summary
+
+    def solve(instance: Instance, *, time_limit: float | None = None, seed: int = 0, **params: Any) -> Result:
+        return _solve(name, instance, time_limit=time_limit, seed=seed, params=params, prefix=prefix,
+                      pointer=pointer)
+
+    solve.__name__ = "solve_" + name.replace("-", "_")
+    register(name, families=("placement",), kind="learned", params=_PARAMS,
+             description=f"{description} [{training_summary(prefix)}]",
+             provenance=checkpoints_of(prefix))(solve)
 
 
-@register("tapfinger-nopointer", families=("placement",), kind="learned", params=_PARAMS,
-          description="TapFinger ablation: random pending-task selection (seeded) instead of the pointer network")
-def solve_tapfinger_nopointer(instance: Instance, *, time_limit: float | None = None, seed: int = 0,
-                              **params: Any) -> Result:
-    return _solve("tapfinger-nopointer", instance, time_limit=time_limit, seed=seed, params=params,
-                  encoder="graph", pointer="random")
+for _name, (_prefix, _pointer, _desc) in SOLVERS.items():
+    _register(_name, _prefix, _pointer, _desc)

@@ -37,10 +37,13 @@ def _command(args: argparse.Namespace) -> str:
     for opt in ("num_envs", "rollout_steps", "lr", "hidden", "layers", "heads", "conv", "void_rule", "encoder",
                 "pointer", "eval_every", "eval_episodes", "ent_coef", "bc_instances", "bc_epochs", "bc_time_limit",
                 "bc_lr", "bc_eval_every", "val_episodes", "val_seed_base", "init", "dagger_rounds", "dagger_instances",
-                "dagger_cuts", "dagger_epochs"):
+                "dagger_cuts", "dagger_epochs", "epochs", "minibatch", "target_kl", "critic_warmup", "critic_lr"):
         if getattr(args, opt) is None:
             continue
         parts.append(f"--{opt.replace('_', '-')} {getattr(args, opt)}")
+    for flag in ("critic_detach", "team_reward"):
+        if getattr(args, flag, False):
+            parts.append(f"--{flag.replace('_', '-')}")
     return " ".join(parts)
 
 
@@ -69,7 +72,9 @@ def train_args_from_cli(args: argparse.Namespace):
                      bc_eval_every=args.bc_eval_every, val_episodes=args.val_episodes,
                      val_seed_base=args.val_seed_base, init=args.init, dagger_rounds=args.dagger_rounds,
                      dagger_instances=args.dagger_instances, dagger_cuts=args.dagger_cuts,
-                     dagger_epochs=args.dagger_epochs)
+                     dagger_epochs=args.dagger_epochs, epochs=args.epochs, minibatch=args.minibatch,
+                     target_kl=args.target_kl, critic_warmup=args.critic_warmup, critic_detach=args.critic_detach, critic_lr=args.critic_lr,
+                     team_reward=args.team_reward)
 
 
 def cmd_train_tapfinger(args: argparse.Namespace) -> int:
@@ -140,6 +145,18 @@ def add_train_parser(train_sub) -> argparse.ArgumentParser:
     p.add_argument("--eval-episodes", type=_pos_int, default=4, metavar="K", help="held-out episodes per evaluation")
     p.add_argument("--threads", type=_pos_int, default=1, metavar="K", help="torch CPU threads (default 1)")
     p.add_argument("--ent-coef", type=float, default=0.01, metavar="C", help="PPO entropy bonus (default 0.01)")
+    p.add_argument("--epochs", type=_pos_int, default=4, metavar="K", help="PPO epochs per update (default 4)")
+    p.add_argument("--minibatch", type=_pos_int, default=64, metavar="B", help="PPO minibatch (default 64)")
+    p.add_argument("--target-kl", type=_pos_float, default=None, metavar="KL",
+                   help="stop an update's epochs once the approx KL exceeds KL (default: never)")
+    p.add_argument("--critic-warmup", type=_nonneg_int, default=0, metavar="U",
+                   help="first U MAPPO updates train only the critic (actor frozen; default 0)")
+    p.add_argument("--critic-detach", action="store_true",
+                   help="the value loss does not reach the encoder shared with the actor")
+    p.add_argument("--critic-lr", type=_pos_float, default=None, metavar="LR",
+                   help="learning rate of the critic's layers (default: --lr)")
+    p.add_argument("--team-reward", action="store_true",
+                   help="every agent is trained on the team reward (minus all tasks in the system)")
     g = p.add_argument_group("behaviour-cloning warm start (a deviation from the paper; default off: pure MAPPO)")
     g.add_argument("--bc-instances", type=_nonneg_int, default=0, metavar="K",
                    help="training instances solved by placement-milp whose schedules are imitated (default 0: off)")

@@ -37,6 +37,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from edgebench.learned import ppo
 from edgebench.learned import tapfinger as tf
 
 __all__ = ["TrainArgs", "train", "evaluate", "EVAL_SEED_BASE", "expert_schedule", "replay_expert", "expert_seeds",
@@ -64,6 +65,17 @@ class TrainArgs:
     vf_coef: float = 0.5
     max_grad_norm: float = 0.5
     reward_scale: float = 0.1
+    #: stop an update's epochs once the approx KL to the rollout policy exceeds this (None: never)
+    target_kl: float | None = None
+    #: first updates of MAPPO in which only the critic learns (the actor frozen; a warm start's
+    #: value head is fitted to the expert's returns, not to the sampled policy's)
+    critic_warmup: int = 0
+    #: the value loss does not reach the encoder shared with the actor
+    critic_detach: bool = False
+    critic_lr: float | None = None  # learning rate of the critic's own layers (None: lr)
+    #: MAPPO on the team reward (every agent gets the sum of the agents' rewards, i.e. minus the
+    #: tasks in the system) instead of each agent's own (minus the tasks associated with its cluster)
+    team_reward: bool = False
     eval_every: int = 5  # updates between evaluations (0: only at the end)
     eval_episodes: int = 4
     threads: int = 1
@@ -112,12 +124,14 @@ def evaluate(model, args: TrainArgs, lay: tf.EnvLayout, *, episodes: int | None 
             "ms_per_decision": 1000.0 * float(np.mean(dt)), "eval_cts": [float(c) for c in cts]}
 
 
-def _logp_entropy(model, batch: dict, idx: np.ndarray):
-    """Recompute log pi and entropies of the stored actions with the stored masks."""
+def _logp_entropy(model, batch: dict, idx: np.ndarray, *, critic_grad: bool = True):
+    """Recompute log pi and entropies of the stored actions with the stored masks
+    (``critic_grad=False``: the value loss does not reach the shared encoder)."""
     import torch
 
     masks = torch.as_tensor(batch["masks"][idx])
-    logits, z, clus, values = model(batch["obs"][idx], batch["ids"][idx], masks, batch["void_ok"][idx])
+    logits, z, clus, values = model(batch["obs"][idx], batch["ids"][idx], masks, batch["void_ok"][idx],
+                                    critic_grad=critic_grad)
     slot = torch.as_tensor(batch["slot"][idx])
     m = torch.as_tensor(batch["m"][idx]).float()
     logp_s = torch.log_softmax(logits, -1)
@@ -153,21 +167,30 @@ def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict
             raise tf.InputError("the --init checkpoint's model or layout differs from this run's", file=str(args.init),
                                 field="init")
         model.load_state_dict(init_model.state_dict())
-    opt = torch.optim.Adam(model.parameters(), lr=args.lr, eps=1e-5)
+    critic_ids = {id(p) for p in model.critic.parameters()}
+    critic_lr = args.critic_lr or args.lr
+    opt = torch.optim.Adam([{"params": [p for p in model.parameters() if id(p) not in critic_ids], "lr": args.lr},
+                            {"params": list(model.critic.parameters()), "lr": critic_lr}], eps=1e-5)
+    critic_opt = torch.optim.Adam(model.critic.parameters(), lr=critic_lr, eps=1e-5)
     gamma = args.resolved_gamma()
     out = Path(args.out) if args.out else None
     history: list[dict[str, Any]] = []
     global_step, update, best = 0, 0, float("inf")
     bc_done = False
+    # MAPPO model selection on the validation seeds (val_episodes > 0): the weights at the start of
+    # MAPPO (the warm start) are a candidate; OUT/rl_best.pt keeps the best (its weights: "state"
+    # in memory, None after a resume, then read from the file)
+    rl_sel: dict[str, Any] = {"update": -1, "val": float("inf"), "state": None}
     if out is not None and args.resume and (out / "last.pt").is_file():
-        blob = torch.load(out / "last.pt", map_location="cpu", weights_only=False)
+        blob = torch.load(out / "last.pt", map_location="cpu", weights_only=True)
         model.load_state_dict(blob["state_dict"])
         opt.load_state_dict(blob["optimizer"])
-        for g in opt.param_groups:  # a resumed run may change the learning rate
-            g["lr"] = args.lr
+        for g, lr in zip(opt.param_groups, (args.lr, critic_lr)):  # a resumed run may change the learning rates
+            g["lr"] = lr
         st = blob["extra"]["train_state"]
         global_step, update, best = st["global_step"], st["update"], st["best"]
         bc_done = st.get("bc_done", False)
+        rl_sel.update(st.get("rl_selected", {}))
         rng.bit_generator.state = st["rng"]
         torch.set_rng_state(blob["extra"]["torch_rng"])
         history = st["history"]
@@ -188,7 +211,8 @@ def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict
             path = out / "metrics.csv"
             keys = ["update", "global_step", "sps", "episodes", "train_mean_ct", "policy_loss", "value_loss",
                     "entropy", "approx_kl", "eval_mean_ct", "eval_done", "ms_per_decision", "bc_epoch", "bc_pointer",
-                    "bc_alloc", "bc_value", "bc_acc", "expert_mean_ct", "val_mean_ct", "dagger_round", "bc_states"]
+                    "bc_alloc", "bc_value", "bc_acc", "expert_mean_ct", "val_mean_ct", "dagger_round", "bc_states",
+                    "train_return", "critic_warmup", "clipfrac", "epochs", "selected_update"]
             new = not path.exists()
             with open(path, "a", newline="") as fh:
                 w = csv.DictWriter(fh, fieldnames=keys, extrasaction="ignore")
@@ -224,6 +248,7 @@ def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict
         if out is not None:
             st = {"global_step": global_step, "update": update, "best": best, "rng": rng.bit_generator.state,
                   "history": history, "bc_done": bc_done}
+            st["rl_selected"] = {"update": rl_sel["update"], "val": rl_sel["val"]}
             tf.save_checkpoint(out / "last.pt", model, lay, optimizer=opt,
                                extra={"args": asdict(args), "train_state": st, "torch_rng": torch.get_rng_state()})
 
@@ -309,6 +334,23 @@ def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict
         bc_done = True
         del data
         save_last()
+    # MAPPO model selection on the validation seeds (val_episodes > 0): the weights at the start of
+    # MAPPO (update `rl_sel["update"]` = the warm start) are a candidate; OUT/rl_best.pt keeps the best
+    def select_rl(row: dict[str, Any]) -> None:
+        v = evaluate(model, args, lay, episodes=args.val_episodes, seed_base=args.val_seed_base)
+        row["val_mean_ct"] = v["eval_mean_ct"]
+        if v["eval_mean_ct"] < rl_sel["val"]:
+            rl_sel.update(update=update, val=v["eval_mean_ct"],
+                          state={k: t.detach().clone() for k, t in model.state_dict().items()})
+            if out is not None:
+                tf.save_checkpoint(out / "rl_best.pt", model, lay, extra={"update": update, "val": v["eval_mean_ct"]})
+
+    if args.val_episodes > 0 and args.steps > global_step and rl_sel["update"] < 0:
+        row = {"update": update, "global_step": global_step}
+        select_rl(row)
+        record(row)
+        if log:
+            log(f"MAPPO start (update {update}): validation mean completion time {row['val_mean_ct']:.3f}")
     obs = [new_episode(env) for env in envs]
     ep_ret = np.zeros(args.num_envs)
     t_start = time.perf_counter()
@@ -319,6 +361,7 @@ def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict
         buf: dict[str, list] = {k: [] for k in ("obs", "ids", "masks", "void_ok", "slot", "alloc", "m", "active", "logp",
                                                  "value", "reward", "done")}
         ep_cts: list[float] = []
+        ep_rets: list[float] = []
         for _ in range(args.rollout_steps):
             actions, rec = tf.act_batch(model, envs, obs, lay, rng, greedy=False)
             rewards, dones = np.zeros((E, N)), np.zeros(E)
@@ -326,9 +369,12 @@ def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict
                 obs[e], rew, _, _, _ = env.step(actions[e])
                 rewards[e] = [rew.get(a, 0.0) for a in env.possible_agents]
                 ep_ret[e] += rewards[e].sum()
+                if args.team_reward:  # every agent gets the team's reward (minus all tasks in the system)
+                    rewards[e] = rewards[e].sum()
                 if not env.agents:  # terminated or truncated: a fresh training instance
                     dones[e] = 1.0
                     ep_cts.append(-ep_ret[e] / env.sim.num_tasks)
+                    ep_rets.append(float(ep_ret[e]))
                     ep_ret[e] = 0.0
                     obs[e] = new_episode(env)
             for k, v in rec.items():
@@ -338,60 +384,44 @@ def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict
             global_step += E
         batch = {k: np.stack(v) for k, v in buf.items()}  # (T, E, ...)
         _, rec = tf.act_batch(model, envs, obs, lay, np.random.default_rng(0), greedy=True)
-        next_value = rec["value"]  # (E, N): bootstrap after the rollout
         T = args.rollout_steps
-        adv = np.zeros((T, E, N))
-        last = np.zeros((E, N))
-        for t in reversed(range(T)):
-            nv = next_value if t == T - 1 else batch["value"][t + 1]
-            nonterm = 1.0 - batch["done"][t][:, None]
-            delta = batch["reward"][t] + gamma * nv * nonterm - batch["value"][t]
-            last = delta + gamma * args.gae_lambda * nonterm * last
-            adv[t] = last
-        ret = adv + batch["value"]
+        adv_t, ret_t = ppo.gae(batch["reward"], batch["value"], rec["value"], 1.0 - batch["done"], gamma,
+                               args.gae_lambda)
         batch = {k: v.reshape(T * E, *v.shape[2:]) for k, v in batch.items()}
-        adv, ret = adv.reshape(T * E, N), ret.reshape(T * E, N)
-        T = T * E
-        active = batch["active"].astype(bool)
+        adv, ret = adv_t.reshape(T * E, N), ret_t.reshape(T * E, N)
+        active = torch.as_tensor(batch["active"].astype(bool))
+        old_logp = torch.as_tensor(batch["logp"], dtype=torch.float32)
+        warm = update < args.critic_warmup  # critic warm-up: the actor is frozen, only the critic learns
         model.train()
-        stats = {"policy_loss": [], "value_loss": [], "entropy": [], "approx_kl": []}
-        for _ in range(args.epochs):
-            perm = rng.permutation(T)
-            for s in range(0, T, args.minibatch):
-                idx = perm[s:s + args.minibatch]
-                act_mb = torch.as_tensor(active[idx])
-                if not act_mb.any():
-                    continue
-                logp, ent, values = _logp_entropy(model, batch, idx)
-                old = torch.as_tensor(batch["logp"][idx], dtype=torch.float32)
-                a = torch.as_tensor(adv[idx], dtype=torch.float32)
-                a_act = a[act_mb]
-                a = (a - a_act.mean()) / (a_act.std() + 1e-8) if a_act.numel() > 1 else a
-                ratio = torch.exp(torch.where(act_mb, logp - old, torch.zeros_like(logp)))
-                s1 = ratio * a
-                s2 = torch.clamp(ratio, 1 - args.clip, 1 + args.clip) * a
-                pl = -torch.min(s1, s2)[act_mb].mean()
-                vl = 0.5 * ((values - torch.as_tensor(ret[idx], dtype=torch.float32)) ** 2).mean()
-                en = ent[act_mb].mean()
-                loss = pl + args.vf_coef * vl - args.ent_coef * en
-                opt.zero_grad()
-                loss.backward()
-                torch.nn.utils.clip_grad_norm_(model.parameters(), args.max_grad_norm)
-                opt.step()
-                with torch.no_grad():
-                    kl = ((ratio - 1) - torch.log(ratio))[act_mb].mean().item()
-                stats["policy_loss"].append(pl.item())
-                stats["value_loss"].append(vl.item())
-                stats["entropy"].append(en.item())
-                stats["approx_kl"].append(kl)
+
+        def loss_fn(idx):
+            act_mb = active[idx]
+            if not act_mb.any() and not warm:
+                return None
+            logp, ent, values = _logp_entropy(model, batch, idx, critic_grad=not args.critic_detach)
+            if warm:
+                vl = 0.5 * ((values - ret[idx]) ** 2).mean()
+                return vl, {"value_loss": vl.item()}
+            return ppo.ppo_loss(logp, old_logp[idx], adv[idx], values, ret[idx], ent, clip=args.clip,
+                                vf_coef=args.vf_coef, ent_coef=args.ent_coef, mask=act_mb)
+
+        stats = ppo.ppo_update(critic_opt if warm else opt, list(model.parameters()), T * E, epochs=args.epochs,
+                               minibatch=args.minibatch, permute=rng.permutation, loss_fn=loss_fn,
+                               max_grad_norm=args.max_grad_norm, target_kl=None if warm else args.target_kl)
         update += 1
         sps = (global_step - steps_at_start) / max(time.perf_counter() - t_start, 1e-9)
         row: dict[str, Any] = {"update": update, "global_step": global_step, "sps": sps, "episodes": len(ep_cts),
                                "train_mean_ct": float(np.mean(ep_cts)) if ep_cts else float("nan"),
-                               **{k: float(np.mean(v)) if v else float("nan") for k, v in stats.items()}}
+                               "train_return": float(np.mean(ep_rets)) if ep_rets else float("nan"),
+                               "critic_warmup": int(warm),
+                               **{k: stats.get(k, float("nan")) for k in ("policy_loss", "value_loss", "entropy",
+                                                                          "approx_kl", "clipfrac", "epochs")}}
         last_update = global_step >= args.steps
         if (args.eval_every and update % args.eval_every == 0) or last_update:
-            evaluate_keep_best(row)
+            if args.val_episodes > 0:
+                select_rl(row)
+            else:
+                evaluate_keep_best(row)
         record(row)
         if log:
             msg = (f"update {update} step {global_step}/{args.steps} sps {sps:.0f} "
@@ -401,6 +431,16 @@ def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict
                 msg += f" eval_ct {row['eval_mean_ct']:.3f} done {row['eval_done']:.2f}"
             log(msg)
         save_last()
+    if args.val_episodes > 0 and args.steps > 0 and rl_sel["update"] >= 0:
+        if rl_sel["state"] is None:  # resumed: the best weights are in the file
+            rl_sel["state"] = tf.load_checkpoint(out / "rl_best.pt")[0].state_dict()
+        model.load_state_dict(rl_sel["state"])
+        row = {"update": update, "global_step": global_step, "val_mean_ct": rl_sel["val"],
+               "selected_update": rl_sel["update"], **evaluate(model, args, lay)}
+        record(row)
+        if log:
+            log(f"MAPPO selected on validation: update {rl_sel['update']} val_ct {rl_sel['val']:.3f}; "
+                f"held-out eval_ct {row['eval_mean_ct']:.3f}")
     if writer is not None:
         writer.close()
     final = next((h for h in reversed(history) if "eval_mean_ct" in h), {})
