@@ -49,7 +49,7 @@ from edgebench.registry import Result, make_result, register
 
 __all__ = ["ModelConfig", "EnvLayout", "build_graph", "make_model", "act", "act_batch", "void_allowed", "run_episode", "load_checkpoint",
            "save_checkpoint", "CHECKPOINT_DIR", "nearest_checkpoint", "SOLVERS", "masks_from_obs", "graph_arrays", "flat_graph",
-           "hetero_attention_layer", "EDGE_TYPES", "NODE_TYPES"]
+           "hetero_attention_layer", "EDGE_TYPES", "NODE_TYPES", "resolve_device"]
 
 CHECKPOINT_DIR = Path(__file__).resolve().parent / "checkpoints"
 N_CLUSTER = 7  # len(CLUSTER_FEATURES)
@@ -138,7 +138,7 @@ def masks_from_obs(env, obs: dict, lay: EnvLayout) -> np.ndarray:
     for n, a in enumerate(env.possible_agents):
         if a not in obs:
             continue
-        c, g = lay.caps[n]
+        c, g = env._caps[n]  # the instance's capacities (a nearest checkpoint's may differ, within its grid)
         out[n, :, :c + 1, :g + 1] = obs[a]["action_mask"][:-1].reshape(P, c + 1, g + 1).astype(bool)
     return out
 
@@ -242,7 +242,7 @@ def hetero_attention_layer():
 
         def forward(self, x, ntype, edge_index, etype):
             n, d, H, D = x.size(0), self.d, self.H, self.D
-            rows = torch.arange(n)
+            rows = torch.arange(n, device=x.device)
             kqv = self.kqv(x).view(n, self.T, 3 * d)[rows, ntype]
             k, q, v = kqv.view(n, 3, H, D).unbind(1)
             agg = self.propagate(edge_index, k=k, q=q, v=v, etype=etype, size=(n, n))
@@ -259,7 +259,7 @@ def hetero_attention_layer():
     return _LAYER_CLS
 
 
-def flat_graph(x: dict, edges: dict):
+def flat_graph(x: dict, edges: dict, device=None):
     """Node offsets of the types in one node tensor (in :data:`NODE_TYPES` order), the node-type
     index, one edge index and its edge-type index (in :data:`EDGE_TYPES` order), from
     :func:`graph_arrays`' dicts (numpy in, torch out)."""
@@ -272,8 +272,23 @@ def flat_graph(x: dict, edges: dict):
     ntype = np.repeat(np.arange(len(NODE_TYPES)), [len(x[k]) for k in NODE_TYPES])
     ei = np.concatenate([edges[e] + np.array([[off[e[0]]], [off[e[2]]]]) for e in EDGE_TYPES], 1)
     et = np.repeat(np.arange(len(EDGE_TYPES)), [edges[e].shape[1] for e in EDGE_TYPES])
-    return off, torch.as_tensor(ntype), torch.as_tensor(ei), torch.as_tensor(et)
+    return off, torch.as_tensor(ntype, device=device), torch.as_tensor(ei, device=device), torch.as_tensor(et, device=device)
 
+
+
+def resolve_device(name: str = "auto"):
+    """The torch device for training: "auto" = CUDA when available, else the CPU; "cpu" or
+    "cuda[:k]" as given (InputError when CUDA is asked for and absent)."""
+    import torch
+
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if name.startswith("cuda") and not torch.cuda.is_available():
+        raise InputError("CUDA is not available on this machine", field="device")
+    try:
+        return torch.device(name)
+    except (RuntimeError, ValueError) as exc:
+        raise InputError(f"not a torch device: {exc}", field="device") from None
 
 
 def make_model(cfg: ModelConfig, lay: EnvLayout):
@@ -332,10 +347,11 @@ def make_model(cfg: ModelConfig, lay: EnvLayout):
             """Pending embeddings (B, N, P, d) and cluster embeddings (B, N, d)."""
             B, N, _ = obs.shape
             P, d = self.lay.pending_size, self.cfg.hidden
+            dev = self.void.device
             if self.cfg.encoder == "graph" and self.cfg.conv == "fused":
                 xa, ea = graph_arrays(obs, ids, self.lay)
-                off, ntype, ei, et = flat_graph(xa, ea)
-                z = torch.cat([torch.relu(self.inp[k](torch.as_tensor(xa[k]))) for k in NODE_TYPES])
+                off, ntype, ei, et = flat_graph(xa, ea, dev)
+                z = torch.cat([torch.relu(self.inp[k](torch.as_tensor(xa[k], device=dev))) for k in NODE_TYPES])
                 for i, conv in enumerate(self.convs):
                     z = conv(z, ntype, ei, et)
                     z = torch.nn.functional.layer_norm(z, (d,)) * self.ln_w[i][ntype] + self.ln_b[i][ntype]
@@ -343,6 +359,8 @@ def make_model(cfg: ModelConfig, lay: EnvLayout):
                 clus = z[off["clus"]:off["clus"] + B * N]
                 return pend.view(B, N, P, d), clus.view(B, N, d)
             x, edges = build_graph(obs, ids, self.lay)
+            x = {k: v.to(dev) for k, v in x.items()}
+            edges = {k: v.to(dev) for k, v in edges.items()}
             h = {k: torch.relu(self.inp[k](v)) for k, v in x.items()}
             if self.cfg.encoder == "graph":
                 hgt = self.cfg.conv == "hgt"
@@ -353,7 +371,7 @@ def make_model(cfg: ModelConfig, lay: EnvLayout):
                     else:
                         h = {k: norm[k](h[k] + torch.relu(out[k])) if k in out else h[k] for k in h}
                 return h["pend"].view(B, N, P, d), h["clus"].view(B, N, d)
-            agent = self.agent_mlp(torch.as_tensor(obs, dtype=torch.float32))  # (B, N, d)
+            agent = self.agent_mlp(torch.as_tensor(obs, dtype=torch.float32, device=dev))  # (B, N, d)
             pend = h["pend"].view(B, N, P, d)
             pend = self.pend_mlp(torch.cat([pend, agent[:, :, None, :].expand(B, N, P, d)], -1))
             return pend, agent
@@ -367,24 +385,27 @@ def make_model(cfg: ModelConfig, lay: EnvLayout):
             (zeros); ``critic_grad=False`` detaches the critic's input (its loss leaves the
             encoder, i.e. the actor, alone)."""
             pend, clus = self.encode(obs, ids)
+            dev = pend.device
+            masks = masks.to(dev)
             B, N, P, d = pend.shape
             slot_ok = masks.flatten(3).any(-1)  # (B, N, P)
             dummy = torch.as_tensor(obs[..., N_CLUSTER:N_CLUSTER + P * (N_PEND + self.lay.types)]
-                                    .reshape(B, N, P, -1)[..., 0] < 0.5)
+                                    .reshape(B, N, P, -1)[..., 0] < 0.5, device=dev)
             seq = torch.cat([pend.reshape(B * N, P, d), self.void.expand(B * N, 1, d)], 1)
-            pad = torch.cat([dummy.reshape(B * N, P), torch.zeros(B * N, 1, dtype=torch.bool)], 1)
+            pad = torch.cat([dummy.reshape(B * N, P), torch.zeros(B * N, 1, dtype=torch.bool, device=dev)], 1)
             z = self.pointer_enc(seq, src_key_padding_mask=pad)
             keep = (~pad[:, :P]).float().unsqueeze(-1)
             mean = (z[:, :P] * keep).sum(1) / keep.sum(1).clamp(min=1.0)
             u = self.v(torch.tanh(self.W1(z) + self.W2(mean).unsqueeze(1))).squeeze(-1).view(B, N, P + 1)
-            vo = torch.ones(B, N, 1, dtype=torch.bool) if void_ok is None else torch.as_tensor(void_ok).view(B, N, 1)
+            vo = (torch.ones(B, N, 1, dtype=torch.bool, device=dev) if void_ok is None
+                  else torch.as_tensor(void_ok, device=dev).view(B, N, 1))
             ok = torch.cat([slot_ok, vo | ~slot_ok.any(-1, keepdim=True)], -1)
             logits = u.masked_fill(~ok, NEG)
             if values:
                 h = torch.cat([pend.reshape(B, -1), clus.reshape(B, -1)], -1)
                 values = self.critic(h if critic_grad else h.detach())
             else:  # acting only (solvers, evaluation): no critic
-                values = torch.zeros(B, N)
+                values = torch.zeros(B, N, device=dev)
             return logits, z[:, :P].reshape(B, N, P, d), clus, values
 
         def alloc_logits(self, z: torch.Tensor, clus: torch.Tensor, slot: torch.Tensor, masks: torch.Tensor):
@@ -455,11 +476,12 @@ def act_batch(model, envs: list, obs_list: list[dict], lay: EnvLayout, rng: np.r
     ids = np.stack([pending_ids(env, lay) for env in envs])
     masks = np.stack([masks_from_obs(env, obs, lay) for env, obs in zip(envs, obs_list)])
     void_ok = np.stack([void_allowed(env, lay, model.cfg.void_rule) for env in envs])
-    mt = torch.as_tensor(masks)
+    dev = model.void.device
+    mt = torch.as_tensor(masks, device=dev)
     with torch.inference_mode():
         logits, z, clus, values = model(o, ids, mt, void_ok, values)
-        probs = torch.softmax(logits, -1).numpy()  # (E, N, P+1)
-    ok_all = logits.numpy() > NEG / 2
+        probs = torch.softmax(logits, -1).cpu().numpy()  # (E, N, P+1)
+    ok_all = logits.cpu().numpy() > NEG / 2
     active = masks.reshape(E, N, -1).any(-1)
     slot = np.full((E, N), P, dtype=np.int64)
     m = np.zeros((E, N), dtype=np.int64)
@@ -486,7 +508,7 @@ def act_batch(model, envs: list, obs_list: list[dict], lay: EnvLayout, rng: np.r
             post = np.array([probs[e, n, slot[e, n]] for n in ns]) * copies
             m[e, ns[int(np.argmax(post))]] = 1
     with torch.inference_mode():
-        ap = torch.softmax(model.alloc_logits(z, clus, torch.as_tensor(slot), mt), -1).numpy()
+        ap = torch.softmax(model.alloc_logits(z, clus, torch.as_tensor(slot, device=dev), mt), -1).cpu().numpy()
     alloc = np.zeros((E, N), dtype=np.int64)
     logp = np.zeros((E, N))
     G1 = lay.max_gpu + 1
@@ -512,7 +534,7 @@ def act_batch(model, envs: list, obs_list: list[dict], lay: EnvLayout, rng: np.r
             logp[e, n] = lp
         all_actions.append(actions)
     rec = dict(obs=o, ids=ids, masks=masks, void_ok=void_ok, slot=slot, alloc=alloc, m=m, active=active, logp=logp,
-               value=values.numpy().astype(np.float64))
+               value=values.cpu().numpy().astype(np.float64))
     return all_actions, rec
 
 
@@ -592,7 +614,7 @@ def save_checkpoint(path, model, lay: EnvLayout, *, extra: dict | None = None, o
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     blob = {"format": "edgebench-tapfinger-v1", "config": asdict(model.cfg), "layout": asdict(lay),
-            "state_dict": {k: v.detach().clone() for k, v in model.state_dict().items()},
+            "state_dict": {k: v.detach().cpu().clone() for k, v in model.state_dict().items()},
             "extra": dict(extra or {})}
     if optimizer is not None:
         blob["optimizer"] = optimizer.state_dict()
@@ -655,7 +677,7 @@ def nearest_checkpoint(instance: Instance, prefix: str, directory: Path = CHECKP
         try:
             check_layout(env, _layout_of_file(path))
         except InputError as exc:
-            why.append(f"{r['file']}: {exc.args[0] if exc.args else exc}")
+            why.append(f"{r['file']}: {exc.reason}")
             continue
         exact = r["preset"] == preset and r["variant"] == variant
         return path, "exact" if exact else f"nearest ({r['preset']} {r['variant']})"

@@ -74,7 +74,7 @@ def train_args_from_cli(args: argparse.Namespace):
                      dagger_instances=args.dagger_instances, dagger_cuts=args.dagger_cuts,
                      dagger_epochs=args.dagger_epochs, epochs=args.epochs, minibatch=args.minibatch,
                      target_kl=args.target_kl, critic_warmup=args.critic_warmup, critic_detach=args.critic_detach, critic_lr=args.critic_lr,
-                     team_reward=args.team_reward)
+                     team_reward=args.team_reward, device=args.device)
 
 
 def cmd_train_tapfinger(args: argparse.Namespace) -> int:
@@ -155,6 +155,8 @@ def add_train_parser(train_sub) -> argparse.ArgumentParser:
                    help="the value loss does not reach the encoder shared with the actor")
     p.add_argument("--critic-lr", type=_pos_float, default=None, metavar="LR",
                    help="learning rate of the critic's layers (default: --lr)")
+    p.add_argument("--device", default="auto", metavar="DEV",
+                   help="torch device: auto (CUDA when available, else CPU; default), cpu, cuda, cuda:K")
     p.add_argument("--team-reward", action="store_true",
                    help="every agent is trained on the team reward (minus all tasks in the system)")
     g = p.add_argument_group("behaviour-cloning warm start (a deviation from the paper; default off: pure MAPPO)")

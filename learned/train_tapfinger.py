@@ -79,6 +79,7 @@ class TrainArgs:
     eval_every: int = 5  # updates between evaluations (0: only at the end)
     eval_episodes: int = 4
     threads: int = 1
+    device: str = "auto"  # "auto": CUDA when available, else the CPU (checkpoints are saved on the CPU)
     model: tf.ModelConfig = field(default_factory=tf.ModelConfig)
     out: str | None = None  # folder: metrics.csv, TensorBoard events, last.pt, best.pt
     resume: bool = False  # continue from out/last.pt
@@ -129,17 +130,18 @@ def _logp_entropy(model, batch: dict, idx: np.ndarray, *, critic_grad: bool = Tr
     (``critic_grad=False``: the value loss does not reach the shared encoder)."""
     import torch
 
-    masks = torch.as_tensor(batch["masks"][idx])
+    dev = model.void.device
+    masks = torch.as_tensor(batch["masks"][idx], device=dev)
     logits, z, clus, values = model(batch["obs"][idx], batch["ids"][idx], masks, batch["void_ok"][idx],
                                     critic_grad=critic_grad)
-    slot = torch.as_tensor(batch["slot"][idx])
-    m = torch.as_tensor(batch["m"][idx]).float()
+    slot = torch.as_tensor(batch["slot"][idx], device=dev)
+    m = torch.as_tensor(batch["m"][idx], device=dev).float()
     logp_s = torch.log_softmax(logits, -1)
     lp_slot = logp_s.gather(-1, slot.unsqueeze(-1)).squeeze(-1)
     ent_slot = -(logp_s.exp() * logp_s).sum(-1)
     al = model.alloc_logits(z, clus, slot, masks)
     logp_a = torch.log_softmax(al, -1)
-    lp_alloc = logp_a.gather(-1, torch.as_tensor(batch["alloc"][idx]).unsqueeze(-1)).squeeze(-1)
+    lp_alloc = logp_a.gather(-1, torch.as_tensor(batch["alloc"][idx], device=dev).unsqueeze(-1)).squeeze(-1)
     ent_alloc = -(logp_a.exp() * logp_a).sum(-1)
     if model.cfg.pointer == "random":  # the ablation's selection has no parameters
         lp_slot = torch.zeros_like(lp_slot)
@@ -160,6 +162,7 @@ def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict
     envs = [tf.make_env(preset=args.preset, params=args.gen_params, variant=args.variant)
             for _ in range(args.num_envs)]
     lay = tf.EnvLayout.of_env(envs[0])
+    device = tf.resolve_device(args.device)
     model = tf.make_model(args.model, lay)
     if args.init:
         init_model, init_lay, _ = tf.load_checkpoint(args.init)
@@ -167,6 +170,7 @@ def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict
             raise tf.InputError("the --init checkpoint's model or layout differs from this run's", file=str(args.init),
                                 field="init")
         model.load_state_dict(init_model.state_dict())
+    model.to(device)
     critic_ids = {id(p) for p in model.critic.parameters()}
     critic_lr = args.critic_lr or args.lr
     opt = torch.optim.Adam([{"params": [p for p in model.parameters() if id(p) not in critic_ids], "lr": args.lr},
@@ -351,8 +355,10 @@ def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict
         record(row)
         if log:
             log(f"MAPPO start (update {update}): validation mean completion time {row['val_mean_ct']:.3f}")
-    obs = [new_episode(env) for env in envs]
-    ep_ret = np.zeros(args.num_envs)
+    from edgebench.learned.envs.placement import PlacementVectorEnv
+
+    venv = PlacementVectorEnv(envs, new_episode)
+    obs = venv.reset()
     t_start = time.perf_counter()
     steps_at_start = global_step
     N, E = lay.n, args.num_envs
@@ -363,20 +369,13 @@ def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict
         ep_cts: list[float] = []
         ep_rets: list[float] = []
         for _ in range(args.rollout_steps):
-            actions, rec = tf.act_batch(model, envs, obs, lay, rng, greedy=False)
-            rewards, dones = np.zeros((E, N)), np.zeros(E)
-            for e, env in enumerate(envs):
-                obs[e], rew, _, _, _ = env.step(actions[e])
-                rewards[e] = [rew.get(a, 0.0) for a in env.possible_agents]
-                ep_ret[e] += rewards[e].sum()
-                if args.team_reward:  # every agent gets the team's reward (minus all tasks in the system)
-                    rewards[e] = rewards[e].sum()
-                if not env.agents:  # terminated or truncated: a fresh training instance
-                    dones[e] = 1.0
-                    ep_cts.append(-ep_ret[e] / env.sim.num_tasks)
-                    ep_rets.append(float(ep_ret[e]))
-                    ep_ret[e] = 0.0
-                    obs[e] = new_episode(env)
+            actions, rec = tf.act_batch(model, envs, obs, lay, rng, greedy=False)  # one forward pass for all envs
+            obs, rewards, dones, finished = venv.step(actions)
+            for _e, ret_e, tasks in finished:
+                ep_cts.append(-ret_e / tasks)
+                ep_rets.append(ret_e)
+            if args.team_reward:  # every agent gets the team's reward (minus all tasks in the system)
+                rewards = np.repeat(rewards.sum(1, keepdims=True), N, 1)
             for k, v in rec.items():
                 buf[k].append(v)
             buf["reward"].append(rewards * args.reward_scale)
@@ -389,8 +388,9 @@ def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict
                                args.gae_lambda)
         batch = {k: v.reshape(T * E, *v.shape[2:]) for k, v in batch.items()}
         adv, ret = adv_t.reshape(T * E, N), ret_t.reshape(T * E, N)
-        active = torch.as_tensor(batch["active"].astype(bool))
-        old_logp = torch.as_tensor(batch["logp"], dtype=torch.float32)
+        active = torch.as_tensor(batch["active"].astype(bool), device=device)
+        old_logp = torch.as_tensor(batch["logp"], dtype=torch.float32, device=device)
+        adv, ret = adv.to(device), ret.to(device)
         warm = update < args.critic_warmup  # critic warm-up: the actor is frozen, only the critic learns
         model.train()
 
@@ -628,19 +628,20 @@ def behaviour_cloning(model, opt, data: dict[str, Any], args: TrainArgs, rng: np
         nb = 0
         for s in range(0, S, args.minibatch):
             idx = perm[s:s + args.minibatch]
-            masks = torch.as_tensor(data["masks"][idx])
+            dev = model.void.device
+            masks = torch.as_tensor(data["masks"][idx], device=dev)
             logits, z, clus, values = model(data["obs"][idx], data["ids"][idx], masks, data["void_ok"][idx])
-            slot = torch.as_tensor(data["slot"][idx])
+            slot = torch.as_tensor(data["slot"][idx], device=dev)
             lsm = torch.log_softmax(logits, -1)
             lp = lsm.gather(-1, slot.unsqueeze(-1)).squeeze(-1)
             allowed = logits.gather(-1, slot.unsqueeze(-1)).squeeze(-1) > tf.NEG / 2
-            use = torch.as_tensor(data["active"][idx]) & allowed
-            pl = -lp[use].mean() if use.any() else torch.zeros(())
-            m = torch.as_tensor(data["m"][idx]).bool() & allowed
+            use = torch.as_tensor(data["active"][idx], device=dev) & allowed
+            pl = -lp[use].mean() if use.any() else torch.zeros((), device=dev)
+            m = torch.as_tensor(data["m"][idx], device=dev).bool() & allowed
             al = model.alloc_logits(z, clus, slot, masks)
-            la = torch.log_softmax(al, -1).gather(-1, torch.as_tensor(data["alloc"][idx]).unsqueeze(-1)).squeeze(-1)
-            alo = -la[m].mean() if m.any() else torch.zeros(())
-            vl = 0.5 * ((values - torch.as_tensor(data["ret"][idx], dtype=torch.float32)) ** 2).mean()
+            la = torch.log_softmax(al, -1).gather(-1, torch.as_tensor(data["alloc"][idx], device=dev).unsqueeze(-1)).squeeze(-1)
+            alo = -la[m].mean() if m.any() else torch.zeros((), device=dev)
+            vl = 0.5 * ((values - torch.as_tensor(data["ret"][idx], dtype=torch.float32, device=dev)) ** 2).mean()
             loss = pl + alo + args.vf_coef * vl
             opt.zero_grad()
             loss.backward()
