@@ -343,7 +343,8 @@ def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict
     def select_rl(row: dict[str, Any]) -> None:
         v = evaluate(model, args, lay, episodes=args.val_episodes, seed_base=args.val_seed_base)
         row["val_mean_ct"] = v["eval_mean_ct"]
-        if v["eval_mean_ct"] < rl_sel["val"]:
+        # during the critic warm-up the actor (hence the value) is unchanged: a tie keeps the newer critic
+        if v["eval_mean_ct"] < rl_sel["val"] or (v["eval_mean_ct"] == rl_sel["val"] and update <= args.critic_warmup):
             rl_sel.update(update=update, val=v["eval_mean_ct"],
                           state={k: t.detach().clone() for k, t in model.state_dict().items()})
             if out is not None:
