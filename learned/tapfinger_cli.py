@@ -77,6 +77,36 @@ def train_args_from_cli(args: argparse.Namespace):
                      team_reward=args.team_reward, device=args.device)
 
 
+def write_sidecar(export: str, targs, final: dict, command: str, init_extra: dict) -> None:
+    """The provenance sidecar of an exported checkpoint (``NAME.json`` beside ``NAME.pt``; see
+    :mod:`edgebench.learned.provenance`): preset, variant, algorithm, env_steps (the RL steps
+    that produced the exported weights: the selected update's when MAPPO was selected on
+    validation), the run's total RL steps, the command and the held-out evaluation."""
+    import json
+    from pathlib import Path
+
+    rl_steps = int(final.get("global_step", 0) or 0)
+    warm = bool(targs.init) or targs.bc_instances > 0 or targs.dagger_rounds > 0
+    if targs.steps == 0 or rl_steps == 0:
+        algorithm = "bc+dagger" if targs.dagger_rounds > 0 else "bc"
+    else:
+        algorithm = "bc+mappo" if warm else "mappo"
+    meta = {"preset": targs.preset, "variant": targs.variant, "algorithm": algorithm,
+            "env_steps": int(final.get("selected_step", rl_steps)) if "selected_update" in final else rl_steps,
+            "env_steps_run": rl_steps, "episode_tasks": targs.gen_params.get("num_tasks"), "command": command,
+            "eval": {"held_out_seeds": f"10**9 + k, k < {targs.eval_episodes}",
+                     "mean_completion_time": final.get("eval_mean_ct")}}
+    if "selected_update" in final:
+        meta["selected_update"] = final["selected_update"]
+        meta["val_mean_ct"] = final.get("val_mean_ct")
+    if init_extra.get("init_command"):
+        meta["init_command"] = init_extra["init_command"]
+    path = Path(export).with_suffix(".json")
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(meta, indent=2) + "\n")
+    tmp.replace(path)
+
+
 def cmd_train_tapfinger(args: argparse.Namespace) -> int:
     from edgebench.learned import tapfinger as tf
     from edgebench.learned.train_tapfinger import train
@@ -94,6 +124,7 @@ def cmd_train_tapfinger(args: argparse.Namespace) -> int:
                            extra={"command": _command(args),
                                   "eval": {k: v for k, v in final.items() if isinstance(v, (int, float))},
                                   "eval_cts": list(final.get("eval_cts", [])), **init_extra})
+        write_sidecar(args.export, targs, final, _command(args), init_extra)
     sps = [h["sps"] for h in res["history"] if "sps" in h]
     print(f"done: {final.get('global_step', 0)} steps, held-out mean completion time "
           f"{first.get('eval_mean_ct', float('nan')):.3f} (random init) -> {final.get('eval_mean_ct', float('nan')):.3f}"

@@ -436,8 +436,10 @@ def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict
         if rl_sel["state"] is None:  # resumed: the best weights are in the file
             rl_sel["state"] = tf.load_checkpoint(out / "rl_best.pt")[0].state_dict()
         model.load_state_dict(rl_sel["state"])
+        sel_step = next((h["global_step"] for h in history if h.get("update") == rl_sel["update"]
+                         and "global_step" in h), 0)
         row = {"update": update, "global_step": global_step, "val_mean_ct": rl_sel["val"],
-               "selected_update": rl_sel["update"], **evaluate(model, args, lay)}
+               "selected_update": rl_sel["update"], "selected_step": sel_step, **evaluate(model, args, lay)}
         record(row)
         if log:
             log(f"MAPPO selected on validation: update {rl_sel['update']} val_ct {rl_sel['val']:.3f}; "

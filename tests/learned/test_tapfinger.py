@@ -316,7 +316,12 @@ def test_train_cli_writes_logs_resumes_and_exports(tmp_path, capsys):
     model, lay, blob = tf.load_checkpoint(exp)
     assert blob["extra"]["command"].startswith("edgebench train tapfinger --preset synthetic-3 --variant single")
     assert exp.stat().st_size < 2_000_000
+    side = json.loads(exp.with_suffix(".json").read_text())  # the provenance sidecar of the export
+    assert (side["preset"], side["variant"], side["algorithm"], side["env_steps"]) == ("synthetic-3", "single",
+                                                                                        "mappo", 16)
+    assert side["command"] == blob["extra"]["command"]
     assert main(["train", "tapfinger", "--out", str(out), "--set", "nope=1"]) == 2
+    assert main(base + ["--steps", "16", "--device", "cuda:99"]) == 2 or torch.cuda.device_count() > 99
 
 
 SHIPPED = sorted(tf.CHECKPOINT_DIR.glob("tapfinger*.pt"))
