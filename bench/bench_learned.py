@@ -2,8 +2,9 @@
 and CES-PPO, measured side by side in one run through the solver registry (so that new
 checkpoints drop in), and the training throughput of a tiny training run of each.
 
-* ``test_inference[tapfinger-synthetic-3-multi | -single | tapfinger-hetero-6-multi]``: the
-  shipped TapFinger checkpoint on held-out placement instances (``num_tasks = 24``, generator
+* ``test_inference[tapfinger-synthetic-3-multi | tapfinger-bc-synthetic-3-multi | -single |
+  tapfinger-bc-hetero-6-multi]``: the shipped TapFinger checkpoint (``tapfinger``: MAPPO-fine-tuned,
+  ``tapfinger-bc``: imitation only) on held-out placement instances (``num_tasks = 24``, generator
   seeds 10^9 + k, k < 2); ``test_inference[ces-ppo-thesis]``: the shipped CES-PPO checkpoint on
   one held-out thesis instance per job size 3..8 (seeds 3*10^9 + 100 n). One round = every
   instance solved once with ``registry.solve``. ``extra_info``:
@@ -20,12 +21,18 @@ checkpoints drop in), and the training throughput of a tiny training run of each
 
   The timings use the fastest of the rounds measured by this file (``time.perf_counter``), so
   they exist with benchmarks disabled too (then one round).
-* ``test_training_throughput[tapfinger | ces-ppo]``: a tiny training run into a temporary folder
-  with the shipped checkpoints' settings (TapFinger: synthetic-3 multi, default model — hidden 64,
-  2 layers, 4 heads — 8 envs x 32 steps per update, 512 environment steps; CES-PPO: thesis, hidden
+* ``test_training_throughput[tapfinger | tapfinger-1env | ces-ppo]``: a tiny training run into a
+  temporary folder (TapFinger: synthetic-3 multi, default model — hidden 64, 2 layers, 4 heads —
+  512 environment steps in one update of 16 envs x 32 steps, or 16 updates of 1 env x 32 steps:
+  the vectorised and the single-env trainer side by side, on the CPU; CES-PPO: thesis, hidden
   128, 4 envs x 128 steps per update, 1024 decisions), ``extra_info["env_steps_per_s"]`` = the trainer's own ``sps`` of its last
   update (from ``metrics.csv`` / ``progress.csv``) and ``wall_steps_per_s`` = steps / wall time
   of the whole call (setup and evaluation included).
+
+* ``test_rollout_throughput[1 | 16]``: rollout collection alone (the shipped
+  ``tapfinger-bc-synthetic-3-multi`` policy sampling, critic on, in a ``PlacementVectorEnv`` of 1
+  or 16 synthetic-3 multi envs, one batched forward pass per step), 512 env steps,
+  ``extra_info["env_steps_per_s"]``; the ratio of the two is the gain of batching.
 
 Torch runs on one thread. Run:
     .venv/bin/python -m pytest bench/bench_learned.py --benchmark-enable -q
