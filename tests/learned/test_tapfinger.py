@@ -479,3 +479,30 @@ def test_recomputed_logp_matches_the_behaviour_policy():
     assert act.sum() > 5 and batch["m"].sum() > 0
     np.testing.assert_allclose(logp.numpy()[act], batch["logp"][act], atol=1e-4)
     np.testing.assert_allclose(values.numpy(), batch["value"], atol=1e-5)
+
+
+def test_provenance_records_belong_to_their_prefix(tmp_path):
+    """A sidecar belongs to the solver whose prefix + preset (+ variant) is the file's stem, so
+    tapfinger-bc-* files are not listed for tapfinger, and preset-only names (ces-ppo-thesis)
+    work; sha256 comes from the file."""
+    import hashlib
+
+    from edgebench.learned.provenance import checkpoint_records
+
+    def ship(stem, **meta):
+        (tmp_path / f"{stem}.pt").write_bytes(stem.encode())
+        (tmp_path / f"{stem}.json").write_text(json.dumps({"algorithm": "bc", "env_steps": 0, **meta}))
+
+    ship("tapfinger-mappo-synthetic-3-multi", preset="synthetic-3", variant="multi", algorithm="bc+mappo",
+         env_steps=5)
+    ship("tapfinger-bc-synthetic-3-multi", preset="synthetic-3", variant="multi")
+    ship("ces-ppo-thesis", preset="thesis", variant=None, algorithm="bc+ppo", env_steps=7)
+    ship("ces-ppo-noheur-thesis", preset="thesis", variant=None, algorithm="bc+ppo", env_steps=9)
+    (tmp_path / "tapfinger-bc-hetero-6-multi.json").write_text(json.dumps({"preset": "hetero-6", "variant": "multi"}))
+    assert [r["file"] for r in checkpoint_records("tapfinger-bc", tmp_path)] == ["tapfinger-bc-synthetic-3-multi.pt"]
+    (rec,) = checkpoint_records("tapfinger-mappo", tmp_path)
+    assert (rec["algorithm"], rec["env_steps"]) == ("bc+mappo", 5)
+    assert rec["sha256"] == hashlib.sha256(b"tapfinger-mappo-synthetic-3-multi").hexdigest()
+    assert [r["env_steps"] for r in checkpoint_records("ces-ppo", tmp_path)] == [7]
+    assert [r["env_steps"] for r in checkpoint_records("ces-ppo-noheur", tmp_path)] == [9]
+    assert checkpoint_records("tapfinger", tmp_path) == []
