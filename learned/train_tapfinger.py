@@ -400,13 +400,14 @@ def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict
             if not act_mb.any() and not warm:
                 return None
             logp, ent, values = _logp_entropy(model, batch, idx, critic_grad=not args.critic_detach)
-            if warm:
+            if warm:  # only the critic's layers step (critic_opt), clipped on their own gradient norm
                 vl = 0.5 * ((values - ret[idx]) ** 2).mean()
                 return vl, {"value_loss": vl.item()}
             return ppo.ppo_loss(logp, old_logp[idx], adv[idx], values, ret[idx], ent, clip=args.clip,
                                 vf_coef=args.vf_coef, ent_coef=args.ent_coef, mask=act_mb)
 
-        stats = ppo.ppo_update(critic_opt if warm else opt, list(model.parameters()), T * E, epochs=args.epochs,
+        stats = ppo.ppo_update(critic_opt if warm else opt,
+                               list(model.critic.parameters() if warm else model.parameters()), T * E, epochs=args.epochs,
                                minibatch=args.minibatch, permute=rng.permutation, loss_fn=loss_fn,
                                max_grad_norm=args.max_grad_norm, target_kl=None if warm else args.target_kl)
         update += 1
