@@ -2,8 +2,9 @@
 and CES-PPO, measured side by side in one run through the solver registry (so that new
 checkpoints drop in), and the training throughput of a tiny training run of each.
 
-* ``test_inference[tapfinger-synthetic-3-multi | -single | tapfinger-hetero-6-multi]``: the
-  shipped TapFinger checkpoint on held-out placement instances (``num_tasks = 24``, generator
+* ``test_inference[tapfinger-synthetic-3-multi | tapfinger-bc-synthetic-3-multi | -single |
+  tapfinger-bc-hetero-6-multi]``: the shipped TapFinger checkpoint (``tapfinger``: MAPPO-fine-tuned,
+  ``tapfinger-bc``: imitation only) on held-out placement instances (``num_tasks = 24``, generator
   seeds 10^9 + k, k < 2); ``test_inference[ces-ppo-thesis]``: the shipped CES-PPO checkpoint on
   one held-out thesis instance per job size 3..8 (seeds 3*10^9 + 100 n). One round = every
   instance solved once with ``registry.solve``. ``extra_info``:
@@ -20,12 +21,18 @@ checkpoints drop in), and the training throughput of a tiny training run of each
 
   The timings use the fastest of the rounds measured by this file (``time.perf_counter``), so
   they exist with benchmarks disabled too (then one round).
-* ``test_training_throughput[tapfinger | ces-ppo]``: a tiny training run into a temporary folder
-  with the shipped checkpoints' settings (TapFinger: synthetic-3 multi, default model — hidden 64,
-  2 layers, 4 heads — 8 envs x 32 steps per update, 512 environment steps; CES-PPO: thesis, hidden
+* ``test_training_throughput[tapfinger | tapfinger-1env | ces-ppo]``: a tiny training run into a
+  temporary folder (TapFinger: synthetic-3 multi, default model — hidden 64, 2 layers, 4 heads —
+  512 environment steps in one update of 16 envs x 32 steps, or 16 updates of 1 env x 32 steps:
+  the vectorised and the single-env trainer side by side, on the CPU; CES-PPO: thesis, hidden
   128, 4 envs x 128 steps per update, 1024 decisions), ``extra_info["env_steps_per_s"]`` = the trainer's own ``sps`` of its last
   update (from ``metrics.csv`` / ``progress.csv``) and ``wall_steps_per_s`` = steps / wall time
   of the whole call (setup and evaluation included).
+
+* ``test_rollout_throughput[1 | 16]``: rollout collection alone (the shipped
+  ``tapfinger-bc-synthetic-3-multi`` policy sampling, critic on, in a ``PlacementVectorEnv`` of 1
+  or 16 synthetic-3 multi envs, one batched forward pass per step), 512 env steps,
+  ``extra_info["env_steps_per_s"]``; the ratio of the two is the gain of batching.
 
 Torch runs on one thread. Run:
     .venv/bin/python -m pytest bench/bench_learned.py --benchmark-enable -q
@@ -44,17 +51,19 @@ import pytest
 from edgebench import registry
 from edgebench.instances.generators import generate
 
-TARGET_MS = {"tapfinger": 5.0, "ces-ppo": 2.0}
+TARGET_MS = {"tapfinger": 5.0, "tapfinger-bc": 5.0, "ces-ppo": 2.0}
 PLACEMENT_SEED_BASE = 10**9
 MAPPING_SEED_BASE = 3 * 10**9
 
 CASES = {
     "tapfinger-synthetic-3-multi": ("tapfinger", [("placement", "synthetic-3", PLACEMENT_SEED_BASE + k,
                                                    {"num_tasks": 24, "variant": "multi"}) for k in range(2)]),
-    "tapfinger-synthetic-3-single": ("tapfinger", [("placement", "synthetic-3", PLACEMENT_SEED_BASE + k,
-                                                    {"num_tasks": 24, "variant": "single"}) for k in range(2)]),
-    "tapfinger-hetero-6-multi": ("tapfinger", [("placement", "hetero-6", PLACEMENT_SEED_BASE + k,
-                                                {"num_tasks": 24, "variant": "multi"}) for k in range(2)]),
+    "tapfinger-bc-synthetic-3-multi": ("tapfinger-bc", [("placement", "synthetic-3", PLACEMENT_SEED_BASE + k,
+                                                         {"num_tasks": 24, "variant": "multi"}) for k in range(2)]),
+    "tapfinger-bc-synthetic-3-single": ("tapfinger-bc", [("placement", "synthetic-3", PLACEMENT_SEED_BASE + k,
+                                                          {"num_tasks": 24, "variant": "single"}) for k in range(2)]),
+    "tapfinger-bc-hetero-6-multi": ("tapfinger-bc", [("placement", "hetero-6", PLACEMENT_SEED_BASE + k,
+                                                      {"num_tasks": 24, "variant": "multi"}) for k in range(2)]),
     "ces-ppo-thesis": ("ces-ppo", [("mapping", "thesis", MAPPING_SEED_BASE + 100 * n, {"task_nodes": n})
                                    for n in range(3, 9)]),
 }
@@ -119,12 +128,13 @@ def _last_sps(path: Path) -> float | None:
     return float(rows[-1]["sps"]) if rows else None
 
 
-def _train_tapfinger(out: Path) -> tuple[int, Path]:
+def _train_tapfinger(out: Path, num_envs: int = 16) -> tuple[int, Path]:
     from edgebench.learned import tapfinger
     from edgebench.learned import train_tapfinger as tt
 
     steps = 512
-    args = tt.TrainArgs(preset="synthetic-3", variant="multi", steps=steps, seed=0, num_envs=8, rollout_steps=32,
+    args = tt.TrainArgs(preset="synthetic-3", variant="multi", steps=steps, seed=0, num_envs=num_envs,
+                        rollout_steps=512 // num_envs, device="cpu",
                         eval_every=0, eval_episodes=1, threads=1, out=str(out), model=tapfinger.ModelConfig())
     tt.train(args, log=None)
     return steps, out / "metrics.csv"
@@ -146,7 +156,8 @@ def _train_ces_ppo(out: Path) -> tuple[int, Path]:
     return steps, out / "progress.csv"
 
 
-TRAINERS = {"tapfinger": _train_tapfinger, "ces-ppo": _train_ces_ppo}
+TRAINERS = {"tapfinger": _train_tapfinger, "tapfinger-1env": lambda out: _train_tapfinger(out, num_envs=1),
+            "ces-ppo": _train_ces_ppo}
 
 
 @pytest.mark.parametrize("policy", list(TRAINERS))
@@ -170,3 +181,36 @@ def test_training_throughput(benchmark, policy, tmp_path):
     assert steps > 0
     benchmark.extra_info.update({"policy": policy, "steps": steps, "wall_steps_per_s": max(walls),
                                  "env_steps_per_s": max(sps) if sps else None})
+
+
+@pytest.mark.parametrize("num_envs", [1, 16])
+def test_rollout_throughput(benchmark, num_envs):
+    """TapFinger's rollout collection alone (no update): ``num_envs`` synthetic-3 multi
+    environments in a PlacementVectorEnv, one batched forward pass of the policy per step
+    (sampled actions, critic on), 512 env steps; ``env_steps_per_s`` side by side for 1 and 16
+    envs in one run (the ratio is the gain of batching)."""
+    import numpy as np
+
+    from edgebench.learned import tapfinger as tf
+    from edgebench.learned.envs.placement import PlacementVectorEnv
+
+    envs = [tf.make_env(preset="synthetic-3", params={"num_tasks": 24}, variant="multi") for _ in range(num_envs)]
+    lay = tf.EnvLayout.of_env(envs[0])
+    model, _, _ = tf.load_checkpoint(tf.CHECKPOINT_DIR / "tapfinger-bc-synthetic-3-multi.pt")
+    seeds = iter(range(10**6))
+    venv = PlacementVectorEnv(envs, lambda env: env.reset(seed=next(seeds))[0])
+    rng = np.random.default_rng(0)
+    steps = 512
+    walls: list[float] = []
+
+    def run():
+        obs = venv.reset()
+        t0 = time.perf_counter()
+        for _ in range(steps // num_envs):
+            actions, _ = tf.act_batch(model, envs, obs, lay, rng, greedy=False)
+            obs, *_ = venv.step(actions)
+        walls.append(time.perf_counter() - t0)
+        return steps
+
+    benchmark.pedantic(run, rounds=1, iterations=1, warmup_rounds=0)
+    benchmark.extra_info.update({"num_envs": num_envs, "steps": steps, "env_steps_per_s": steps / min(walls)})

@@ -53,7 +53,9 @@ PLACEMENT_PRESETS = ("synthetic-3", "hetero-6")
 PLACEMENT_VARIANTS = ("multi", "single")
 PLACEMENT_TASKS = 24
 LARGE_TASKS = 192
-LEARNED_P = ("tapfinger", "tapfinger-nograph", "tapfinger-nopointer")
+#: MAPPO-fine-tuned policies (the paper's method) and, beside them, the imitation-only ones (-bc)
+LEARNED_P = ("tapfinger", "tapfinger-nograph", "tapfinger-nopointer", "tapfinger-bc", "tapfinger-nograph-bc",
+             "tapfinger-nopointer-bc")
 #: the baselines of the TapFinger paper
 PAPER_BASELINES = ("optimus", "tiresias")
 #: every placement baseline (heuristic) of the suite

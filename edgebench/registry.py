@@ -99,10 +99,16 @@ class SolverInfo:
     #: the solver's own parameter check (``check(params)`` raises InputError / ValueError /
     #: TypeError), run by :func:`check_params` after the declared types
     check: Callable[[dict[str, Any]], Any] | None = field(default=None, repr=False, compare=False)
+    #: learned solvers: () -> one dict per shipped checkpoint (preset, variant, algorithm,
+    #: env_steps, sha256, ...); as_dict() lists them under "checkpoints"
+    provenance: Callable[[], list[dict[str, Any]]] | None = field(default=None, repr=False, compare=False)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "families": list(self.families), "kind": self.kind,
-                "description": self.description, "params": dict(self.params)}
+        out = {"name": self.name, "families": list(self.families), "kind": self.kind,
+               "description": self.description, "params": dict(self.params)}
+        if self.provenance is not None:
+            out["checkpoints"] = self.provenance()
+        return out
 
 
 _REGISTRY: dict[str, SolverInfo] = {}
@@ -121,14 +127,17 @@ def register(name: str, *, families: tuple[str, ...] | list[str], kind: str, des
              params: dict[str, str] | None = None, types: dict[str, Any] | None = None,
              choices: dict[str, Any] | None = None, bounds: dict[str, tuple] | None = None,
              time_limit: float | None = _UNSET, proves: bool | None = None,
-             check: Callable[[dict[str, Any]], Any] | None = None):
+             check: Callable[[dict[str, Any]], Any] | None = None,
+             provenance: Callable[[], list[dict[str, Any]]] | None = None):
     """Register ``solve``. ``params`` documents the parameters (name -> one line); their types
     come from the solve function's signature (annotations and defaults), or from ``types`` for
     parameters passed through ``**params``; ``choices`` (name -> allowed values) and ``bounds``
     (name -> (min, max), inclusive, None for open) narrow them. ``time_limit``: the default
     seconds (default: :data:`DEFAULT_TIME_LIMITS` of the kind). ``proves``: whether an
     ``optimal`` status can be a proof (default: the kind is exact or mdp). ``check``: the
-    solver's own parameter check, run before any work (see :func:`check_params`)."""
+    solver's own parameter check, run before any work (see :func:`check_params`).
+    ``provenance`` (learned solvers): () -> one dict per shipped checkpoint, listed by
+    ``as_dict()`` under ``checkpoints``."""
     if kind not in KINDS:
         raise ValueError(f"solver kind must be one of {KINDS}, got {kind!r}")
 
@@ -142,7 +151,8 @@ def register(name: str, *, families: tuple[str, ...] | list[str], kind: str, des
                                      choices={k: tuple(v) for k, v in (choices or {}).items()},
                                      bounds=dict(bounds or {}), default_time_limit=tl,
                                      proves=kind in PROVING_KINDS if proves is None else bool(proves),
-                                     open_params=params is None, check=check)
+                                     open_params=params is None, check=check,
+                                     provenance=provenance)
         _PARAM_MODELS.pop(name, None)
         return fn
 

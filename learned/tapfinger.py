@@ -48,8 +48,8 @@ from edgebench.learned import checkpoint
 from edgebench.registry import Result, make_result, register
 
 __all__ = ["ModelConfig", "EnvLayout", "build_graph", "make_model", "act", "act_batch", "void_allowed", "run_episode", "load_checkpoint",
-           "save_checkpoint", "CHECKPOINT_DIR", "default_checkpoint", "masks_from_obs", "graph_arrays", "flat_graph",
-           "hetero_attention_layer", "EDGE_TYPES", "NODE_TYPES"]
+           "save_checkpoint", "CHECKPOINT_DIR", "nearest_checkpoint", "SOLVERS", "masks_from_obs", "graph_arrays", "flat_graph",
+           "hetero_attention_layer", "EDGE_TYPES", "NODE_TYPES", "resolve_device"]
 
 CHECKPOINT_DIR = Path(__file__).resolve().parent / "checkpoints"
 CHECKPOINT_FORMAT = "edgebench-tapfinger-v1"
@@ -141,7 +141,7 @@ def masks_from_obs(env, obs: dict, lay: EnvLayout) -> np.ndarray:
     for n, a in enumerate(env.possible_agents):
         if a not in obs:
             continue
-        c, g = lay.caps[n]
+        c, g = env._caps[n]  # the instance's capacities (a nearest checkpoint's may differ, within its grid)
         out[n, :, :c + 1, :g + 1] = obs[a]["action_mask"][:-1].reshape(P, c + 1, g + 1).astype(bool)
     return out
 
@@ -245,7 +245,7 @@ def hetero_attention_layer():
 
         def forward(self, x, ntype, edge_index, etype):
             n, d, H, D = x.size(0), self.d, self.H, self.D
-            rows = torch.arange(n)
+            rows = torch.arange(n, device=x.device)
             kqv = self.kqv(x).view(n, self.T, 3 * d)[rows, ntype]
             k, q, v = kqv.view(n, 3, H, D).unbind(1)
             agg = self.propagate(edge_index, k=k, q=q, v=v, etype=etype, size=(n, n))
@@ -262,7 +262,7 @@ def hetero_attention_layer():
     return _LAYER_CLS
 
 
-def flat_graph(x: dict, edges: dict):
+def flat_graph(x: dict, edges: dict, device=None):
     """Node offsets of the types in one node tensor (in :data:`NODE_TYPES` order), the node-type
     index, one edge index and its edge-type index (in :data:`EDGE_TYPES` order), from
     :func:`graph_arrays`' dicts (numpy in, torch out)."""
@@ -275,8 +275,23 @@ def flat_graph(x: dict, edges: dict):
     ntype = np.repeat(np.arange(len(NODE_TYPES)), [len(x[k]) for k in NODE_TYPES])
     ei = np.concatenate([edges[e] + np.array([[off[e[0]]], [off[e[2]]]]) for e in EDGE_TYPES], 1)
     et = np.repeat(np.arange(len(EDGE_TYPES)), [edges[e].shape[1] for e in EDGE_TYPES])
-    return off, torch.as_tensor(ntype), torch.as_tensor(ei), torch.as_tensor(et)
+    return off, torch.as_tensor(ntype, device=device), torch.as_tensor(ei, device=device), torch.as_tensor(et, device=device)
 
+
+
+def resolve_device(name: str = "auto"):
+    """The torch device for training: "auto" = CUDA when available, else the CPU; "cpu" or
+    "cuda[:k]" as given (InputError when CUDA is asked for and absent)."""
+    import torch
+
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if name.startswith("cuda") and not torch.cuda.is_available():
+        raise InputError("CUDA is not available on this machine", field="device")
+    try:
+        return torch.device(name)
+    except (RuntimeError, ValueError) as exc:
+        raise InputError(f"not a torch device: {exc}", field="device") from None
 
 
 def make_model(cfg: ModelConfig, lay: EnvLayout):
@@ -335,10 +350,11 @@ def make_model(cfg: ModelConfig, lay: EnvLayout):
             """Pending embeddings (B, N, P, d) and cluster embeddings (B, N, d)."""
             B, N, _ = obs.shape
             P, d = self.lay.pending_size, self.cfg.hidden
+            dev = self.void.device
             if self.cfg.encoder == "graph" and self.cfg.conv == "fused":
                 xa, ea = graph_arrays(obs, ids, self.lay)
-                off, ntype, ei, et = flat_graph(xa, ea)
-                z = torch.cat([torch.relu(self.inp[k](torch.as_tensor(xa[k]))) for k in NODE_TYPES])
+                off, ntype, ei, et = flat_graph(xa, ea, dev)
+                z = torch.cat([torch.relu(self.inp[k](torch.as_tensor(xa[k], device=dev))) for k in NODE_TYPES])
                 for i, conv in enumerate(self.convs):
                     z = conv(z, ntype, ei, et)
                     z = torch.nn.functional.layer_norm(z, (d,)) * self.ln_w[i][ntype] + self.ln_b[i][ntype]
@@ -346,6 +362,8 @@ def make_model(cfg: ModelConfig, lay: EnvLayout):
                 clus = z[off["clus"]:off["clus"] + B * N]
                 return pend.view(B, N, P, d), clus.view(B, N, d)
             x, edges = build_graph(obs, ids, self.lay)
+            x = {k: v.to(dev) for k, v in x.items()}
+            edges = {k: v.to(dev) for k, v in edges.items()}
             h = {k: torch.relu(self.inp[k](v)) for k, v in x.items()}
             if self.cfg.encoder == "graph":
                 hgt = self.cfg.conv == "hgt"
@@ -356,36 +374,41 @@ def make_model(cfg: ModelConfig, lay: EnvLayout):
                     else:
                         h = {k: norm[k](h[k] + torch.relu(out[k])) if k in out else h[k] for k in h}
                 return h["pend"].view(B, N, P, d), h["clus"].view(B, N, d)
-            agent = self.agent_mlp(torch.as_tensor(obs, dtype=torch.float32))  # (B, N, d)
+            agent = self.agent_mlp(torch.as_tensor(obs, dtype=torch.float32, device=dev))  # (B, N, d)
             pend = h["pend"].view(B, N, P, d)
             pend = self.pend_mlp(torch.cat([pend, agent[:, :, None, :].expand(B, N, P, d)], -1))
             return pend, agent
 
         def forward(self, obs: np.ndarray, ids: np.ndarray, masks: torch.Tensor, void_ok: np.ndarray | None = None,
-                    values: bool = True):
+                    values: bool = True, critic_grad: bool = True):
             """Pointer logits (B, N, P+1; the last is void; masked entries NEG), the pointer
             transformer's slot embeddings (B, N, P, d), cluster embeddings (B, N, d), values (B, N).
             ``masks``: bool (B, N, P, C+1, G+1) allocation masks; ``void_ok``: bool (B, N), whether
             the void entry may be chosen (default: always); ``values=False`` skips the critic
-            (zeros)."""
+            (zeros); ``critic_grad=False`` detaches the critic's input (its loss leaves the
+            encoder, i.e. the actor, alone)."""
             pend, clus = self.encode(obs, ids)
+            dev = pend.device
+            masks = masks.to(dev)
             B, N, P, d = pend.shape
             slot_ok = masks.flatten(3).any(-1)  # (B, N, P)
             dummy = torch.as_tensor(obs[..., N_CLUSTER:N_CLUSTER + P * (N_PEND + self.lay.types)]
-                                    .reshape(B, N, P, -1)[..., 0] < 0.5)
+                                    .reshape(B, N, P, -1)[..., 0] < 0.5, device=dev)
             seq = torch.cat([pend.reshape(B * N, P, d), self.void.expand(B * N, 1, d)], 1)
-            pad = torch.cat([dummy.reshape(B * N, P), torch.zeros(B * N, 1, dtype=torch.bool)], 1)
+            pad = torch.cat([dummy.reshape(B * N, P), torch.zeros(B * N, 1, dtype=torch.bool, device=dev)], 1)
             z = self.pointer_enc(seq, src_key_padding_mask=pad)
             keep = (~pad[:, :P]).float().unsqueeze(-1)
             mean = (z[:, :P] * keep).sum(1) / keep.sum(1).clamp(min=1.0)
             u = self.v(torch.tanh(self.W1(z) + self.W2(mean).unsqueeze(1))).squeeze(-1).view(B, N, P + 1)
-            vo = torch.ones(B, N, 1, dtype=torch.bool) if void_ok is None else torch.as_tensor(void_ok).view(B, N, 1)
+            vo = (torch.ones(B, N, 1, dtype=torch.bool, device=dev) if void_ok is None
+                  else torch.as_tensor(void_ok, device=dev).view(B, N, 1))
             ok = torch.cat([slot_ok, vo | ~slot_ok.any(-1, keepdim=True)], -1)
             logits = u.masked_fill(~ok, NEG)
             if values:
-                values = self.critic(torch.cat([pend.reshape(B, -1), clus.reshape(B, -1)], -1))
+                h = torch.cat([pend.reshape(B, -1), clus.reshape(B, -1)], -1)
+                values = self.critic(h if critic_grad else h.detach())
             else:  # acting only (solvers, evaluation): no critic
-                values = torch.zeros(B, N)
+                values = torch.zeros(B, N, device=dev)
             return logits, z[:, :P].reshape(B, N, P, d), clus, values
 
         def alloc_logits(self, z: torch.Tensor, clus: torch.Tensor, slot: torch.Tensor, masks: torch.Tensor):
@@ -456,11 +479,12 @@ def act_batch(model, envs: list, obs_list: list[dict], lay: EnvLayout, rng: np.r
     ids = np.stack([pending_ids(env, lay) for env in envs])
     masks = np.stack([masks_from_obs(env, obs, lay) for env, obs in zip(envs, obs_list)])
     void_ok = np.stack([void_allowed(env, lay, model.cfg.void_rule) for env in envs])
-    mt = torch.as_tensor(masks)
+    dev = model.void.device
+    mt = torch.as_tensor(masks, device=dev)
     with torch.inference_mode():
         logits, z, clus, values = model(o, ids, mt, void_ok, values)
-        probs = torch.softmax(logits, -1).numpy()  # (E, N, P+1)
-    ok_all = logits.numpy() > NEG / 2
+        probs = torch.softmax(logits, -1).cpu().numpy()  # (E, N, P+1)
+    ok_all = logits.cpu().numpy() > NEG / 2
     active = masks.reshape(E, N, -1).any(-1)
     slot = np.full((E, N), P, dtype=np.int64)
     m = np.zeros((E, N), dtype=np.int64)
@@ -487,7 +511,7 @@ def act_batch(model, envs: list, obs_list: list[dict], lay: EnvLayout, rng: np.r
             post = np.array([probs[e, n, slot[e, n]] for n in ns]) * copies
             m[e, ns[int(np.argmax(post))]] = 1
     with torch.inference_mode():
-        ap = torch.softmax(model.alloc_logits(z, clus, torch.as_tensor(slot), mt), -1).numpy()
+        ap = torch.softmax(model.alloc_logits(z, clus, torch.as_tensor(slot, device=dev), mt), -1).cpu().numpy()
     alloc = np.zeros((E, N), dtype=np.int64)
     logp = np.zeros((E, N))
     G1 = lay.max_gpu + 1
@@ -513,7 +537,7 @@ def act_batch(model, envs: list, obs_list: list[dict], lay: EnvLayout, rng: np.r
             logp[e, n] = lp
         all_actions.append(actions)
     rec = dict(obs=o, ids=ids, masks=masks, void_ok=void_ok, slot=slot, alloc=alloc, m=m, active=active, logp=logp,
-               value=values.numpy().astype(np.float64))
+               value=values.cpu().numpy().astype(np.float64))
     return all_actions, rec
 
 
@@ -589,7 +613,7 @@ def run_episode(model, env, lay: EnvLayout, *, seed: int = 0, greedy: bool = Tru
 def save_checkpoint(path, model, lay: EnvLayout, *, extra: dict | None = None, optimizer=None) -> None:
     """Write a checkpoint (config, layout, weights, optional optimizer and training state) atomically."""
     blob = {"format": CHECKPOINT_FORMAT, "config": asdict(model.cfg), "layout": asdict(lay),
-            "state_dict": {k: v.detach().clone() for k, v in model.state_dict().items()},
+            "state_dict": {k: v.detach().cpu().clone() for k, v in model.state_dict().items()},
             "extra": dict(extra or {})}
     if optimizer is not None:
         blob["optimizer"] = optimizer.state_dict()
@@ -615,20 +639,39 @@ def load_checkpoint(path, *, pointer: str | None = None):
     return model, lay, blob
 
 
-def default_checkpoint(instance: Instance, encoder: str = "graph") -> Path:
-    """The shipped checkpoint for an instance: ``tapfinger[-nograph]-<preset>-<variant>.pt`` with
-    the preset read from the instance's generator meta; falling back to the other variant of
-    that preset, then to ``synthetic-3`` (same variant first). The first that exists wins (the
-    solver then checks that it fits the instance)."""
-    preset = str((instance.meta or {}).get("preset", "synthetic-3"))
+def _layout_of_file(path: Path) -> "EnvLayout":
+    blob = checkpoint.load_checkpoint(path, CHECKPOINT_FORMAT)  # data only, checked
+    return checkpoint.config_from_dict(EnvLayout, blob.get("layout"), file=path, field="checkpoint.layout")
+
+
+def nearest_checkpoint(instance: Instance, prefix: str, directory: Path = CHECKPOINT_DIR):
+    """The shipped checkpoint ``PREFIX-<preset>-<variant>.pt`` a solver uses for an instance:
+    (path, match) or (None, reason). Candidates (those with a provenance sidecar) are tried in
+    this order, the first whose layout fits the instance (:func:`check_layout`: cluster count,
+    pending window, task types, capacities within the grid) wins: the instance's preset (from
+    its generator meta) and variant ("exact"), the same preset with the other variant, then
+    every other preset with the instance's variant, then with the other variant (by name). When
+    none fits, the reason names what each candidate lacks."""
+    from edgebench.learned.provenance import checkpoint_records
+
+    preset = str((instance.meta or {}).get("preset", ""))
     variant = instance.placement.variant
-    other = "single" if variant == "multi" else "multi"
-    tag = "tapfinger" if encoder == "graph" else "tapfinger-nograph"
-    cands = [f"{tag}-{p}-{v}.pt" for p in dict.fromkeys((preset, "synthetic-3")) for v in (variant, other)]
-    for name in cands:
-        if (CHECKPOINT_DIR / name).is_file():
-            return CHECKPOINT_DIR / name
-    return CHECKPOINT_DIR / cands[0]
+    recs = checkpoint_records(prefix, directory, sha=False)
+    recs.sort(key=lambda r: (r["preset"] != preset, r["variant"] != variant, r["file"]))
+    if not recs:
+        return None, f"no shipped {prefix}-*.pt checkpoint"
+    env = make_env(instance)
+    why = []
+    for r in recs:
+        path = directory / r["file"]
+        try:
+            check_layout(env, _layout_of_file(path))
+        except InputError as exc:
+            why.append(f"{r['file']}: {exc.reason}")
+            continue
+        exact = r["preset"] == preset and r["variant"] == variant
+        return path, "exact" if exact else f"nearest ({r['preset']} {r['variant']})"
+    return None, "no shipped checkpoint fits this instance: " + "; ".join(why)
 
 
 # ---- registered solvers -----------------------------------------------------------------------
@@ -638,7 +681,7 @@ _PARAMS = {"checkpoint": "path of a TapFinger checkpoint (.pt; default: the ship
            "greedy": "bool, default True: argmax actions (False: sample with the solver seed)"}
 
 
-def _solve(name: str, instance: Instance, *, time_limit, seed: int, params: dict, encoder: str,
+def _solve(name: str, instance: Instance, *, time_limit, seed: int, params: dict, prefix: str,
            pointer: str | None) -> Result:
     import torch
 
@@ -650,7 +693,12 @@ def _solve(name: str, instance: Instance, *, time_limit, seed: int, params: dict
     greedy = params.get("greedy", True)
     if not isinstance(greedy, bool):
         raise InputError(f"must be a boolean, got {greedy!r}", field="params.greedy")
-    ckpt = params.get("checkpoint") or default_checkpoint(instance, encoder)
+    ckpt, match = params.get("checkpoint"), "given"
+    if not ckpt:  # the shipped checkpoint nearest to the instance, or a clear refusal
+        ckpt, match = nearest_checkpoint(instance, prefix)
+        if ckpt is None:
+            return make_result(instance, name, status="error", seed=seed, params=params, started=started,
+                               stats={"reason": match})
     torch.set_num_threads(max(1, min(torch.get_num_threads(), 4)))
     model, lay, _ = load_checkpoint(ckpt, pointer=pointer)
     env = make_env(instance, lay=lay)
@@ -661,7 +709,7 @@ def _solve(name: str, instance: Instance, *, time_limit, seed: int, params: dict
     if out["timeout"]:
         return make_result(instance, name, status="timeout", seed=seed, params=params, started=started,
                            stats={"time_limit": time_limit})
-    stats = {"checkpoint": Path(ckpt).name, "decisions": out["decisions_count"],
+    stats = {"checkpoint": Path(ckpt).name, "checkpoint_match": match, "decisions": out["decisions_count"],
              "ms_per_decision": 1000.0 * out["decision_time"]}
     if not out["done"]:
         stats["reason"] = "episode truncated before every task finished"
@@ -672,25 +720,35 @@ def _solve(name: str, instance: Instance, *, time_limit, seed: int, params: dict
                        objective=float(obj["total_completion_time"]), started=started, stats=stats)
 
 
-@register("tapfinger", families=("placement",), kind="learned", params=_PARAMS,
-          description="TapFinger multi-agent policy (heterogeneous graph attention encoder, pointer, Bayes "
-                      "conflicts) from a shipped checkpoint")
-def solve_tapfinger(instance: Instance, *, time_limit: float | None = None, seed: int = 0, **params: Any) -> Result:
-    return _solve("tapfinger", instance, time_limit=time_limit, seed=seed, params=params, encoder="graph",
-                  pointer=None)
+#: the registered TapFinger solvers: name -> (checkpoint prefix, pointer override, description)
+SOLVERS = {
+    "tapfinger": ("tapfinger-mappo", None, "TapFinger multi-agent policy (heterogeneous graph attention "
+                  "encoder, pointer, Bayes conflicts) fine-tuned by MAPPO after a behaviour-cloning warm start"),
+    "tapfinger-nograph": ("tapfinger-nograph-mappo", None, "TapFinger ablation (MAPPO-fine-tuned): MLP encoder "
+                          "over concatenated features instead of the graph network"),
+    "tapfinger-nopointer": ("tapfinger-mappo", "random", "TapFinger ablation (MAPPO-fine-tuned): random "
+                            "pending-task selection (seeded) instead of the pointer network"),
+    "tapfinger-bc": ("tapfinger-bc", None, "TapFinger policy by imitation only (behaviour cloning, some DAgger) "
+                     "of the exact model placement-milp; no reinforcement learning"),
+    "tapfinger-nograph-bc": ("tapfinger-nograph-bc", None, "TapFinger no-graph ablation by imitation only of "
+                             "placement-milp"),
+    "tapfinger-nopointer-bc": ("tapfinger-bc", "random", "TapFinger no-pointer ablation (random task order) with "
+                               "the imitation-only full model's allocation head"),
+}
 
 
-@register("tapfinger-nograph", families=("placement",), kind="learned", params=_PARAMS,
-          description="TapFinger ablation: MLP encoder over concatenated features instead of the graph network")
-def solve_tapfinger_nograph(instance: Instance, *, time_limit: float | None = None, seed: int = 0,
-                            **params: Any) -> Result:
-    return _solve("tapfinger-nograph", instance, time_limit=time_limit, seed=seed, params=params, encoder="mlp",
-                  pointer=None)
+def _register(name: str, prefix: str, pointer: str | None, description: str) -> None:
+    from edgebench.learned.provenance import checkpoints_of, training_summary
+
+    def solve(instance: Instance, *, time_limit: float | None = None, seed: int = 0, **params: Any) -> Result:
+        return _solve(name, instance, time_limit=time_limit, seed=seed, params=params, prefix=prefix,
+                      pointer=pointer)
+
+    solve.__name__ = "solve_" + name.replace("-", "_")
+    register(name, families=("placement",), kind="learned", params=_PARAMS,
+             description=f"{description} [{training_summary(prefix)}]",
+             provenance=checkpoints_of(prefix))(solve)
 
 
-@register("tapfinger-nopointer", families=("placement",), kind="learned", params=_PARAMS,
-          description="TapFinger ablation: random pending-task selection (seeded) instead of the pointer network")
-def solve_tapfinger_nopointer(instance: Instance, *, time_limit: float | None = None, seed: int = 0,
-                              **params: Any) -> Result:
-    return _solve("tapfinger-nopointer", instance, time_limit=time_limit, seed=seed, params=params,
-                  encoder="graph", pointer="random")
+for _name, (_prefix, _pointer, _desc) in SOLVERS.items():
+    _register(_name, _prefix, _pointer, _desc)

@@ -37,10 +37,13 @@ def _command(args: argparse.Namespace) -> str:
     for opt in ("num_envs", "rollout_steps", "lr", "hidden", "layers", "heads", "conv", "void_rule", "encoder",
                 "pointer", "eval_every", "eval_episodes", "ent_coef", "bc_instances", "bc_epochs", "bc_time_limit",
                 "bc_lr", "bc_eval_every", "val_episodes", "val_seed_base", "init", "dagger_rounds", "dagger_instances",
-                "dagger_cuts", "dagger_epochs"):
+                "dagger_cuts", "dagger_epochs", "epochs", "minibatch", "target_kl", "critic_warmup", "critic_lr"):
         if getattr(args, opt) is None:
             continue
         parts.append(f"--{opt.replace('_', '-')} {getattr(args, opt)}")
+    for flag in ("critic_detach", "team_reward"):
+        if getattr(args, flag, False):
+            parts.append(f"--{flag.replace('_', '-')}")
     return " ".join(parts)
 
 
@@ -69,7 +72,39 @@ def train_args_from_cli(args: argparse.Namespace):
                      bc_eval_every=args.bc_eval_every, val_episodes=args.val_episodes,
                      val_seed_base=args.val_seed_base, init=args.init, dagger_rounds=args.dagger_rounds,
                      dagger_instances=args.dagger_instances, dagger_cuts=args.dagger_cuts,
-                     dagger_epochs=args.dagger_epochs)
+                     dagger_epochs=args.dagger_epochs, epochs=args.epochs, minibatch=args.minibatch,
+                     target_kl=args.target_kl, critic_warmup=args.critic_warmup, critic_detach=args.critic_detach, critic_lr=args.critic_lr,
+                     team_reward=args.team_reward, device=args.device)
+
+
+def write_sidecar(export: str, targs, final: dict, command: str, init_extra: dict) -> None:
+    """The provenance sidecar of an exported checkpoint (``NAME.json`` beside ``NAME.pt``; see
+    :mod:`edgebench.learned.provenance`): preset, variant, algorithm, env_steps (the RL steps
+    that produced the exported weights: the selected update's when MAPPO was selected on
+    validation), the run's total RL steps, the command and the held-out evaluation."""
+    import json
+    from pathlib import Path
+
+    rl_steps = int(final.get("global_step", 0) or 0)
+    warm = bool(targs.init) or targs.bc_instances > 0 or targs.dagger_rounds > 0
+    if targs.steps == 0 or rl_steps == 0:
+        algorithm = "bc+dagger" if targs.dagger_rounds > 0 else "bc"
+    else:
+        algorithm = "bc+mappo" if warm else "mappo"
+    meta = {"preset": targs.preset, "variant": targs.variant, "algorithm": algorithm,
+            "env_steps": int(final.get("selected_step", rl_steps)) if "selected_update" in final else rl_steps,
+            "env_steps_run": rl_steps, "episode_tasks": targs.gen_params.get("num_tasks"), "command": command,
+            "eval": {"held_out_seeds": f"10**9 + k, k < {targs.eval_episodes}",
+                     "mean_completion_time": final.get("eval_mean_ct")}}
+    if "selected_update" in final:
+        meta["selected_update"] = final["selected_update"]
+        meta["val_mean_ct"] = final.get("val_mean_ct")
+    if init_extra.get("init_command"):
+        meta["init_command"] = init_extra["init_command"]
+    path = Path(export).with_suffix(".json")
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(meta, indent=2) + "\n")
+    tmp.replace(path)
 
 
 def cmd_train_tapfinger(args: argparse.Namespace) -> int:
@@ -92,6 +127,7 @@ def cmd_train_tapfinger(args: argparse.Namespace) -> int:
                            extra={"command": _command(args),
                                   "eval": {k: v for k, v in final.items() if isinstance(v, (int, float))},
                                   "eval_cts": list(final.get("eval_cts", [])), **init_extra})
+        write_sidecar(args.export, targs, final, _command(args), init_extra)
     sps = [h["sps"] for h in res["history"] if "sps" in h]
     print(f"done: {final.get('global_step', 0)} steps, held-out mean completion time "
           f"{first.get('eval_mean_ct', float('nan')):.3f} (random init) -> {final.get('eval_mean_ct', float('nan')):.3f}"
@@ -143,6 +179,20 @@ def add_train_parser(train_sub) -> argparse.ArgumentParser:
     p.add_argument("--eval-episodes", type=_pos_int, default=4, metavar="K", help="held-out episodes per evaluation")
     p.add_argument("--threads", type=_pos_int, default=1, metavar="K", help="torch CPU threads (default 1)")
     p.add_argument("--ent-coef", type=float, default=0.01, metavar="C", help="PPO entropy bonus (default 0.01)")
+    p.add_argument("--epochs", type=_pos_int, default=4, metavar="K", help="PPO epochs per update (default 4)")
+    p.add_argument("--minibatch", type=_pos_int, default=64, metavar="B", help="PPO minibatch (default 64)")
+    p.add_argument("--target-kl", type=_pos_float, default=None, metavar="KL",
+                   help="stop an update's epochs once the approx KL exceeds KL (default: never)")
+    p.add_argument("--critic-warmup", type=_nonneg_int, default=0, metavar="U",
+                   help="first U MAPPO updates train only the critic (actor frozen; default 0)")
+    p.add_argument("--critic-detach", action="store_true",
+                   help="the value loss does not reach the encoder shared with the actor")
+    p.add_argument("--critic-lr", type=_pos_float, default=None, metavar="LR",
+                   help="learning rate of the critic's layers (default: --lr)")
+    p.add_argument("--device", default="auto", metavar="DEV",
+                   help="torch device: auto (CUDA when available, else CPU; default), cpu, cuda, cuda:K")
+    p.add_argument("--team-reward", action="store_true",
+                   help="every agent is trained on the team reward (minus all tasks in the system)")
     g = p.add_argument_group("behaviour-cloning warm start (a deviation from the paper; default off: pure MAPPO)")
     g.add_argument("--bc-instances", type=_nonneg_int, default=0, metavar="K",
                    help="training instances solved by placement-milp whose schedules are imitated (default 0: off)")

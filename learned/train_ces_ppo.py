@@ -36,7 +36,7 @@ from typing import Any, Callable
 import numpy as np
 
 from edgebench.errors import InputError
-from edgebench.learned import ces_ppo, checkpoint
+from edgebench.learned import ces_ppo, checkpoint, ppo
 
 __all__ = ["Args", "BC_SEED_FLOOR", "RewardCoefs", "ThesisReward", "bc_seed", "behaviour_clone", "collect_expert_data",
            "evaluate_network", "expert_level", "expert_solution", "lambda_h_at", "replay_expert", "train",
@@ -716,60 +716,27 @@ def _train(args: Args, out: Path, resume: bool, log, tensorboard: bool) -> dict[
                 next_obs = torch.from_numpy(np.stack([ces_ppo.flatten_obs(o) for o in nxt]))
                 next_mask = torch.from_numpy(np.stack([o["action_mask"].astype(bool) for o in nxt]))
                 next_done = torch.tensor(dones)
-            # ---- GAE ----
+            # ---- GAE and the PPO update (the shared core, edgebench.learned.ppo; masks re-applied) ----
             with torch.no_grad():
                 next_value = net.value(next_obs)
-                adv_b = torch.zeros_like(rew_b)
-                last = torch.zeros(E)
-                for t in reversed(range(T)):
-                    if t == T - 1:
-                        nonterminal, nv = 1.0 - next_done, next_value
-                    else:
-                        nonterminal, nv = 1.0 - done_b[t + 1], val_b[t + 1]
-                    delta = rew_b[t] + args.gamma * nv * nonterminal - val_b[t]
-                    last = delta + args.gamma * args.gae_lambda * nonterminal * last
-                    adv_b[t] = last
-                ret_b = adv_b + val_b
-            # ---- PPO update (masks re-applied) ----
+                nonterminal = 1.0 - torch.cat([done_b[1:], next_done.unsqueeze(0)])
+                adv_b, ret_b = ppo.gae(rew_b, val_b, next_value, nonterminal, args.gamma, args.gae_lambda)
             b_obs, b_mask = obs_b.reshape(-1, D), mask_b.reshape(-1, A)
             b_act, b_logp = act_b.reshape(-1), logp_b.reshape(-1)
             b_adv, b_ret, b_val = adv_b.reshape(-1), ret_b.reshape(-1), val_b.reshape(-1)
-            mb = args.batch_size // args.num_minibatches
-            clipfracs, approx_kl = [], 0.0
-            pg_loss = v_loss = entropy = torch.tensor(0.0)
-            for _ in range(args.update_epochs):
-                perm = torch.randperm(args.batch_size)
-                for s in range(0, args.batch_size, mb):
-                    idx = perm[s:s + mb]
-                    logits, newv = net.logits_value(b_obs[idx], b_mask[idx])
-                    dist = Categorical(logits=logits)
-                    newlogp = dist.log_prob(b_act[idx])
-                    logratio = newlogp - b_logp[idx]
-                    ratio = logratio.exp()
-                    with torch.no_grad():
-                        approx_kl = float(((ratio - 1) - logratio).mean())
-                        clipfracs.append(float(((ratio - 1.0).abs() > args.clip_coef).float().mean()))
-                    adv = b_adv[idx]
-                    if args.norm_adv and adv.numel() > 1:
-                        adv = (adv - adv.mean()) / (adv.std() + 1e-8)
-                    pg_loss = torch.max(-adv * ratio,
-                                        -adv * torch.clamp(ratio, 1 - args.clip_coef, 1 + args.clip_coef)).mean()
-                    if args.clip_vloss:
-                        v_unclipped = (newv - b_ret[idx]) ** 2
-                        v_clipped = b_val[idx] + torch.clamp(newv - b_val[idx], -args.clip_coef, args.clip_coef)
-                        v_loss = 0.5 * torch.max(v_unclipped, (v_clipped - b_ret[idx]) ** 2).mean()
-                    else:
-                        v_loss = 0.5 * ((newv - b_ret[idx]) ** 2).mean()
-                    # entropy of the masked distribution (masked actions have probability 0)
-                    p = torch.softmax(logits, -1)
-                    entropy = -(p * torch.log_softmax(logits, -1)).sum(-1).mean()
-                    loss = pg_loss - args.ent_coef * entropy + args.vf_coef * v_loss
-                    optimizer.zero_grad()
-                    loss.backward()
-                    torch.nn.utils.clip_grad_norm_(net.parameters(), args.max_grad_norm)
-                    optimizer.step()
-                if args.target_kl is not None and approx_kl > args.target_kl:
-                    break
+
+            def loss_fn(idx):
+                logits, newv = net.logits_value(b_obs[idx], b_mask[idx])
+                newlogp = Categorical(logits=logits).log_prob(b_act[idx])
+                # entropy of the masked distribution (masked actions have probability 0)
+                ent = -(torch.softmax(logits, -1) * torch.log_softmax(logits, -1)).sum(-1)
+                return ppo.ppo_loss(newlogp, b_logp[idx], b_adv[idx], newv, b_ret[idx], ent, clip=args.clip_coef,
+                                    vf_coef=args.vf_coef, ent_coef=args.ent_coef, norm_adv=args.norm_adv,
+                                    old_value=b_val[idx], clip_vloss=args.clip_vloss)
+
+            upd = ppo.ppo_update(optimizer, list(net.parameters()), args.batch_size, epochs=args.update_epochs,
+                                 minibatch=args.batch_size // args.num_minibatches, permute=torch.randperm,
+                                 loss_fn=loss_fn, max_grad_norm=args.max_grad_norm, target_kl=args.target_kl)
             # ---- logging, evaluation, checkpoint ----
             wall = time.perf_counter() - t0
             sps = (global_step - steps_at_start) / max(wall, 1e-9)
@@ -778,8 +745,9 @@ def _train(args: Args, out: Path, resume: bool, log, tensorboard: bool) -> dict[
                 "lambda_h": lam, "learning_rate": optimizer.param_groups[0]["lr"], "episodes": len(ep_returns),
                 "mean_return": float(np.mean(ep_returns)) if ep_returns else math.nan,
                 "mean_composite": float(np.mean(ep_comps)) if ep_comps else math.nan,
-                "policy_loss": pg_loss.item(), "value_loss": v_loss.item(), "entropy": entropy.item(),
-                "approx_kl": approx_kl, "clipfrac": float(np.mean(clipfracs)) if clipfracs else 0.0,
+                "policy_loss": upd.get("policy_loss", 0.0), "value_loss": upd.get("value_loss", 0.0),
+                "entropy": upd.get("entropy", 0.0), "approx_kl": upd.get("approx_kl", 0.0),
+                "clipfrac": upd.get("clipfrac", 0.0),
                 "eval_composite": "", "eval_L": "", "eval_D_BW": ""}
             is_last = update == args.num_updates
             if is_last or (args.eval_every and update % args.eval_every == 0):

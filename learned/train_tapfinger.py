@@ -37,7 +37,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from edgebench.learned import checkpoint
+from edgebench.learned import checkpoint, ppo
 from edgebench.learned import tapfinger as tf
 
 __all__ = ["TrainArgs", "train", "evaluate", "EVAL_SEED_BASE", "expert_schedule", "replay_expert", "expert_seeds",
@@ -65,9 +65,21 @@ class TrainArgs:
     vf_coef: float = 0.5
     max_grad_norm: float = 0.5
     reward_scale: float = 0.1
+    #: stop an update's epochs once the approx KL to the rollout policy exceeds this (None: never)
+    target_kl: float | None = None
+    #: first updates of MAPPO in which only the critic learns (the actor frozen; a warm start's
+    #: value head is fitted to the expert's returns, not to the sampled policy's)
+    critic_warmup: int = 0
+    #: the value loss does not reach the encoder shared with the actor
+    critic_detach: bool = False
+    critic_lr: float | None = None  # learning rate of the critic's own layers (None: lr)
+    #: MAPPO on the team reward (every agent gets the sum of the agents' rewards, i.e. minus the
+    #: tasks in the system) instead of each agent's own (minus the tasks associated with its cluster)
+    team_reward: bool = False
     eval_every: int = 5  # updates between evaluations (0: only at the end)
     eval_episodes: int = 4
     threads: int = 1
+    device: str = "auto"  # "auto": CUDA when available, else the CPU (checkpoints are saved on the CPU)
     model: tf.ModelConfig = field(default_factory=tf.ModelConfig)
     out: str | None = None  # folder: metrics.csv, TensorBoard events, last.pt, best.pt
     resume: bool = False  # continue from out/last.pt
@@ -113,20 +125,23 @@ def evaluate(model, args: TrainArgs, lay: tf.EnvLayout, *, episodes: int | None 
             "ms_per_decision": 1000.0 * float(np.mean(dt)), "eval_cts": [float(c) for c in cts]}
 
 
-def _logp_entropy(model, batch: dict, idx: np.ndarray):
-    """Recompute log pi and entropies of the stored actions with the stored masks."""
+def _logp_entropy(model, batch: dict, idx: np.ndarray, *, critic_grad: bool = True):
+    """Recompute log pi and entropies of the stored actions with the stored masks
+    (``critic_grad=False``: the value loss does not reach the shared encoder)."""
     import torch
 
-    masks = torch.as_tensor(batch["masks"][idx])
-    logits, z, clus, values = model(batch["obs"][idx], batch["ids"][idx], masks, batch["void_ok"][idx])
-    slot = torch.as_tensor(batch["slot"][idx])
-    m = torch.as_tensor(batch["m"][idx]).float()
+    dev = model.void.device
+    masks = torch.as_tensor(batch["masks"][idx], device=dev)
+    logits, z, clus, values = model(batch["obs"][idx], batch["ids"][idx], masks, batch["void_ok"][idx],
+                                    critic_grad=critic_grad)
+    slot = torch.as_tensor(batch["slot"][idx], device=dev)
+    m = torch.as_tensor(batch["m"][idx], device=dev).float()
     logp_s = torch.log_softmax(logits, -1)
     lp_slot = logp_s.gather(-1, slot.unsqueeze(-1)).squeeze(-1)
     ent_slot = -(logp_s.exp() * logp_s).sum(-1)
     al = model.alloc_logits(z, clus, slot, masks)
     logp_a = torch.log_softmax(al, -1)
-    lp_alloc = logp_a.gather(-1, torch.as_tensor(batch["alloc"][idx]).unsqueeze(-1)).squeeze(-1)
+    lp_alloc = logp_a.gather(-1, torch.as_tensor(batch["alloc"][idx], device=dev).unsqueeze(-1)).squeeze(-1)
     ent_alloc = -(logp_a.exp() * logp_a).sum(-1)
     if model.cfg.pointer == "random":  # the ablation's selection has no parameters
         lp_slot = torch.zeros_like(lp_slot)
@@ -147,6 +162,7 @@ def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict
     envs = [tf.make_env(preset=args.preset, params=args.gen_params, variant=args.variant)
             for _ in range(args.num_envs)]
     lay = tf.EnvLayout.of_env(envs[0])
+    device = tf.resolve_device(args.device)
     model = tf.make_model(args.model, lay)
     if args.init:
         init_model, init_lay, _ = tf.load_checkpoint(args.init)
@@ -154,23 +170,33 @@ def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict
             raise tf.InputError("the --init checkpoint's model or layout differs from this run's", file=str(args.init),
                                 field="init")
         model.load_state_dict(init_model.state_dict())
-    opt = torch.optim.Adam(model.parameters(), lr=args.lr, eps=1e-5)
+    model.to(device)
+    critic_ids = {id(p) for p in model.critic.parameters()}
+    critic_lr = args.critic_lr or args.lr
+    opt = torch.optim.Adam([{"params": [p for p in model.parameters() if id(p) not in critic_ids], "lr": args.lr},
+                            {"params": list(model.critic.parameters()), "lr": critic_lr}], eps=1e-5)
+    critic_opt = torch.optim.Adam(model.critic.parameters(), lr=critic_lr, eps=1e-5)
     gamma = args.resolved_gamma()
     out = Path(args.out) if args.out else None
     history: list[dict[str, Any]] = []
     global_step, update, best = 0, 0, float("inf")
     bc_done = False
+    # MAPPO model selection on the validation seeds (val_episodes > 0): the weights at the start of
+    # MAPPO (the warm start) are a candidate; OUT/rl_best.pt keeps the best (its weights: "state"
+    # in memory, None after a resume, then read from the file)
+    rl_sel: dict[str, Any] = {"update": -1, "val": float("inf"), "state": None}
     if out is not None and args.resume and (out / "last.pt").is_file():
         last = out / "last.pt"
         blob = checkpoint.load_checkpoint(last, tf.CHECKPOINT_FORMAT, field="resume")  # data only
         checkpoint.load_state(model, blob.get("state_dict"), file=last, field="resume.state_dict")
         with checkpoint.reading(last, "resume"):  # a malformed training state is an InputError
             opt.load_state_dict(blob["optimizer"])
-            for g in opt.param_groups:  # a resumed run may change the learning rate
-                g["lr"] = args.lr
+            for g, lr in zip(opt.param_groups, (args.lr, critic_lr)):  # a resumed run may change the learning rates
+                g["lr"] = lr
             st = blob["extra"]["train_state"]
             global_step, update, best = int(st["global_step"]), int(st["update"]), float(st["best"])
             bc_done = bool(st.get("bc_done", False))
+            rl_sel.update(st.get("rl_selected", {}))
             rng.bit_generator.state = st["rng"]
             torch.set_rng_state(blob["extra"]["torch_rng"])
             history = list(st["history"])
@@ -191,7 +217,8 @@ def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict
             path = out / "metrics.csv"
             keys = ["update", "global_step", "sps", "episodes", "train_mean_ct", "policy_loss", "value_loss",
                     "entropy", "approx_kl", "eval_mean_ct", "eval_done", "ms_per_decision", "bc_epoch", "bc_pointer",
-                    "bc_alloc", "bc_value", "bc_acc", "expert_mean_ct", "val_mean_ct", "dagger_round", "bc_states"]
+                    "bc_alloc", "bc_value", "bc_acc", "expert_mean_ct", "val_mean_ct", "dagger_round", "bc_states",
+                    "train_return", "critic_warmup", "clipfrac", "epochs", "selected_update"]
             new = not path.exists()
             with open(path, "a", newline="") as fh:
                 w = csv.DictWriter(fh, fieldnames=keys, extrasaction="ignore")
@@ -227,6 +254,7 @@ def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict
         if out is not None:
             st = {"global_step": global_step, "update": update, "best": best, "rng": rng.bit_generator.state,
                   "history": history, "bc_done": bc_done}
+            st["rl_selected"] = {"update": rl_sel["update"], "val": rl_sel["val"]}
             tf.save_checkpoint(out / "last.pt", model, lay, optimizer=opt,
                                extra={"args": asdict(args), "train_state": st, "torch_rng": torch.get_rng_state()})
 
@@ -312,8 +340,28 @@ def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict
         bc_done = True
         del data
         save_last()
-    obs = [new_episode(env) for env in envs]
-    ep_ret = np.zeros(args.num_envs)
+    # MAPPO model selection on the validation seeds (val_episodes > 0): the weights at the start of
+    # MAPPO (update `rl_sel["update"]` = the warm start) are a candidate; OUT/rl_best.pt keeps the best
+    def select_rl(row: dict[str, Any]) -> None:
+        v = evaluate(model, args, lay, episodes=args.val_episodes, seed_base=args.val_seed_base)
+        row["val_mean_ct"] = v["eval_mean_ct"]
+        # during the critic warm-up the actor (hence the value) is unchanged: a tie keeps the newer critic
+        if v["eval_mean_ct"] < rl_sel["val"] or (v["eval_mean_ct"] == rl_sel["val"] and update <= args.critic_warmup):
+            rl_sel.update(update=update, val=v["eval_mean_ct"],
+                          state={k: t.detach().clone() for k, t in model.state_dict().items()})
+            if out is not None:
+                tf.save_checkpoint(out / "rl_best.pt", model, lay, extra={"update": update, "val": v["eval_mean_ct"]})
+
+    if args.val_episodes > 0 and args.steps > global_step and rl_sel["update"] < 0:
+        row = {"update": update, "global_step": global_step}
+        select_rl(row)
+        record(row)
+        if log:
+            log(f"MAPPO start (update {update}): validation mean completion time {row['val_mean_ct']:.3f}")
+    from edgebench.learned.envs.placement import PlacementVectorEnv
+
+    venv = PlacementVectorEnv(envs, new_episode)
+    obs = venv.reset()
     t_start = time.perf_counter()
     steps_at_start = global_step
     N, E = lay.n, args.num_envs
@@ -322,18 +370,15 @@ def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict
         buf: dict[str, list] = {k: [] for k in ("obs", "ids", "masks", "void_ok", "slot", "alloc", "m", "active", "logp",
                                                  "value", "reward", "done")}
         ep_cts: list[float] = []
+        ep_rets: list[float] = []
         for _ in range(args.rollout_steps):
-            actions, rec = tf.act_batch(model, envs, obs, lay, rng, greedy=False)
-            rewards, dones = np.zeros((E, N)), np.zeros(E)
-            for e, env in enumerate(envs):
-                obs[e], rew, _, _, _ = env.step(actions[e])
-                rewards[e] = [rew.get(a, 0.0) for a in env.possible_agents]
-                ep_ret[e] += rewards[e].sum()
-                if not env.agents:  # terminated or truncated: a fresh training instance
-                    dones[e] = 1.0
-                    ep_cts.append(-ep_ret[e] / env.sim.num_tasks)
-                    ep_ret[e] = 0.0
-                    obs[e] = new_episode(env)
+            actions, rec = tf.act_batch(model, envs, obs, lay, rng, greedy=False)  # one forward pass for all envs
+            obs, rewards, dones, finished = venv.step(actions)
+            for _e, ret_e, tasks in finished:
+                ep_cts.append(-ret_e / tasks)
+                ep_rets.append(ret_e)
+            if args.team_reward:  # every agent gets the team's reward (minus all tasks in the system)
+                rewards = np.repeat(rewards.sum(1, keepdims=True), N, 1)
             for k, v in rec.items():
                 buf[k].append(v)
             buf["reward"].append(rewards * args.reward_scale)
@@ -341,60 +386,46 @@ def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict
             global_step += E
         batch = {k: np.stack(v) for k, v in buf.items()}  # (T, E, ...)
         _, rec = tf.act_batch(model, envs, obs, lay, np.random.default_rng(0), greedy=True)
-        next_value = rec["value"]  # (E, N): bootstrap after the rollout
         T = args.rollout_steps
-        adv = np.zeros((T, E, N))
-        last = np.zeros((E, N))
-        for t in reversed(range(T)):
-            nv = next_value if t == T - 1 else batch["value"][t + 1]
-            nonterm = 1.0 - batch["done"][t][:, None]
-            delta = batch["reward"][t] + gamma * nv * nonterm - batch["value"][t]
-            last = delta + gamma * args.gae_lambda * nonterm * last
-            adv[t] = last
-        ret = adv + batch["value"]
+        adv_t, ret_t = ppo.gae(batch["reward"], batch["value"], rec["value"], 1.0 - batch["done"], gamma,
+                               args.gae_lambda)
         batch = {k: v.reshape(T * E, *v.shape[2:]) for k, v in batch.items()}
-        adv, ret = adv.reshape(T * E, N), ret.reshape(T * E, N)
-        T = T * E
-        active = batch["active"].astype(bool)
+        adv, ret = adv_t.reshape(T * E, N), ret_t.reshape(T * E, N)
+        active = torch.as_tensor(batch["active"].astype(bool), device=device)
+        old_logp = torch.as_tensor(batch["logp"], dtype=torch.float32, device=device)
+        adv, ret = adv.to(device), ret.to(device)
+        warm = update < args.critic_warmup  # critic warm-up: the actor is frozen, only the critic learns
         model.train()
-        stats = {"policy_loss": [], "value_loss": [], "entropy": [], "approx_kl": []}
-        for _ in range(args.epochs):
-            perm = rng.permutation(T)
-            for s in range(0, T, args.minibatch):
-                idx = perm[s:s + args.minibatch]
-                act_mb = torch.as_tensor(active[idx])
-                if not act_mb.any():
-                    continue
-                logp, ent, values = _logp_entropy(model, batch, idx)
-                old = torch.as_tensor(batch["logp"][idx], dtype=torch.float32)
-                a = torch.as_tensor(adv[idx], dtype=torch.float32)
-                a_act = a[act_mb]
-                a = (a - a_act.mean()) / (a_act.std() + 1e-8) if a_act.numel() > 1 else a
-                ratio = torch.exp(torch.where(act_mb, logp - old, torch.zeros_like(logp)))
-                s1 = ratio * a
-                s2 = torch.clamp(ratio, 1 - args.clip, 1 + args.clip) * a
-                pl = -torch.min(s1, s2)[act_mb].mean()
-                vl = 0.5 * ((values - torch.as_tensor(ret[idx], dtype=torch.float32)) ** 2).mean()
-                en = ent[act_mb].mean()
-                loss = pl + args.vf_coef * vl - args.ent_coef * en
-                opt.zero_grad()
-                loss.backward()
-                torch.nn.utils.clip_grad_norm_(model.parameters(), args.max_grad_norm)
-                opt.step()
-                with torch.no_grad():
-                    kl = ((ratio - 1) - torch.log(ratio))[act_mb].mean().item()
-                stats["policy_loss"].append(pl.item())
-                stats["value_loss"].append(vl.item())
-                stats["entropy"].append(en.item())
-                stats["approx_kl"].append(kl)
+
+        def loss_fn(idx):
+            act_mb = active[idx]
+            if not act_mb.any() and not warm:
+                return None
+            logp, ent, values = _logp_entropy(model, batch, idx, critic_grad=not args.critic_detach)
+            if warm:  # only the critic's layers step (critic_opt), clipped on their own gradient norm
+                vl = 0.5 * ((values - ret[idx]) ** 2).mean()
+                return vl, {"value_loss": vl.item()}
+            return ppo.ppo_loss(logp, old_logp[idx], adv[idx], values, ret[idx], ent, clip=args.clip,
+                                vf_coef=args.vf_coef, ent_coef=args.ent_coef, mask=act_mb)
+
+        stats = ppo.ppo_update(critic_opt if warm else opt,
+                               list(model.critic.parameters() if warm else model.parameters()), T * E, epochs=args.epochs,
+                               minibatch=args.minibatch, permute=rng.permutation, loss_fn=loss_fn,
+                               max_grad_norm=args.max_grad_norm, target_kl=None if warm else args.target_kl)
         update += 1
         sps = (global_step - steps_at_start) / max(time.perf_counter() - t_start, 1e-9)
         row: dict[str, Any] = {"update": update, "global_step": global_step, "sps": sps, "episodes": len(ep_cts),
                                "train_mean_ct": float(np.mean(ep_cts)) if ep_cts else float("nan"),
-                               **{k: float(np.mean(v)) if v else float("nan") for k, v in stats.items()}}
+                               "train_return": float(np.mean(ep_rets)) if ep_rets else float("nan"),
+                               "critic_warmup": int(warm),
+                               **{k: stats.get(k, float("nan")) for k in ("policy_loss", "value_loss", "entropy",
+                                                                          "approx_kl", "clipfrac", "epochs")}}
         last_update = global_step >= args.steps
         if (args.eval_every and update % args.eval_every == 0) or last_update:
-            evaluate_keep_best(row)
+            if args.val_episodes > 0:
+                select_rl(row)
+            else:
+                evaluate_keep_best(row)
         record(row)
         if log:
             msg = (f"update {update} step {global_step}/{args.steps} sps {sps:.0f} "
@@ -404,6 +435,18 @@ def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict
                 msg += f" eval_ct {row['eval_mean_ct']:.3f} done {row['eval_done']:.2f}"
             log(msg)
         save_last()
+    if args.val_episodes > 0 and args.steps > 0 and rl_sel["update"] >= 0:
+        if rl_sel["state"] is None:  # resumed: the best weights are in the file
+            rl_sel["state"] = tf.load_checkpoint(out / "rl_best.pt")[0].state_dict()
+        model.load_state_dict(rl_sel["state"])
+        sel_step = next((h["global_step"] for h in history if h.get("update") == rl_sel["update"]
+                         and "global_step" in h), 0)
+        row = {"update": update, "global_step": global_step, "val_mean_ct": rl_sel["val"],
+               "selected_update": rl_sel["update"], "selected_step": sel_step, **evaluate(model, args, lay)}
+        record(row)
+        if log:
+            log(f"MAPPO selected on validation: update {rl_sel['update']} val_ct {rl_sel['val']:.3f}; "
+                f"held-out eval_ct {row['eval_mean_ct']:.3f}")
     if writer is not None:
         writer.close()
     final = next((h for h in reversed(history) if "eval_mean_ct" in h), {})
@@ -591,19 +634,20 @@ def behaviour_cloning(model, opt, data: dict[str, Any], args: TrainArgs, rng: np
         nb = 0
         for s in range(0, S, args.minibatch):
             idx = perm[s:s + args.minibatch]
-            masks = torch.as_tensor(data["masks"][idx])
+            dev = model.void.device
+            masks = torch.as_tensor(data["masks"][idx], device=dev)
             logits, z, clus, values = model(data["obs"][idx], data["ids"][idx], masks, data["void_ok"][idx])
-            slot = torch.as_tensor(data["slot"][idx])
+            slot = torch.as_tensor(data["slot"][idx], device=dev)
             lsm = torch.log_softmax(logits, -1)
             lp = lsm.gather(-1, slot.unsqueeze(-1)).squeeze(-1)
             allowed = logits.gather(-1, slot.unsqueeze(-1)).squeeze(-1) > tf.NEG / 2
-            use = torch.as_tensor(data["active"][idx]) & allowed
-            pl = -lp[use].mean() if use.any() else torch.zeros(())
-            m = torch.as_tensor(data["m"][idx]).bool() & allowed
+            use = torch.as_tensor(data["active"][idx], device=dev) & allowed
+            pl = -lp[use].mean() if use.any() else torch.zeros((), device=dev)
+            m = torch.as_tensor(data["m"][idx], device=dev).bool() & allowed
             al = model.alloc_logits(z, clus, slot, masks)
-            la = torch.log_softmax(al, -1).gather(-1, torch.as_tensor(data["alloc"][idx]).unsqueeze(-1)).squeeze(-1)
-            alo = -la[m].mean() if m.any() else torch.zeros(())
-            vl = 0.5 * ((values - torch.as_tensor(data["ret"][idx], dtype=torch.float32)) ** 2).mean()
+            la = torch.log_softmax(al, -1).gather(-1, torch.as_tensor(data["alloc"][idx], device=dev).unsqueeze(-1)).squeeze(-1)
+            alo = -la[m].mean() if m.any() else torch.zeros((), device=dev)
+            vl = 0.5 * ((values - torch.as_tensor(data["ret"][idx], dtype=torch.float32, device=dev)) ** 2).mean()
             loss = pl + alo + args.vf_coef * vl
             opt.zero_grad()
             loss.backward()

@@ -43,7 +43,7 @@ from edgebench.errors import InputError
 from edgebench.instances import semantics
 from edgebench.learned.envs import InstanceSource
 
-__all__ = ["PlacementParallelEnv", "parallel_env", "env", "raw_env", "CLUSTER_FEATURES", "PENDING_FEATURES",
+__all__ = ["PlacementParallelEnv", "PlacementVectorEnv", "parallel_env", "env", "raw_env", "CLUSTER_FEATURES", "PENDING_FEATURES",
            "RUNNING_FEATURES", "squash"]
 
 #: per-agent cluster features (first block of the observation)
@@ -487,6 +487,49 @@ class PlacementParallelEnv(ParallelEnv):
 
 
 raw_env = PlacementParallelEnv
+
+
+class PlacementVectorEnv:
+    """E placement environments stepped in lockstep, for a policy that decides for all of them
+    in one batched forward pass (TapFinger's ``act_batch``). An environment whose episode ends
+    is reset at once on a new episode by ``reset_fn(env) -> obs`` (the trainer draws the next
+    training instance there), so every step returns an observation for every environment.
+
+    ``step(actions)`` takes one PettingZoo action dict per environment and returns
+    (obs list, rewards float array (E, agents) in ``possible_agents`` order, done float array
+    (E,): 1 where the episode ended at this step, finished: list of (env index, summed
+    episode reward of all agents, tasks) of the episodes that ended)."""
+
+    def __init__(self, envs: list[PlacementParallelEnv], reset_fn) -> None:
+        if not envs:
+            raise ValueError("PlacementVectorEnv needs at least one environment")
+        self.envs = list(envs)
+        self.reset_fn = reset_fn
+        self.num_envs = len(self.envs)
+        self.num_agents = len(self.envs[0].possible_agents)
+        self.obs: list[dict] = []
+        self._ret = np.zeros(self.num_envs)
+
+    def reset(self) -> list[dict]:
+        self.obs = [self.reset_fn(e) for e in self.envs]
+        self._ret[:] = 0.0
+        return self.obs
+
+    def step(self, actions: list[Mapping[str, Any]]):
+        E = self.num_envs
+        rewards, dones = np.zeros((E, self.num_agents)), np.zeros(E)
+        finished = []
+        for e, env in enumerate(self.envs):
+            obs, rew, _, _, _ = env.step(actions[e])
+            rewards[e] = [rew.get(a, 0.0) for a in env.possible_agents]
+            self._ret[e] += rewards[e].sum()
+            if not env.agents:  # terminated or truncated: the next episode starts now
+                dones[e] = 1.0
+                finished.append((e, float(self._ret[e]), env.sim.num_tasks))
+                self._ret[e] = 0.0
+                obs = self.reset_fn(env)
+            self.obs[e] = obs
+        return self.obs, rewards, dones, finished
 
 
 def parallel_env(**kwargs: Any) -> PlacementParallelEnv:

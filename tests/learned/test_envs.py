@@ -528,3 +528,49 @@ def test_mapping_env_job_that_fits_nowhere_is_a_dead_end_at_reset():
     obs, reward, terminated, truncated, info = env.step(0)
     assert terminated and info["dead_end"] and info["decisions"] is None
     assert reward == env.dead_end_reward
+
+
+def test_placement_vector_env_matches_separate_envs_and_auto_resets():
+    """PlacementVectorEnv steps E envs in lockstep exactly as stepping each alone would (same
+    observations, rewards and episode ends), resets a finished env at once through
+    ``reset_fn`` and reports the finished episode's summed return."""
+    from edgebench.learned.envs.placement import PlacementVectorEnv
+
+    variants = ("multi", "single")
+    counter = iter(range(1000))
+    used: dict[int, list[int]] = {0: [], 1: []}
+    vec_envs = [parallel_env(params={"num_tasks": 8}, variant=v) for v in variants]
+
+    def reset_fn(env):
+        seed = next(counter)
+        used[vec_envs.index(env)].append(seed)
+        return env.reset(seed=seed)[0]
+
+    vec = PlacementVectorEnv(vec_envs, reset_fn)
+    obs = vec.reset()
+    solo = [parallel_env(params={"num_tasks": 8}, variant=v) for v in variants]
+    solo_obs = [e.reset(seed=used[i][0])[0] for i, e in enumerate(solo)]
+    solo_ret = [0.0, 0.0]
+    episodes = [0, 0]
+    rng = np.random.default_rng(0)
+    for _ in range(150):
+        for e in range(2):
+            assert obs[e].keys() == solo_obs[e].keys()
+            for a in obs[e]:
+                assert_same_obs(obs[e][a], solo_obs[e][a])
+        actions = [{a: int(rng.choice(np.flatnonzero(o[a]["action_mask"]))) for a in o} for o in obs]
+        obs, rewards, dones, finished = vec.step(actions)
+        assert rewards.shape == (2, 3) and dones.shape == (2,)
+        for e in range(2):
+            so, rew, *_ = solo[e].step(actions[e])
+            assert rewards[e].tolist() == [rew.get(a, 0.0) for a in solo[e].possible_agents]
+            solo_ret[e] += sum(rew.values())
+            assert dones[e] == (0.0 if solo[e].agents else 1.0)
+            if not solo[e].agents:
+                assert (e, solo_ret[e], 8) in finished
+                episodes[e] += 1
+                solo_ret[e] = 0.0
+                so = solo[e].reset(seed=used[e][episodes[e]])[0]
+            solo_obs[e] = so
+        assert len(finished) == int(dones.sum())
+    assert min(episodes) >= 2

@@ -1,0 +1,137 @@
+"""Held-out evaluation of TapFinger policies against Optimus with confidence intervals
+(issue 16, item 4): for each held-out generator seed 10^9 + k, k < SEEDS, every solver solves
+the instance (``registry.solve``, solver seed 0, one thread); the referee's mean completion
+time is recorded. Printed and written as JSON (``--out``): per solver the mean and its 95 %
+confidence interval (Student t over the seeds), and per pair (A, B) the paired relative
+difference mean_k (A_k - B_k) / B_k with its 95 % interval, so "A is x % below B" comes with
+its uncertainty.
+
+    .venv/bin/python bench/tapfinger_eval.py --preset synthetic-3 --variant multi --tasks 192 \\
+        --seeds 5 --solvers tapfinger,tapfinger-bc,optimus --out runs/tapfinger-eval.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+SEED_BASE = 10**9
+
+
+def ci95(x: list[float]) -> tuple[float, float]:
+    """(mean, half-width of the 95 % Student-t interval) of a sample."""
+    from scipy import stats
+
+    a = np.asarray(x, dtype=float)
+    if len(a) < 2:
+        return float(a.mean()), float("nan")
+    return float(a.mean()), float(stats.t.ppf(0.975, len(a) - 1) * a.std(ddof=1) / math.sqrt(len(a)))
+
+
+def evaluate(preset: str, variant: str, tasks: int, seeds: int, solvers: list[str], *, log=print) -> dict:
+    import torch
+
+    from edgebench import registry
+    from edgebench.instances.generators import generate
+    from edgebench.referee import evaluate as referee
+
+    torch.set_num_threads(1)
+    per: dict[str, list[float]] = {s: [] for s in solvers}
+    for k in range(seeds):
+        inst = generate("placement", preset, seed=SEED_BASE + k, variant=variant, num_tasks=tasks)
+        for s in solvers:
+            t0 = time.perf_counter()
+            res = registry.solve(inst, s, seed=0)
+            ev = referee(inst, res.solution)
+            if not ev.feasible:
+                raise SystemExit(f"{s} on seed {SEED_BASE + k}: status {res.status} "
+                                 f"{res.solution.stats.get('reason', '')}")
+            per[s].append(float(ev.objectives["mean_completion_time"]))
+            if log:
+                log(f"seed 1e9+{k} {s}: {per[s][-1]:.4f} ({time.perf_counter() - t0:.1f} s, "
+                    f"{res.solution.stats.get('checkpoint', '')})")
+    out = {"preset": preset, "variant": variant, "tasks": tasks, "seeds": [SEED_BASE + k for k in range(seeds)],
+           "per_seed": per, "solvers": {}, "pairs": {}}
+    for s in solvers:
+        m, h = ci95(per[s])
+        out["solvers"][s] = {"mean": m, "ci95": h}
+    for a in solvers:
+        for b in solvers:
+            if a != b:
+                d = [100.0 * (x - y) / y for x, y in zip(per[a], per[b])]
+                m, h = ci95(d)
+                out["pairs"][f"{a} vs {b}"] = {"mean_pct": m, "ci95_pct": h}
+    return out
+
+
+def plot_curves(runs: list[str], out: str) -> None:
+    """Training curves of MAPPO runs (their ``metrics.csv``): the mean episode return and mean
+    completion time of the sampled training episodes (per update) and the greedy validation
+    mean completion time, against env steps; one line per run (label: the run folder)."""
+    import csv
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
+    for run in runs:
+        with open(Path(run) / "metrics.csv", newline="") as fh:
+            rows = [r for r in csv.DictReader(fh) if r.get("bc_epoch") in (None, "")]
+        label = Path(run).name
+
+        def series(key):
+            pts = [(int(r["global_step"]), float(r[key])) for r in rows if r.get(key) not in (None, "", "nan")
+                   and not r.get("selected_update")]
+            return [x for x, _ in pts], [y for _, y in pts]
+
+        for ax, key, title in zip(axes, ("train_return", "train_mean_ct", "val_mean_ct"),
+                                  ("training episodes: return (sum of rewards)",
+                                   "training episodes (sampled): mean completion time",
+                                   "validation (greedy, 16 seeds): mean completion time")):
+            x, y = series(key)
+            ax.plot(x, y, marker="." if key == "val_mean_ct" else None, label=label)
+            ax.set_title(title, fontsize=9)
+            ax.set_xlabel("env steps")
+    axes[2].legend(fontsize=7)
+    fig.tight_layout()
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=110)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--preset", default="synthetic-3")
+    p.add_argument("--variant", default="multi", choices=("multi", "single"))
+    p.add_argument("--tasks", type=int, default=192)
+    p.add_argument("--seeds", type=int, default=5)
+    p.add_argument("--solvers", default="tapfinger,tapfinger-bc,optimus")
+    p.add_argument("--out", default=None)
+    p.add_argument("--curves", nargs="+", metavar="RUN", help="plot these runs' training curves instead")
+    p.add_argument("--png", default="docs/img/tapfinger-mappo-curves.png", help="where --curves writes")
+    a = p.parse_args(argv)
+    if a.curves:
+        plot_curves(a.curves, a.png)
+        return 0
+    res = evaluate(a.preset, a.variant, a.tasks, a.seeds, a.solvers.split(","))
+    for s, r in res["solvers"].items():
+        print(f"{s:>24}: mean completion time {r['mean']:.3f} ± {r['ci95']:.3f} (95 % CI, {a.seeds} seeds)")
+    for k, r in res["pairs"].items():
+        print(f"{k:>40}: {r['mean_pct']:+.1f} % ± {r['ci95_pct']:.1f} (paired, 95 % CI)")
+    if a.out:
+        Path(a.out).parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(a.out + ".tmp")
+        tmp.write_text(json.dumps(res, indent=1))
+        tmp.replace(a.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
