@@ -127,7 +127,8 @@ def test_vi_states_and_backups_per_second(benchmark, preset, overrides, max_stat
     assert st["residual"] < om.DEFAULT_TOL
 
 
-SCALE_CASES = [(gen, n) for gen in ("heft-random", "daggen") for n in (100, 1000, 5000)]
+#: daggen stops at 1000 tasks: generating a 5000-task daggen DAG alone takes minutes
+SCALE_CASES = [("heft-random", n) for n in (100, 1000, 5000)] + [("daggen", n) for n in (100, 1000)]
 
 
 @pytest.mark.parametrize("impl", ["fast", "reference"])

@@ -68,6 +68,8 @@ LNS_SHARE = 0.25
 LP_WIDEN_ROUNDS = 20
 #: share of the time left that the LP window widening may use (the MILP needs the rest)
 LP_WIDEN_SHARE = 0.3
+#: share of the time limit that the greedy rules may use beyond the first one
+GREEDY_SHARE = 0.1
 #: a phase (model build + solve) starts only when the time left is at least this many
 #: times what the same phase took last time, and the final LP bound only when the time left
 #: is at least this many times the last model build (passing the model to HiGHS costs about
@@ -273,13 +275,21 @@ def repair_schedule(data: PlacementData, partial: Sequence[tuple[Option, int] | 
     return out  # type: ignore[return-value]
 
 
-def best_greedy(data: PlacementData) -> Schedule:
-    """The best of several greedy rules (the upper bound UB of the horizon argument)."""
+def best_greedy(data: PlacementData, deadline: float | None = None) -> Schedule:
+    """The best of several greedy rules (the upper bound UB of the horizon argument). With a
+    ``deadline`` (``time.perf_counter()`` value) the first rule always runs and a further one
+    only when PHASE_MARGIN times the last rule's time is left before it."""
     best: Schedule | None = None
     best_val = None
+    last = 0.0
     for order in ("arrival", "short"):
         for weight in (0.0, 0.5, 1.0, 2.0):
+            rem = _remaining(deadline)
+            if best is not None and rem is not None and rem < PHASE_MARGIN * last:
+                return best
+            t0 = time.perf_counter()
             sched = greedy_schedule(data, order=order, weight=weight)
+            last = time.perf_counter() - t0
             val = schedule_objective(data, sched)
             if best_val is None or val < best_val:
                 best, best_val = sched, val
@@ -845,7 +855,7 @@ def _solve(payload, t0, time_limit, seed, backend, threads, horizon, lp_bound, s
     lb0 = data.trivial_bound
     inc = _Incumbent(data, horizon)
     # ---- upper bound and the proven horizon ------------------------------------------
-    greedy = best_greedy(data)
+    greedy = best_greedy(data, None if deadline is None else t0 + GREEDY_SHARE * float(time_limit))
     ub = schedule_objective(data, greedy)
     proven_finish = finish_bounds(data, ub)
     proven_horizon = max(proven_finish)
