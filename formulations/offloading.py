@@ -42,10 +42,10 @@ MILP_BACKENDS = ("ortools-scip", "ortools-cbc", "ortools-highs", "pulp-cbc", "pu
 DEFAULT_MILP_BACKEND = "ortools-scip"
 #: relative tolerance deciding that a scaled number is an integer
 _INT_TOL = 1e-9
-#: time_scale="auto" tries 10**k ticks per second for k = 0.._AUTO_MAX_EXP and falls back to 10**6
-#: (the rounding adjustment of the bound shrinks with the tick: 2N ticks, 2e-4 s at 100 tasks)
-_AUTO_MAX_EXP = 6
-_FALLBACK_SCALE = 1_000_000
+#: time_scale="auto" tries 10**k ticks per second for k = 0.._AUTO_MAX_EXP and falls back to 10**5
+#: (the rounding adjustment of the bound shrinks with the tick: 2N ticks, 2e-3 s at 100 tasks)
+_AUTO_MAX_EXP = 5
+_FALLBACK_SCALE = 100_000
 #: "optimal" is claimed only when objective and proven bound agree within this relative tolerance
 OPT_TOL = 1e-6
 #: resources are scaled by 10**k, k = 0.._RES_MAX_EXP (then ceiled demands / floored capacities)
@@ -158,8 +158,8 @@ def _ticks_up(x: float, q: float) -> tuple[int, bool]:
 
 
 def auto_time_scale(data: OffloadingData) -> int:
-    """The smallest 10**k (k <= 6) ticks per second in which every duration, delay and
-    release is an integer; 10**6 when there is none."""
+    """The smallest 10**k (k <= 5) ticks per second in which every duration, delay and
+    release is an integer; 10**5 when there is none."""
     values = [v for d in data.dur for v in d.values()] + [v for d in data.rel for v in d.values()]
     values += [v for d in data.delay for v in d.values()]
     for k in range(_AUTO_MAX_EXP + 1):
