@@ -31,6 +31,7 @@ GRIDS = {
                    for s in (3, 4, 8)],
     "mapping": [["mapping", "20", "10", str(seed), "bnb"] for seed in range(3)]
                + [["mapping", "10", str(k), "0", "ortools-highs"] for k in (4, 6)],
+    "offloading-daggen": [["offloading", "daggen", str(n), str(s)] for n in (50, 100) for s in (3, 4, 8)],
     "placement": [["placement", "hetero-6", "96", v] for v in ("single", "multi")],
 }
 
