@@ -1014,8 +1014,9 @@ def _error(instance, name, msg, *, seed, params, started, backend):
 
 _CPSAT_PARAMS = {
     "threads": "int, CP-SAT workers (default 1)",
-    "time_scale": "ticks per second, or 'auto' (default): the smallest 10**k <= 10**4 making every duration, "
-                  "delay and release integral, else 10**4; durations/delays/releases are rounded up",
+    "time_scale": "ticks per second, or 'auto' (default): the smallest 10**k <= 10**5 making every duration, "
+                  "delay and release integral, else 10**5; durations/delays/releases are rounded up (then "
+                  "'optimal' only when the true-problem bound meets the objective)",
     "horizon": "float or None: every task must finish by this absolute time (default None)",
     "hint": "bool, seed CP-SAT with a HEFT-style list schedule and tighten the horizon with it (default True)",
     "edge_form": "'same' (default, alias 'auto': a co-location literal per edge carrying the smallest "
