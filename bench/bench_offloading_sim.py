@@ -1,5 +1,6 @@
-"""Offloading simulator throughput: simulator events per second per policy, and the value
-iteration of the patent's MDP: states enumerated and Bellman backups per second.
+"""Offloading simulator throughput: simulator events per second per policy, the value
+iteration of the patent's MDP (states enumerated and Bellman backups per second), and the
+list schedulers at scale side by side with their paper-faithful reference.
 
 Each simulator case times whole runs (simulator construction + policy + decisions) with
 pytest-benchmark and records in ``benchmark.extra_info``: instance, policy, tasks, events,
@@ -12,6 +13,17 @@ Run::
 
     .venv/bin/python -m pytest bench/bench_offloading_sim.py --benchmark-enable \
         --benchmark-json=offloading-sim.json
+
+List schedulers at scale (issue 17): ``test_list_scheduler_at_scale`` times one whole
+``heft`` / ``cpop`` / ``peft`` schedule (planning + simulation) of one workflow of 100, 1000
+and 5000 tasks on 8 servers, ``impl=fast`` (:mod:`edgebench.solvers.offloading_baselines`)
+and ``impl=reference`` (:mod:`edgebench.solvers.offloading_list_reference`, the rescanning
+implementation kept for this comparison) in one benchmark group per case, so the table
+shows the two side by side; the reference at 5000 tasks takes many minutes and runs only
+with EDGEBENCH_BENCH_REFERENCE_5000=1::
+
+    .venv/bin/python -m pytest bench/bench_offloading_sim.py --benchmark-enable \
+        -k list_scheduler_at_scale --benchmark-group-by=group --benchmark-columns=median,rounds
 
 Environment: EDGEBENCH_BENCH_SEED (default 0).
 """
@@ -26,6 +38,7 @@ import pytest
 from edgebench.instances.generators import generate
 from edgebench.referee import evaluate_decisions
 from edgebench.solvers import offloading_baselines as ob
+from edgebench.solvers import offloading_list_reference as oref
 from edgebench.solvers import offloading_mdp as om
 from edgebench.solvers import offloading_sim as osim
 
@@ -112,3 +125,23 @@ def test_vi_states_and_backups_per_second(benchmark, preset, overrides, max_stat
         "backups_per_second": (st["backups"] / median) if median else None,
     })
     assert st["residual"] < om.DEFAULT_TOL
+
+
+#: daggen stops at 1000 tasks: generating a 5000-task daggen DAG alone takes minutes
+SCALE_CASES = [("heft-random", n) for n in (100, 1000, 5000)] + [("daggen", n) for n in (100, 1000)]
+
+
+@pytest.mark.parametrize("impl", ["fast", "reference"])
+@pytest.mark.parametrize("planner", ["heft", "cpop", "peft"])
+@pytest.mark.parametrize("preset,tasks", SCALE_CASES, ids=[f"{g}-{n}" for g, n in SCALE_CASES])
+def test_list_scheduler_at_scale(benchmark, preset, tasks, planner, impl):
+    if impl == "reference" and tasks >= 5000 and os.environ.get("EDGEBENCH_BENCH_REFERENCE_5000") != "1":
+        pytest.skip("the reference at 5000 tasks takes many minutes (EDGEBENCH_BENCH_REFERENCE_5000=1)")
+    inst = generate("offloading", preset, seed=SEED, tasks=tasks, servers=8)
+    policy = (lambda: ob.plan_policy(planner)) if impl == "fast" else (lambda: oref.reference_policy(planner))
+    benchmark.group = f"{planner} {preset} {tasks} tasks"
+    rounds = 3 if tasks <= 1000 and impl == "fast" else 1
+    res = benchmark.pedantic(lambda: osim.simulate(inst, policy()), rounds=rounds, iterations=1, warmup_rounds=0)
+    benchmark.extra_info.update({"instance": inst.id, "planner": planner, "impl": impl, "tasks": tasks,
+                                 "edges": sum(len(wf.edges) for wf in inst.offloading.workflows),
+                                 "mean_makespan": res.mean_makespan})

@@ -56,6 +56,8 @@ from edgebench.solution import JobDecision, MappingDecisions, Solution
 
 MILP_BACKENDS = ("ortools-scip", "ortools-cbc", "ortools-highs", "pulp-cbc", "pulp-highs", "pyomo-highs")
 BACKENDS = ("auto", "bnb", "ortools-cpsat") + MILP_BACKENDS
+#: "optimal" is claimed only when the exact value and the proven bound agree within this (relative)
+OPT_TOL = 1e-6
 
 
 @dataclass
@@ -162,6 +164,10 @@ def _finish(pr: MappingProblem, g: Goal, objective: str, be: str, status: str, x
     rep_bound = None if bound is None or not math.isfinite(bound) else g.report(bound)
     if rep_bound is not None:  # the bound never lies on the wrong side of the value
         rep_bound = max(rep_bound, val) if g.sense == "max" else min(rep_bound, val)
+    if status == "optimal" and (rep_bound is None or abs(rep_bound - val) > OPT_TOL * max(abs(val), 1e-9)):
+        # proven for a model (scaled integers, a proxy), not for the exact value: no certificate
+        status = "feasible"
+        msg = f"{msg}; optimal for the model only (bound {rep_bound} vs exact value {val})"
     stats = dict(stats)
     stats["internal_value"] = value
     return ExactResult(status, objective, be, val, rep_bound, np.asarray(x), np.asarray(b), routes,

@@ -66,6 +66,15 @@ DEFAULT_RINGS = 0
 LNS_SHARE = 0.25
 #: at most this many LP rounds widen the windows before the first MILP (``lp_widen``)
 LP_WIDEN_ROUNDS = 20
+#: share of the time left that the LP window widening may use (the MILP needs the rest)
+LP_WIDEN_SHARE = 0.3
+#: share of the time limit that the greedy rules may use beyond the first one
+GREEDY_SHARE = 0.1
+#: a phase (model build + solve) starts only when the time left is at least this many
+#: times what the same phase took last time, and the final LP bound only when the time left
+#: is at least this many times the last model build (passing the model to HiGHS costs about
+#: as much): so the run ends within a few per cent of its time limit
+PHASE_MARGIN = 1.5
 
 
 # --------------------------------------------------------------------------------------
@@ -266,13 +275,21 @@ def repair_schedule(data: PlacementData, partial: Sequence[tuple[Option, int] | 
     return out  # type: ignore[return-value]
 
 
-def best_greedy(data: PlacementData) -> Schedule:
-    """The best of several greedy rules (the upper bound UB of the horizon argument)."""
+def best_greedy(data: PlacementData, deadline: float | None = None) -> Schedule:
+    """The best of several greedy rules (the upper bound UB of the horizon argument). With a
+    ``deadline`` (``time.perf_counter()`` value) the first rule always runs and a further one
+    only when PHASE_MARGIN times the last rule's time is left before it."""
     best: Schedule | None = None
     best_val = None
+    last = 0.0
     for order in ("arrival", "short"):
         for weight in (0.0, 0.5, 1.0, 2.0):
+            rem = _remaining(deadline)
+            if best is not None and rem is not None and rem < PHASE_MARGIN * last:
+                return best
+            t0 = time.perf_counter()
             sched = greedy_schedule(data, order=order, weight=weight)
+            last = time.perf_counter() - t0
             val = schedule_objective(data, sched)
             if best_val is None or val < best_val:
                 best, best_val = sched, val
@@ -509,17 +526,25 @@ def widen_by_lp(data: PlacementData, finish_by: Sequence[int], last_start: list[
     best = -math.inf
     info = {} if info is None else info
     info.update({"rounds": 0, "lp": None, "widened": 0})
+    last_round = 0.0
     for _ in range(rounds):
         rem = _remaining(deadline)
-        if rem is not None and rem <= 1.0:
+        if rem is not None and (rem <= 1.0 or rem < PHASE_MARGIN * last_round):
+            info["stopped"] = "time"  # the next round (build + LP) would not fit
             break
+        tr = time.perf_counter()
         if schedule is not None:
             for j, item in enumerate(schedule):
                 if item is not None:
                     last_start[j] = max(last_start[j], item[1])
         bm = build_model(data, finish_by, last_start, rings=rings)
+        rem = _remaining(deadline)
+        if rem is not None and rem <= 0.5:
+            info["stopped"] = "time"
+            break
         lp = lp_solution(bm.model, time_limit=rem, threads=threads, seed=seed)
         info["rounds"] += 1
+        last_round = time.perf_counter() - tr
         if lp is None:
             break
         best = max(best, lp[0])
@@ -832,7 +857,7 @@ def _solve(payload, t0, time_limit, seed, backend, threads, horizon, lp_bound, s
     lb0 = data.trivial_bound
     inc = _Incumbent(data, horizon)
     # ---- upper bound and the proven horizon ------------------------------------------
-    greedy = best_greedy(data)
+    greedy = best_greedy(data, None if deadline is None else t0 + GREEDY_SHARE * float(time_limit))
     ub = schedule_objective(data, greedy)
     proven_finish = finish_bounds(data, ub)
     proven_horizon = max(proven_finish)
@@ -882,17 +907,21 @@ def _solve(payload, t0, time_limit, seed, backend, threads, horizon, lp_bound, s
                       for j in range(data.num_tasks)]
     if lp_widen and slack0 is not None and backend != CPSAT_INTERVALS:
         tw = time.perf_counter()
-        bound = max(bound, widen_by_lp(data, finish_by, last_start, inc.schedule, rings=rings, deadline=deadline,
-                                       threads=threads, seed=seed, info=stats.setdefault("lp_widen", {})))
+        rem = _remaining(deadline)
+        widen_deadline = None if rem is None else time.perf_counter() + LP_WIDEN_SHARE * rem
+        bound = max(bound, widen_by_lp(data, finish_by, last_start, inc.schedule, rings=rings,
+                                       deadline=widen_deadline, threads=threads, seed=seed,
+                                       info=stats.setdefault("lp_widen", {})))
         stats["lp_widen"]["time"] = time.perf_counter() - tw
     iterations: list[dict[str, Any]] = []
     stats["iterations"] = iterations
     final_status = None
     last_bm = None
+    last_build = 0.0
     while True:
         rem = _remaining(deadline)
-        if rem is not None and rem <= 0:
-            break
+        if rem is not None and (rem <= 0.5 or rem < PHASE_MARGIN * last_build):
+            break  # no time for another build and solve
         tb = time.perf_counter()
         if backend == CPSAT_INTERVALS:
             st, sched, bnd, size, msg = solve_cpsat_intervals(data, finish_by, time_limit=rem, threads=threads,
@@ -914,9 +943,11 @@ def _solve(payload, t0, time_limit, seed, backend, threads, horizon, lp_bound, s
                 last_start[j] = max(last_start[j], t)
         bm = build_model(data, finish_by, last_start, rings=rings)
         last_bm = bm
-        build_time = time.perf_counter() - tb
+        build_time = last_build = time.perf_counter() - tb
         stats["model_size"] = bm.model.size()
         rem = _remaining(deadline)
+        if rem is not None and rem <= 0.5:
+            break
         sol = solve_model(bm, backend, time_limit=rem, threads=threads, seed=seed, mip_gap=mip_gap,
                           hint=inc.schedule)
         it = {"status": sol.status, "objective": _num(sol.objective), "bound": _num(sol.bound), "build_time": build_time,
@@ -967,7 +998,7 @@ def _solve(payload, t0, time_limit, seed, backend, threads, horizon, lp_bound, s
     closed = inc.value is not None and inc.value <= math.ceil(bound - 1e-6)
     if lp_bound and not closed and last_bm is not None:
         rem = _remaining(deadline)
-        if rem is None or rem > 0:
+        if rem is None or rem >= max(1.0, PHASE_MARGIN * last_build):
             lpb = lp_relaxation_bound(last_bm, time_limit=rem, threads=threads, seed=seed)
             stats["lp_bound"] = lpb
             if lpb is not None:

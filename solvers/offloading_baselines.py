@@ -37,7 +37,9 @@ reproduces it exactly; the result is therefore what the paper's algorithm comput
 
 from __future__ import annotations
 
+import bisect
 import heapq
+import math
 import time
 from typing import Any, Callable
 
@@ -75,41 +77,74 @@ def _eq(a: float, b: float) -> bool:
 
 
 class Timeline:
-    """Reservations ``(start, end, cpu, mem)`` of every edge server; the cloud is unbounded."""
+    """Resource profile of every edge server (the cloud is unbounded): sorted breakpoints
+    ``times[s]`` with the summed (cpu, mem) of the reservations covering
+    ``[times[s][k], times[s][k+1])`` and how many reservations end at ``times[s][k]``.
+
+    An earliest-start query finds the breakpoint at or before the task's earliest start by
+    bisection and walks forward: a window that meets an overloaded segment moves to the
+    first reservation end after it (every candidate start before it meets the same
+    segment). Each segment is looked at once per query, so a query costs O(log k + the
+    segments between the earliest start and the answer) instead of the O(k^2) rescans of
+    the reference (:class:`edgebench.solvers.offloading_list_reference.RescanTimeline`),
+    and returns the same start: the smallest candidate (the earliest start or a reservation
+    end after it) whose whole window fits."""
 
     def __init__(self, payload: OffloadingPayload) -> None:
         self.payload = payload
-        self.busy: list[list[tuple[float, float, float, float]]] = [[] for _ in payload.servers]
+        S = len(payload.servers)
+        self.times: list[list[float]] = [[-math.inf] for _ in range(S)]
+        self.cpu: list[list[float]] = [[0.0] for _ in range(S)]
+        self.mem: list[list[float]] = [[0.0] for _ in range(S)]
+        self.ends: list[list[int]] = [[0] for _ in range(S)]
+        self.cap = [(srv.cpu + EPS, srv.mem + EPS) for srv in payload.servers]
+        self.cloud = [srv.is_cloud for srv in payload.servers]
 
-    def fits(self, s: int, x: float, dur: float, cpu: float, mem: float) -> bool:
-        srv = self.payload.servers[s]
-        end = x + dur
-        overlap = [iv for iv in self.busy[s] if iv[0] < end and iv[1] > x]
-        points = [x] + [iv[0] for iv in overlap if iv[0] > x]
-        for pt in points:
-            used_c = cpu
-            used_m = mem
-            for a, b, c, m in overlap:
-                if a <= pt < b:
-                    used_c += c
-                    used_m += m
-            if used_c > srv.cpu + EPS or used_m > srv.mem + EPS:
-                return False
-        return True
+    def _breakpoint(self, s: int, x: float) -> int:
+        """Index of breakpoint x on server s (inserted, splitting its segment, if new)."""
+        times = self.times[s]
+        k = bisect.bisect_right(times, x) - 1
+        if times[k] == x:
+            return k
+        times.insert(k + 1, x)
+        self.cpu[s].insert(k + 1, self.cpu[s][k])
+        self.mem[s].insert(k + 1, self.mem[s][k])
+        self.ends[s].insert(k + 1, 0)
+        return k + 1
 
     def earliest_start(self, s: int, est: float, dur: float, cpu: float, mem: float) -> float:
         """The earliest x >= est at which the task fits server s for its whole duration."""
-        if self.payload.servers[s].is_cloud or dur <= 0:
+        if self.cloud[s] or dur <= 0:
             return est
-        cands = sorted({est} | {iv[1] for iv in self.busy[s] if iv[1] > est})
-        for x in cands:
-            if self.fits(s, x, dur, cpu, mem):
+        times, uc, um, ends = self.times[s], self.cpu[s], self.mem[s], self.ends[s]
+        capc, capm = self.cap[s]
+        n = len(times)
+        x = est
+        k = bisect.bisect_right(times, x) - 1
+        while True:
+            end = x + dur
+            while k < n and times[k] < end:
+                if uc[k] + cpu > capc or um[k] + mem > capm:
+                    break
+                k += 1
+            else:
                 return x
-        raise AssertionError("a task that fits its server always fits after the last reservation")  # pragma: no cover
+            # segment k is overloaded: the next candidate is the first reservation end after it
+            k += 1
+            while ends[k] == 0:
+                k += 1
+            x = times[k]
 
     def reserve(self, s: int, start: float, dur: float, cpu: float, mem: float) -> None:
-        if not self.payload.servers[s].is_cloud and dur > 0:
-            self.busy[s].append((start, start + dur, cpu, mem))
+        if self.cloud[s] or dur <= 0:
+            return
+        i = self._breakpoint(s, start)
+        j = self._breakpoint(s, start + dur)
+        uc, um = self.cpu[s], self.mem[s]
+        for k in range(i, j):
+            uc[k] += cpu
+            um[k] += mem
+        self.ends[s][j] += 1
 
 
 # ======================================================================================
@@ -117,16 +152,39 @@ class Timeline:
 # ======================================================================================
 
 
-def mean_costs(payload: OffloadingPayload, w: int, g: WorkflowGraph) -> tuple[list[float], list[float]]:
+def durations(payload: OffloadingPayload, w: int, g: WorkflowGraph) -> list[dict[int, float]]:
+    """task_duration of every task on every server hosting it (one ``semantics`` call each)."""
+    return [{s: semantics.task_duration(payload, w, t, s) for s in g.hosts[t]} for t in range(g.n)]
+
+
+def mean_costs(payload: OffloadingPayload, w: int, g: WorkflowGraph,
+               dur: list[dict[int, float]] | None = None) -> tuple[list[float], list[float]]:
     """(w-bar per task, c-bar per edge): mean task_duration over hosting servers; mean
-    transfer_time over ordered pairs of distinct servers hosting the two ends."""
-    wbar = [float(np.mean([semantics.task_duration(payload, w, t, s) for s in g.hosts[t]])) for t in range(g.n)]
+    transfer_time over ordered pairs of distinct servers hosting the two ends. The edges are
+    grouped by the host sets of their two ends and each group is evaluated as one array (the
+    same floats, summed in the same order, as one ``np.mean`` per edge)."""
+    dur = durations(payload, w, g) if dur is None else dur
+    wbar = [float(np.mean([dur[t][s] for s in g.hosts[t]])) for t in range(g.n)]
     wf = payload.workflows[w]
-    cbar = []
+    cbar = [0.0] * len(wf.edges)
+    groups: dict[tuple[tuple[int, ...], tuple[int, ...]], list[int]] = {}
     for e, edge in enumerate(wf.edges):
-        vals = [semantics.transfer_time(payload, w, e, a, b) for a in g.hosts[edge.src] for b in g.hosts[edge.dst]
-                if a != b]
-        cbar.append(float(np.mean(vals)) if vals else 0.0)
+        groups.setdefault((g.hosts[edge.src], g.hosts[edge.dst]), []).append(e)
+    dist = np.asarray(payload.distance, dtype=float) if payload.distance is not None else None
+    for (ha, hb), es in groups.items():
+        pairs = [(a, b) for a in ha for b in hb if a != b]
+        if not pairs:
+            continue
+        costs = [wf.edges[e].cost for e in es]
+        if all(c is not None for c in costs):
+            vals = np.repeat(np.asarray(costs, dtype=float)[:, None], len(pairs), axis=1)
+        elif all(c is None for c in costs) and dist is not None:
+            d = dist[[a for a, _ in pairs], [b for _, b in pairs]]
+            vals = np.asarray([wf.edges[e].data for e in es], dtype=float)[:, None] * d[None, :] / payload.bandwidth
+        else:  # mixed: edge by edge
+            vals = np.asarray([[semantics.transfer_time(payload, w, e, a, b) for a, b in pairs] for e in es])
+        for e, m in zip(es, vals.mean(axis=1)):
+            cbar[e] = float(m)
     return wbar, cbar
 
 
@@ -149,22 +207,31 @@ def downward_ranks(g: WorkflowGraph, wbar: list[float], cbar: list[float]) -> li
     return rd
 
 
-def oct_table(payload: OffloadingPayload, w: int, g: WorkflowGraph, cbar: list[float]) -> list[dict[int, float]]:
+def oct_table(payload: OffloadingPayload, w: int, g: WorkflowGraph, cbar: list[float],
+              dur: list[dict[int, float]] | None = None) -> list[dict[int, float]]:
     """PEFT's optimistic cost table: OCT(t, s) = max over successors c of min over servers
     s' hosting c of (OCT(c, s') + task_duration(c, s') + (c-bar(t, c) if s' != s else 0));
-    0 for exit tasks. One dict {server: OCT} per task, over the servers hosting it."""
+    0 for exit tasks. One dict {server: OCT} per task, over the servers hosting it.
+
+    Per edge (t, c): with A(s') = OCT(c, s') + task_duration(c, s') and B = A + c-bar, the
+    inner minimum is min(A(s), min over s' != s of B(s')) (A(s) only when s hosts c): the two
+    smallest B give the second term for every s, O(S) per edge instead of O(S^2)."""
+    dur = durations(payload, w, g) if dur is None else dur
     out_edges: list[list[tuple[int, int]]] = [[] for _ in range(g.n)]
     for e, edge in enumerate(payload.workflows[w].edges):
         out_edges[edge.src].append((e, edge.dst))
     table: list[dict[int, float]] = [dict() for _ in range(g.n)]
     for t in reversed(g.topo):
-        for s in g.hosts[t]:
-            worst = 0.0
-            for e, c in out_edges[t]:
-                best = min(table[c][s2] + semantics.task_duration(payload, w, c, s2) + (0.0 if s2 == s else cbar[e])
-                           for s2 in g.hosts[c])
-                worst = max(worst, best)
-            table[t][s] = worst
+        worst = dict.fromkeys(g.hosts[t], 0.0)
+        for e, c in out_edges[t]:
+            A = {s2: table[c][s2] + dur[c][s2] for s2 in g.hosts[c]}
+            B = sorted((a + cbar[e], s2) for s2, a in A.items())
+            for s in g.hosts[t]:
+                other = B[0][0] if B[0][1] != s else (B[1][0] if len(B) > 1 else math.inf)
+                best = min(A[s], other) if s in A else other
+                if best > worst[s]:
+                    worst[s] = best
+        table[t] = worst
     return table
 
 
@@ -178,11 +245,14 @@ class ListPlanner:
     Subclasses implement ``plan(sim, w) -> {task: (server, start)}``."""
 
     name = "list"
+    timeline_class: Callable[[OffloadingPayload], Any] = Timeline
 
     def reset(self, sim: OffloadingSim) -> None:
         self.payload = sim.payload
         self.graphs = sim.graphs
-        self.timeline = Timeline(sim.payload)
+        self.timeline = self.timeline_class(sim.payload)
+        dist = sim.payload.distance
+        self.dist = None if dist is None else np.asarray(dist, dtype=float)
         self.evaluations = 0
         self.workflow_info: dict[int, dict[str, Any]] = {}
 
@@ -190,37 +260,69 @@ class ListPlanner:
         self.srv: dict[int, int] = {}
         self.fin: dict[int, float] = {}
         self.st: dict[int, float] = {}
+        p, g = self.payload, self.graphs[w]
+        # the workflow's per-task look-ups, once: durations, demands, release on each host
+        self.dur = durations(p, w, g)
+        self.demand = [semantics.task_demand(p, w, t) for t in range(g.n)]
+        arr = float(p.workflows[w].arrival)
+        self.release = [{s: arr + semantics.input_time(p, w, t, s) for s in g.hosts[t]} for t in range(g.n)]
         self.plan(sim, w)
         return {t: (self.srv[t], self.st[t]) for t in self.srv}
 
     def plan(self, sim: OffloadingSim, w: int) -> None:
         raise NotImplementedError
 
+    def mean_costs(self, w: int, g: WorkflowGraph) -> tuple[list[float], list[float]]:
+        return mean_costs(self.payload, w, g, self.dur)
+
+    def oct_table(self, w: int, g: WorkflowGraph, cbar: list[float]) -> list[dict[int, float]]:
+        return oct_table(self.payload, w, g, cbar, self.dur)
+
     def est(self, w: int, t: int, s: int) -> float:
         p = self.payload
-        r = float(p.workflows[w].arrival) + semantics.input_time(p, w, t, s)
+        r = self.release[t][s]
         for e, u in self.graphs[w].preds[t]:
             r = max(r, self.fin[u] + semantics.transfer_time(p, w, e, self.srv[u], s))
         return r
 
-    def eft(self, w: int, t: int, s: int) -> tuple[float, float]:
-        """(start, finish) of task t on server s with insertion."""
+    def ests(self, w: int, t: int) -> list[float]:
+        """:meth:`est` on every host of t at once: per incoming edge one row of
+        ``semantics.transfer_time`` values over the hosts, computed as arrays with the same
+        float operations (cost; else data x distance / bandwidth; 0 on the same server)."""
+        g, p = self.graphs[w], self.payload
+        hosts = g.hosts[t]
+        rel = [self.release[t][s] for s in hosts]
+        if not g.preds[t]:
+            return rel
+        edges = p.workflows[w].edges
+        if self.dist is None or any(edges[e].cost is not None for e, _ in g.preds[t]):
+            return [self.est(w, t, s) for s in hosts]
+        src = [self.srv[u] for _, u in g.preds[t]]
+        data = np.asarray([edges[e].data for e, _ in g.preds[t]])
+        tt = data[:, None] * self.dist[np.ix_(src, hosts)] / p.bandwidth
+        tt[np.asarray(src)[:, None] == np.asarray(hosts)[None, :]] = 0.0
+        arr = np.asarray([self.fin[u] for _, u in g.preds[t]])[:, None] + tt
+        return [max(r, float(v)) for r, v in zip(rel, arr.max(axis=0))]
+
+    def eft(self, w: int, t: int, s: int, est: float | None = None) -> tuple[float, float]:
+        """(start, finish) of task t on server s with insertion (``est``: its earliest start
+        there when already known)."""
         self.evaluations += 1
-        dur = semantics.task_duration(self.payload, w, t, s)
-        cpu, mem = semantics.task_demand(self.payload, w, t)
-        x = self.timeline.earliest_start(s, self.est(w, t, s), dur, cpu, mem)
+        dur = self.dur[t][s]
+        cpu, mem = self.demand[t]
+        x = self.timeline.earliest_start(s, self.est(w, t, s) if est is None else est, dur, cpu, mem)
         return x, x + dur
 
     def place(self, w: int, t: int, s: int, start: float, finish: float) -> None:
-        cpu, mem = semantics.task_demand(self.payload, w, t)
+        cpu, mem = self.demand[t]
         self.timeline.reserve(s, start, finish - start, cpu, mem)
         self.srv[t], self.st[t], self.fin[t] = s, start, finish
 
     def best_server(self, w: int, t: int, extra: Callable[[int], float] | None = None) -> tuple[int, float, float]:
         """The server minimising finish (+ extra(s)); ties: smaller finish, then lower index."""
         best: tuple[float, float, int, float] | None = None
-        for s in self.graphs[w].hosts[t]:
-            x, f = self.eft(w, t, s)
+        for s, r in zip(self.graphs[w].hosts[t], self.ests(w, t)):
+            x, f = self.eft(w, t, s, r)
             key = f + (extra(s) if extra else 0.0)
             if best is None or (key < best[0] and not _eq(key, best[0])) or (
                     _eq(key, best[0]) and f < best[1] and not _eq(f, best[1])):
@@ -237,7 +339,7 @@ class HEFTPlanner(ListPlanner):
 
     def plan(self, sim: OffloadingSim, w: int) -> None:
         g = self.graphs[w]
-        wbar, cbar = mean_costs(self.payload, w, g)
+        wbar, cbar = self.mean_costs(w, g)
         ru = upward_ranks(g, wbar, cbar, self.payload.workflows[w].edges)
         pos = {t: k for k, t in enumerate(g.topo)}
         order = sorted(range(g.n), key=lambda t: (-ru[t], pos[t]))
@@ -267,7 +369,7 @@ class CPOPPlanner(ListPlanner):
 
     def plan(self, sim: OffloadingSim, w: int) -> None:
         p, g = self.payload, self.graphs[w]
-        wbar, cbar = mean_costs(p, w, g)
+        wbar, cbar = self.mean_costs(w, g)
         ru = upward_ranks(g, wbar, cbar, p.workflows[w].edges)
         rd = downward_ranks(g, wbar, cbar)
         prio = [a + b for a, b in zip(ru, rd)]
@@ -278,7 +380,7 @@ class CPOPPlanner(ListPlanner):
             common &= set(g.hosts[t])
         p_cp = None
         if common:
-            p_cp = min(common, key=lambda s: (sum(semantics.task_duration(p, w, t, s) for t in cp), s))
+            p_cp = min(common, key=lambda s: (sum(self.dur[t][s] for t in cp), s))
         ready = [(-prio[t], t) for t in g.entries]
         heapq.heapify(ready)
         missing = [len(g.preds[t]) for t in range(g.n)]
@@ -304,8 +406,8 @@ class PEFTPlanner(ListPlanner):
 
     def plan(self, sim: OffloadingSim, w: int) -> None:
         p, g = self.payload, self.graphs[w]
-        _, cbar = mean_costs(p, w, g)
-        table = oct_table(p, w, g, cbar)
+        _, cbar = self.mean_costs(w, g)
+        table = self.oct_table(w, g, cbar)
         rank = [float(np.mean(list(table[t].values()))) for t in range(g.n)]
         ready = [(-rank[t], t) for t in g.entries]
         heapq.heapify(ready)

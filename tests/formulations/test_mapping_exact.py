@@ -194,10 +194,16 @@ def test_cpsat_scaled_model_within_its_tolerance(objective):
     inst = tiny(1, nodes=3, tasks=3)
     exact = solve_exact(inst, objective=objective, backend="bnb" if objective != "dbw" else "ortools-scip")
     res = registry.solve(inst, "mapping-exact", time_limit=60, objective=objective, backend="ortools-cpsat")
-    assert res.status == "optimal", res.stats["message"]
     check_with_referee(inst, res, objective)
     tol = res.stats["model_size"]["scaling_tolerance"]
     assert 0 < tol < 1e-3
+    # CP-SAT proves the scaled model; the exact value and the proven bound differ by up to
+    # the tolerance, so no optimality certificate (issue 17) unless they meet
+    gap = abs(res.solution.bound - res.solution.objective)
+    if gap > 1e-6 * abs(res.solution.objective):
+        assert res.status == "feasible" and "optimal for the model only" in res.stats["message"]
+    else:
+        assert res.status == "optimal"
     assert res.solution.objective == pytest.approx(exact.value, abs=2 * tol + 1e-9)
     assert res.solution.bound >= exact.value - 1e-9  # CP-SAT's bound + tolerance is a proven bound
 

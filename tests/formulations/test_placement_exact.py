@@ -324,3 +324,21 @@ def test_relaxation_bound_holds_for_reallocating_schedules():
     ev = evaluate_decisions(inst, hist)
     assert ev.feasible, ev.violations
     assert lb <= ev.primary_value
+
+
+def test_phases_stop_at_their_deadline():
+    """Issue 17 (time-limit discipline): with no time left, the greedy runs its first rule
+    only and the LP window widening starts no round, so the run can return on time."""
+    import time
+
+    inst = generate("placement", "synthetic-3", seed=0, num_tasks=40)
+    data = P.prepare(inst.placement)
+    past = time.perf_counter() - 1.0
+    assert P.best_greedy(data, deadline=past) == P.greedy_schedule(data)
+    assert P.best_greedy(data) == P.best_greedy(data, deadline=time.perf_counter() + 3600)
+    ub = P.schedule_objective(data, P.greedy_schedule(data))
+    finish_by = P.finish_bounds(data, ub)
+    last = [a + 4 for a in data.arrivals]
+    info: dict = {}
+    assert P.widen_by_lp(data, finish_by, last, deadline=past, info=info) == -math.inf
+    assert info["rounds"] == 0 and info["stopped"] == "time"

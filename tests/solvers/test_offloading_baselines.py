@@ -415,3 +415,62 @@ def test_random_policy_is_seeded_and_accepted():
         assert ev.feasible and ev.primary_value == pytest.approx(a.mean_makespan)
         assert a.stats["events"] >= sum(len(wf.tasks) for wf in inst.offloading.workflows)
         assert math.isfinite(a.stats["end_time"])
+
+
+# --------------------------------------------------------------------------------------
+# issue 17: the fast list schedulers compute exactly what the paper-faithful reference does
+# --------------------------------------------------------------------------------------
+
+
+def test_profile_timeline_answers_like_the_rescanning_reference():
+    """Random reservations with fractional cpu/mem on a capacity-shared server: every
+    earliest-start query answers the same start as the reference's candidate rescans."""
+    from edgebench.solvers.offloading_list_reference import RescanTimeline
+
+    inst = generate("offloading", "daggen", seed=3, tasks=5, servers=2)
+    payload = inst.offloading
+    s = next(k for k, srv in enumerate(payload.servers) if not srv.is_cloud)
+    cap_c, cap_m = payload.servers[s].cpu, payload.servers[s].mem
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        fast, ref = ob.Timeline(payload), RescanTimeline(payload)
+        for _ in range(60):
+            est = float(rng.integers(0, 40)) / 2
+            dur = float(rng.integers(1, 12)) / 2
+            cpu = float(rng.choice([cap_c, cap_c / 2, cap_c / 4, 0.0]))
+            mem = float(rng.choice([cap_m, cap_m / 3, 0.0]))
+            x = ref.earliest_start(s, est, dur, cpu, mem)
+            assert fast.earliest_start(s, est, dur, cpu, mem) == x
+            if rng.random() < 0.7:
+                fast.reserve(s, x, dur, cpu, mem)
+                ref.reserve(s, x, dur, cpu, mem)
+
+
+@pytest.mark.parametrize("preset", ["heft-random", "daggen", "edge-poisson"])
+def test_fast_list_schedulers_reproduce_the_reference(preset):
+    """Same servers and starts as the reference (rescanning timeline, per-pair cost loops)
+    on random instances of every generator (several workflows in edge-poisson)."""
+    from edgebench.solvers.offloading_list_reference import reference_policy
+
+    checked = 0
+    for seed in range(3):
+        for tasks, servers in ((12, 2), (30, 4)):
+            inst = generate("offloading", preset, seed=seed, tasks=tasks, servers=servers)
+            for name in ("heft", "cpop", "peft"):
+                a = osim.simulate(inst, ob.plan_policy(name))
+                b = osim.simulate(inst, reference_policy(name))
+                assert a.servers == b.servers and a.starts == b.starts, (inst.id, name)
+                checked += 1
+    assert checked == 18
+
+
+def test_vectorised_costs_equal_the_loops():
+    from edgebench.solvers.offloading_list_reference import mean_costs_loops, oct_table_loops
+
+    for preset in ("heft-random", "daggen"):
+        inst = generate("offloading", preset, seed=1, tasks=25, servers=4)
+        p = inst.offloading
+        g = osim.workflow_graph(p, 0)
+        wbar, cbar = ob.mean_costs(p, 0, g)
+        assert (wbar, cbar) == mean_costs_loops(p, 0, g)
+        assert ob.oct_table(p, 0, g, cbar) == oct_table_loops(p, 0, g, cbar)

@@ -1,0 +1,90 @@
+"""Measurements behind the frontier table (docs/formulations/frontier.md): one exact solve per
+case in a fresh process (so the peak memory is the case's own), one JSON line per case.
+
+Run one case (prints one JSON line: status, objective, bound, gap, wall seconds, peak RSS)::
+
+    .venv/bin/python bench/bench_exact_frontier.py case offloading heft-random 50 3 --limit 120
+
+Run a list of cases one after the other, appending to a JSON-lines file (use ``nice -n 10``
+on a shared machine)::
+
+    nice -n 10 .venv/bin/python bench/bench_exact_frontier.py grid offloading --limit 120 \\
+        --out runs/frontier-offloading.jsonl
+
+Cases: ``offloading GEN TASKS SERVERS`` (offloading-cpsat, one thread, seed-0 instance of
+preset GEN); ``mapping NODES TASK_NODES SEED BACKEND`` (mapping-exact, composite objective);
+``placement PRESET TASKS VARIANT`` (placement-milp, threads from --threads).
+Not a pytest module: the speed tables of bench_exact_*.py stay with pytest-benchmark.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import time
+
+GRIDS = {
+    "offloading": [["offloading", g, str(n), str(s)] for g in ("heft-random", "daggen") for n in (50, 100)
+                   for s in (3, 4, 8)],
+    "mapping": [["mapping", "20", "10", str(seed), "bnb"] for seed in range(3)]
+               + [["mapping", "10", str(k), "0", "ortools-highs"] for k in (4, 6)],
+    "offloading-daggen": [["offloading", "daggen", str(n), str(s)] for n in (50, 100) for s in (3, 4, 8)],
+    "placement": [["placement", "hetero-6", "96", v] for v in ("single", "multi")],
+}
+
+
+def run_case(args: list[str], limit: float, threads: int) -> dict:
+    from edgebench import registry
+    from edgebench.instances.generators import generate
+
+    fam = args[0]
+    if fam == "offloading":
+        gen, n, s = args[1], int(args[2]), int(args[3])
+        inst = generate("offloading", gen, seed=0, tasks=n, servers=s)
+        solver, params = "offloading-cpsat", {"threads": threads}
+    elif fam == "mapping":
+        nodes, k, seed, be = int(args[1]), int(args[2]), int(args[3]), args[4]
+        inst = generate("mapping", "thesis", seed=seed, nodes=nodes, task_nodes=k)
+        solver, params = "mapping-exact", {"backend": be, "threads": threads}
+    elif fam == "placement":
+        preset, n, variant = args[1], int(args[2]), args[3]
+        inst = generate("placement", preset, seed=0, num_tasks=n, variant=variant)
+        solver, params = "placement-milp", {"threads": threads}
+    else:
+        raise SystemExit(f"unknown family {fam!r}")
+    t0 = time.perf_counter()
+    res = registry.solve(inst, solver, time_limit=limit, seed=0, **params)
+    wall = time.perf_counter() - t0
+    return {"case": args, "solver": solver, "params": params, "time_limit": limit, "status": res.status,
+            "objective": res.solution.objective, "bound": res.solution.bound, "gap": res.stats.get("mip_gap"),
+            "wall_s": round(wall, 2), "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+            "message": str(res.stats.get("message", ""))[:300]}
+
+
+def main(argv: list[str]) -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("mode", choices=("case", "grid"))
+    ap.add_argument("rest", nargs="+")
+    ap.add_argument("--limit", type=float, default=120.0)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--out")
+    a = ap.parse_args(argv)
+    if a.mode == "case":
+        print(json.dumps(run_case(a.rest, a.limit, a.threads)), flush=True)
+        return
+    for case in GRIDS[a.rest[0]]:
+        cmd = [sys.executable, __file__, "case", *case, "--limit", str(a.limit), "--threads", str(a.threads)]
+        out = subprocess.run(cmd, capture_output=True, text=True)
+        line = out.stdout.strip().splitlines()[-1] if out.stdout.strip() else json.dumps(
+            {"case": case, "error": out.stderr[-500:]})
+        print(line, flush=True)
+        if a.out:
+            with open(a.out, "a") as fh:
+                fh.write(line + "\n")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
