@@ -43,6 +43,7 @@ import numpy as np
 
 from edgebench.errors import InputError
 from edgebench.learned import checkpoint
+from edgebench.learned.provenance import checkpoints_of
 from edgebench.registry import Result, make_result, register
 
 __all__ = ["ARCHS", "CHECKPOINT_DIR", "CHECKPOINT_FORMAT", "DEFAULT_CHECKPOINTS", "MASK_LOGIT", "VARIANTS", "DegreeBandwidth",
@@ -574,7 +575,7 @@ def _best_of_samples(policy: LoadedPolicy, instance, samples: int, seed: int, de
 @register("ces-ppo", families=("mapping",), kind="learned",
           description="CES-PPO (thesis): PPO actor-critic mapping task nodes and bandwidth levels with masks and a "
                       "decaying heuristic reward; shipped checkpoint",
-          params=SOLVER_PARAMS)
+          params=SOLVER_PARAMS, provenance=checkpoints_of("ces-ppo"))
 def solve_ces_ppo(instance, *, time_limit: float | None = None, seed: int = 0, **params: Any) -> Result:
     """CES-PPO with the shipped checkpoint (see docs/ces-ppo.md)."""
     return _solve("ces-ppo", instance, time_limit, seed, params)
@@ -582,7 +583,7 @@ def solve_ces_ppo(instance, *, time_limit: float | None = None, seed: int = 0, *
 
 @register("ces-ppo-noheur", families=("mapping",), kind="learned",
           description="CES-PPO ablation trained without the heuristic reward (lambda_h = 0); shipped checkpoint",
-          params=SOLVER_PARAMS)
+          params=SOLVER_PARAMS, provenance=checkpoints_of("ces-ppo-noheur"))
 def solve_ces_ppo_noheur(instance, *, time_limit: float | None = None, seed: int = 0, **params: Any) -> Result:
     """CES-PPO ablation without heuristic reward."""
     return _solve("ces-ppo-noheur", instance, time_limit, seed, params)
@@ -591,7 +592,7 @@ def solve_ces_ppo_noheur(instance, *, time_limit: float | None = None, seed: int
 @register("ppo-balance", families=("mapping",), kind="learned",
           description="PPO-Balance baseline: RL node choice trained for load balance, bandwidth by node-degree "
                       "importance; shipped checkpoint",
-          params=SOLVER_PARAMS)
+          params=SOLVER_PARAMS, provenance=checkpoints_of("ces-ppo-balance"))
 def solve_ppo_balance(instance, *, time_limit: float | None = None, seed: int = 0, **params: Any) -> Result:
     """PPO-Balance baseline."""
     return _solve("ppo-balance", instance, time_limit, seed, params)

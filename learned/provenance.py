@@ -49,14 +49,15 @@ def sidecar(path: Path) -> dict[str, Any]:
 
 def checkpoint_records(prefix: str, directory: Path = CHECKPOINT_DIR, *, sha: bool = True) -> list[dict[str, Any]]:
     """One record per checkpoint ``PREFIX-<preset>-<variant>.pt`` (or ``PREFIX-<preset>.pt``,
-    e.g. ``ces-ppo-thesis.pt``) in ``directory`` whose sidecar names that preset and variant: {"file", "preset", "variant", "algorithm", "env_steps",
+    e.g. ``ces-ppo-thesis.pt``) in ``directory`` whose sidecar names that preset and variant,
+    or whose sidecar says ``"prefix": PREFIX`` (the CES checkpoints ``ces-ppo-mix.pt`` ...): {"file", "preset", "variant", "algorithm", "env_steps",
     "sha256" (``sha=False``: left out), ...the sidecar's other keys}; sorted by file name."""
     out = []
     for side in sorted(directory.glob(f"{prefix}-*.json")):
         meta = json.loads(side.read_text())
         ckpt = side.with_suffix(".pt")
         own = {f"{prefix}-{meta.get('preset')}-{meta.get('variant')}", f"{prefix}-{meta.get('preset')}"}
-        if not ckpt.is_file() or side.stem not in own:
+        if not ckpt.is_file() or (side.stem not in own and meta.get("prefix") != prefix):
             continue  # another solver's file with a longer prefix (e.g. tapfinger-bc- vs tapfinger-)
         rec = {"file": ckpt.name, **{k: meta.get(k) for k in REQUIRED}}
         if sha:

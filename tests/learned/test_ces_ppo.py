@@ -433,3 +433,20 @@ def test_training_node_mix(tmp_path):
     assert data["arch"] == "per-node" and data["sizes"]["max_nodes"] == 20
     inst = generate("mapping", "thesis", seed=3, nodes=20)
     assert registry.solve(inst, "ces-ppo", checkpoint=summary["checkpoint"]).status in ("feasible", "infeasible")
+
+
+def test_registry_lists_the_ces_checkpoints_with_their_training():
+    import hashlib
+
+    from edgebench import registry
+
+    for name, default in (("ces-ppo", "ces-ppo-mix.pt"), ("ces-ppo-noheur", "ces-ppo-noheur-mix.pt"),
+                          ("ppo-balance", "ces-ppo-balance-mix.pt")):
+        recs = registry.get(name).as_dict()["checkpoints"]
+        files = {r["file"]: r for r in recs}
+        assert len(recs) == 2 and default in files, name  # the default and the earlier flat one, nothing else
+        rec = files[default]
+        assert rec["variant"] == name and rec["algorithm"] == "ppo" and rec["env_steps"] > 0
+        path = ces_ppo.CHECKPOINT_DIR / default
+        assert rec["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
+        assert ces_ppo.DEFAULT_CHECKPOINTS[name] == path
