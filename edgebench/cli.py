@@ -682,8 +682,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "shell with {instance}, {solution}, {time_limit}, {seed} substituted (docs/cli.md)")
     _add_plugin_option(p)
     p.add_argument("--time-limit", type=_positive_float, default=None, metavar="S",
-                   help="seconds (default: the solver's default, 300 s for exact and MDP solvers, 60 s for "
-                        "metaheuristics, none for heuristics and learned policies)")
+                   help="seconds (default: the solver's default, 300 s for exact and MDP solvers; none for "
+                        "metaheuristics, which stop at their evaluation budget, heuristics and learned policies)")
     p.add_argument("--seed", type=_seed, default=0, metavar="S", help="solver seed (default 0)")
     p.add_argument("--param", action="append", metavar="KEY=VALUE",
                    help="solver parameter (repeatable); VALUE is read as JSON, else as text")

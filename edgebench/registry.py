@@ -38,7 +38,7 @@ FAMILIES = ("placement", "mapping", "offloading")
 #: the time limit (seconds) :func:`solve` and ``edgebench solve`` use when the caller gives none,
 #: by solver kind (a solver may declare its own with ``register(..., time_limit=...)``); heuristics
 #: and learned policies run once to completion and get none
-DEFAULT_TIME_LIMITS: dict[str, float] = {"exact": 300.0, "mdp": 300.0, "metaheuristic": 60.0}
+DEFAULT_TIME_LIMITS: dict[str, float] = {"exact": 300.0, "mdp": 300.0}
 #: kinds whose ``optimal`` status may be a proof (others declare ``proves=True`` at register time)
 PROVING_KINDS = ("exact", "mdp")
 #: parameters the caller passes separately (never in ``params``)

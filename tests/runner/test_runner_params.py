@@ -108,6 +108,8 @@ def probe():
 def test_exact_solvers_get_the_documented_default_time_limit(probe):
     assert registry.get("offloading-milp").default_time_limit == registry.DEFAULT_TIME_LIMITS["exact"] == 300.0
     assert registry.get("heft").default_time_limit is None
+    # metaheuristics stop at their evaluation budget, not at a clock: same seed, same result anywhere
+    assert registry.get("ga").default_time_limit is None and registry.get("pso").default_time_limit is None
     registry.solve(load_instance(TINY), "test-probe-exact")
     assert probe["time_limit"] == 300.0
     registry.solve(load_instance(TINY), "test-probe-exact", time_limit=2)
