@@ -102,6 +102,10 @@ class SolverInfo:
     #: learned solvers: () -> one dict per shipped checkpoint (preset, variant, algorithm,
     #: env_steps, sha256, ...); as_dict() lists them under "checkpoints"
     provenance: Callable[[], list[dict[str, Any]]] | None = field(default=None, repr=False, compare=False)
+    #: ``applies(instance, params)`` -> None when the solver can run on the instance, else the
+    #: reason it declines (e.g. a learned policy with no checkpoint for the instance's preset);
+    #: the runner plans no run where it declines and says so in the plan's notes
+    applies: Callable[[Any, dict[str, Any]], str | None] | None = field(default=None, repr=False, compare=False)
 
     def as_dict(self) -> dict[str, Any]:
         out = {"name": self.name, "families": list(self.families), "kind": self.kind,
@@ -128,7 +132,8 @@ def register(name: str, *, families: tuple[str, ...] | list[str], kind: str, des
              choices: dict[str, Any] | None = None, bounds: dict[str, tuple] | None = None,
              time_limit: float | None = _UNSET, proves: bool | None = None,
              check: Callable[[dict[str, Any]], Any] | None = None,
-             provenance: Callable[[], list[dict[str, Any]]] | None = None):
+             provenance: Callable[[], list[dict[str, Any]]] | None = None,
+             applies: Callable[[Any, dict[str, Any]], str | None] | None = None):
     """Register ``solve``. ``params`` documents the parameters (name -> one line); their types
     come from the solve function's signature (annotations and defaults), or from ``types`` for
     parameters passed through ``**params``; ``choices`` (name -> allowed values) and ``bounds``
@@ -137,7 +142,8 @@ def register(name: str, *, families: tuple[str, ...] | list[str], kind: str, des
     ``optimal`` status can be a proof (default: the kind is exact or mdp). ``check``: the
     solver's own parameter check, run before any work (see :func:`check_params`).
     ``provenance`` (learned solvers): () -> one dict per shipped checkpoint, listed by
-    ``as_dict()`` under ``checkpoints``."""
+    ``as_dict()`` under ``checkpoints``. ``applies(instance, params)``: None when the solver can
+    run on the instance, else why it declines (the runner then plans no such run)."""
     if kind not in KINDS:
         raise ValueError(f"solver kind must be one of {KINDS}, got {kind!r}")
 
@@ -152,7 +158,7 @@ def register(name: str, *, families: tuple[str, ...] | list[str], kind: str, des
                                      bounds=dict(bounds or {}), default_time_limit=tl,
                                      proves=kind in PROVING_KINDS if proves is None else bool(proves),
                                      open_params=params is None, check=check,
-                                     provenance=provenance)
+                                     provenance=provenance, applies=applies)
         _PARAM_MODELS.pop(name, None)
         return fn
 

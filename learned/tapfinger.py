@@ -744,10 +744,16 @@ def _register(name: str, prefix: str, pointer: str | None, description: str) -> 
         return _solve(name, instance, time_limit=time_limit, seed=seed, params=params, prefix=prefix,
                       pointer=pointer)
 
+    def applies(instance: Instance, params: dict[str, Any]) -> str | None:
+        if params.get("checkpoint"):
+            return None
+        path, why = nearest_checkpoint(instance, prefix)
+        return None if path is not None else why
+
     solve.__name__ = "solve_" + name.replace("-", "_")
     register(name, families=("placement",), kind="learned", params=_PARAMS,
              description=f"{description} [{training_summary(prefix)}]",
-             provenance=checkpoints_of(prefix))(solve)
+             provenance=checkpoints_of(prefix), applies=applies)(solve)
 
 
 for _name, (_prefix, _pointer, _desc) in SOLVERS.items():

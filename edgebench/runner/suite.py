@@ -633,8 +633,13 @@ def plan(suite: Suite, *, file: str = CMDLINE, base_dir: str | Path | None = Non
     mem_mb = (suite.memory_limit_mb if memory_limit_mb is None else memory_limit_mb) or None
     for i, info, params, label, fams, e, seeds_ in configs:
         ph = params_hash(params)
+        declined: list[str] = []
         for inst in instances:
             if inst.family not in fams:
+                continue
+            why = info.applies(inst.instance, params) if info.applies is not None else None
+            if why:
+                declined.append(why)
                 continue
             if time_limit is not None:
                 tl = float(time_limit)
@@ -648,6 +653,9 @@ def plan(suite: Suite, *, file: str = CMDLINE, base_dir: str | Path | None = Non
                                     params=params, params_hash=ph, seed=int(seed), time_limit=tl,
                                     kill_after=tl * 1.2 + suite.kill_grace, memory_limit_mb=mem_mb,
                                     proves=info.proves)
+        if declined:
+            notes.append(f"note: {label} declines {len(declined)} instance(s), no run planned for them "
+                         f"(first reason: {declined[0]})")
     return Plan(suite=suite, file=file, runs=list(runs.values()), instances=instances, plugins=plugin_paths,
                 notes=notes)
 

@@ -506,3 +506,28 @@ def test_provenance_records_belong_to_their_prefix(tmp_path):
     assert [r["env_steps"] for r in checkpoint_records("ces-ppo", tmp_path)] == [7]
     assert [r["env_steps"] for r in checkpoint_records("ces-ppo-noheur", tmp_path)] == [9]
     assert checkpoint_records("tapfinger", tmp_path) == []
+
+
+def test_the_runner_plans_no_run_where_a_policy_has_no_checkpoint():
+    """tapfinger-nograph / tapfinger decline instances no shipped checkpoint fits: the plan
+    leaves those runs out and says so, instead of charging an error per instance."""
+    from edgebench.instances.generators import generate as gen
+    from edgebench.runner.suite import plan, suite_from_dict
+
+    suite = suite_from_dict({"name": "t", "time_limit": 5, "instances": [{"set": "placement-hetero-6-v1"},
+                                                                      {"set": "placement-synthetic-3-v1"}],
+                             "solvers": [{"name": "tapfinger"}, {"name": "tapfinger-bc"}]})
+    p = plan(suite)
+    by_solver = {}
+    for r in p.runs:
+        by_solver.setdefault(r.solver, set()).add(r.inst.hash)
+    info = registry.get("tapfinger")
+    for ref in p.instances:
+        fits = info.applies(ref.instance, {}) is None
+        assert (ref.hash in by_solver.get("tapfinger", set())) == fits
+        assert ref.hash in by_solver["tapfinger-bc"]  # imitation-only files exist for both presets
+    if len(by_solver.get("tapfinger", ())) < len(p.instances):
+        assert any(n.startswith("note: tapfinger declines") for n in p.notes)
+    # an explicit checkpoint always applies
+    inst = gen("placement", "hetero-6", seed=0, num_tasks=8)
+    assert info.applies(inst, {"checkpoint": "x.pt"}) is None
