@@ -23,7 +23,7 @@ from edgebench.learned import tapfinger as tf  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 GOOD = ROOT / "tests" / "data" / "good"
-TAPFINGER_SHIPPED = tf.CHECKPOINT_DIR / "tapfinger-synthetic-3-multi.pt"
+TAPFINGER_SHIPPED = tf.CHECKPOINT_DIR / "tapfinger-bc-synthetic-3-multi.pt"
 
 
 class _Payload:
