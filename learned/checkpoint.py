@@ -32,9 +32,9 @@ Used by ``learned/ces_ppo.py``, ``learned/tapfinger.py`` and the two training lo
 from __future__ import annotations
 
 import dataclasses
+import io
 import os
 import re
-import tempfile
 import typing
 import zipfile
 from collections import OrderedDict
@@ -110,23 +110,11 @@ def save_checkpoint(path: str | os.PathLike, blob: Mapping[str, Any]) -> Path:
     blob = _plain(dict(blob), "<root>")
     if not isinstance(blob.get("format"), str):
         raise TypeError("a checkpoint needs a 'format' string")
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            torch.save(blob, fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, p)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-    return p
+    from edgebench.instances.io import write_text_atomic
+
+    buf = io.BytesIO()
+    torch.save(blob, buf)
+    return write_text_atomic(path, buf.getvalue())  # temp file + fsync + rename
 
 
 def load_checkpoint(path: str | os.PathLike, fmt: str, *, field: str = "checkpoint",
