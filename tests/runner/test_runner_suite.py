@@ -175,9 +175,16 @@ def test_default_suite_covers_all_families_and_kinds():
     assert {r.family for r in p.runs} == {"placement", "mapping", "offloading"}
     kinds_present = {s.kind for s in registry.solvers()}
     assert {r.kind for r in p.runs} == kinds_present
-    # every registered solver runs on every instance of its families
+    # every registered solver runs on every instance of its families that it does not decline
+    # (register(applies=...): a learned policy with no checkpoint for the instance); a decline is a note
     for s in registry.solvers():
-        assert any(r.solver == s.name for r in p.runs), s.name
+        planned = {r.inst.hash for r in p.runs if r.solver == s.name}
+        for ref in p.instances:
+            if ref.family in s.families:
+                declines = s.applies is not None and s.applies(ref.instance, {}) is not None
+                assert (ref.hash in planned) != declines, (s.name, ref.id)
+        if len(planned) < sum(ref.family in s.families for ref in p.instances):
+            assert any(n.startswith(f"note: {s.name} declines") for n in p.notes), s.name
     # the TOML round trip of a suite
     text = S.suite_to_toml(p.suite)
     assert S.suite_from_dict(__import__("tomllib").loads(text)) == p.suite
