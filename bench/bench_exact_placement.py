@@ -23,15 +23,26 @@ the Markdown table of a ``--benchmark-json`` file.
 ``test_backends_small`` runs every backend on the 16- and 32-task instances (limit 120 s);
 ``test_paper_episode`` is the issue's target: the whole 192-task synthetic-3 episode proven
 optimal or within 0.5 % of the proven bound in under 5 minutes.
+
+``test_dominant_options`` times the options step of the model (``semantics.dominant_options``
+for every task and eligible cluster) on the whole 384-task hetero-6 episode, the vectorised
+implementation and the pairwise reference (kept in tests/instances/test_semantics.py) side by
+side in one run; the ratio lands in ``extra_info["speedup"]`` of the vectorised case::
+
+    nice -n 10 .venv/bin/python -m pytest bench/bench_exact_placement.py --benchmark-enable -q \
+        -k dominant_options --benchmark-columns=median,rounds
 """
 
 from __future__ import annotations
 
 import os
+import sys
+from pathlib import Path
 
 import pytest
 
 from edgebench.formulations import placement as P
+from edgebench.instances import semantics
 from edgebench.instances.generators import generate
 from edgebench.referee import evaluate
 
@@ -109,6 +120,44 @@ def test_paper_episode(benchmark, variant):
     info = _run(benchmark, 192, variant, P.DEFAULT_BACKEND, 290.0)
     reached = info["status"] == "optimal" or (info["mip_gap"] is not None and info["mip_gap"] <= 0.005)
     benchmark.extra_info["target_reached"] = bool(reached and info["runtime"] < 300.0)
+
+
+def _reference_dominant_options():
+    """The pairwise definition of the options, as tests/instances/test_semantics.py keeps it."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "instances"))
+    try:
+        from test_semantics import _reference_dominant_options
+    finally:
+        sys.path.pop(0)
+    return _reference_dominant_options
+
+
+#: implementation -> median seconds, for the ratio (the reference case runs first)
+_OPTIONS_TIMES: dict[str, float] = {}
+
+
+@pytest.mark.parametrize("impl", ["reference", "vectorised"])
+def test_dominant_options(benchmark, impl):
+    inst = generate("placement", "hetero-6", seed=SEED)
+    p = inst.placement
+    func = _reference_dominant_options() if impl == "reference" else semantics.dominant_options
+
+    def cold():  # no cached simulations or noise blocks from an earlier round
+        semantics._run_steps.cache_clear()
+        semantics._noise_block.cache_clear()
+
+    def all_options():
+        return [[func(p, j, n) for n in task.eligible] for j, task in enumerate(p.tasks)]
+
+    out = benchmark.pedantic(all_options, setup=cold, rounds=1 if impl == "reference" else 5, iterations=1)
+    _OPTIONS_TIMES[impl] = benchmark.stats.stats.median
+    info = {"instance": inst.id, "tasks": len(p.tasks), "options": sum(len(x) for row in out for x in row)}
+    if impl == "vectorised" and "reference" in _OPTIONS_TIMES:
+        info["reference_median"] = _OPTIONS_TIMES["reference"]
+        info["speedup"] = _OPTIONS_TIMES["reference"] / _OPTIONS_TIMES["vectorised"]
+        print(f"\ndominant_options on {inst.id}: reference {_OPTIONS_TIMES['reference']:.3f} s, "
+              f"vectorised {_OPTIONS_TIMES['vectorised']:.3f} s, {info['speedup']:.1f}x")
+    benchmark.extra_info.update(info)
 
 
 def markdown_table(path: str) -> str:

@@ -75,6 +75,10 @@ GREEDY_SHARE = 0.1
 #: is at least this many times the last model build (passing the model to HiGHS costs about
 #: as much): so the run ends within a few per cent of its time limit
 PHASE_MARGIN = 1.5
+#: the highspy backend switches HiGHS's presolve off for MILPs with more nonzeros than this:
+#: on them presolve alone takes 25-40 s and overshoots the time limit (it checks the clock
+#: only between passes); see docs/formulations/placement.md
+PRESOLVE_MAX_NONZEROS = 500_000
 
 
 # --------------------------------------------------------------------------------------
@@ -119,12 +123,16 @@ class PlacementData:
         return int(sum(self.min_steps))
 
 
-def prepare(payload) -> PlacementData:
+def prepare(payload, deadline: float | None = None) -> PlacementData | None:
     """Options of every task from :func:`semantics.dominant_options` (noise realisation
-    included: durations are per task), shortest durations, capacities."""
+    included: durations are per task), shortest durations, capacities.  With a ``deadline``
+    (a ``time.perf_counter()`` value) the clock is checked after every task and None is
+    returned once it has passed (the options are the first thing every phase needs)."""
     capacity = [(c.capacity.cpu, c.capacity.gpu, c.capacity.memory) for c in payload.clusters]
     options: list[list[Option]] = []
     for j, task in enumerate(payload.tasks):
+        if deadline is not None and time.perf_counter() > deadline:
+            return None
         opts = []
         for n in task.eligible:
             mem = task.minimum.memory if (task.minimum.memory is not None and capacity[n][2] is not None) else 0
@@ -573,7 +581,9 @@ def solve_model(bm: BuiltModel, backend: str, *, time_limit: float | None = None
                               "cpsat-intervals is a separate model; use solve_cpsat_intervals", bm.model.size())
     if backend == HIGHSPY:
         x = hint_vector(bm, hint) if hint is not None else None
-        sol = solve_highs(bm.model, hint=x, time_limit=time_limit, threads=threads, seed=seed, mip_gap=mip_gap)
+        big = bm.model.size()["nonzeros"] > PRESOLVE_MAX_NONZEROS
+        sol = solve_highs(bm.model, hint=x, time_limit=time_limit, threads=threads, seed=seed, mip_gap=mip_gap,
+                          presolve=not big)
         sol.backend = HIGHSPY
         return sol
     return solve_linear(bm.model, backend, time_limit=time_limit, threads=threads, seed=seed, mip_gap=mip_gap)
@@ -853,7 +863,11 @@ class _Incumbent:
 def _solve(payload, t0, time_limit, seed, backend, threads, horizon, lp_bound, slack0, mip_gap, improve, rings,
            stats, result, lp_widen=True):
     deadline = None if time_limit is None else t0 + float(time_limit)
-    data = prepare(payload)
+    data = prepare(payload, deadline)
+    stats["prepare_time"] = time.perf_counter() - t0
+    if data is None:
+        stats["message"] = "no schedule: the time limit ran out while computing the tasks' options"
+        return result("timeout")
     lb0 = data.trivial_bound
     inc = _Incumbent(data, horizon)
     # ---- upper bound and the proven horizon ------------------------------------------

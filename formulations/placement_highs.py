@@ -67,8 +67,12 @@ def _highs(time_limit, threads, seed, log):
 
 
 def solve_highs(model: LinearModel, *, hint: Sequence[float] | None = None, time_limit: float | None = None,
-                threads: int = 1, seed: int = 0, mip_gap: float = 1e-9, log: bool = False) -> LinearSolution:
-    """Solve the MILP with HiGHS, optionally from a MIP start ``hint`` (one value per variable)."""
+                threads: int = 1, seed: int = 0, mip_gap: float = 1e-9, log: bool = False,
+                presolve: bool = True) -> LinearSolution:
+    """Solve the MILP with HiGHS, optionally from a MIP start ``hint`` (one value per variable).
+    ``time_limit`` covers the whole call: HiGHS gets what is left of it after the model has
+    been converted and passed.  ``presolve=False`` switches HiGHS's presolve off (it checks
+    the time limit only between its passes; see docs/formulations/placement.md)."""
     t0 = time.perf_counter()
     size = model.size()
     try:
@@ -76,12 +80,16 @@ def solve_highs(model: LinearModel, *, hint: Sequence[float] | None = None, time
 
         h = _highs(time_limit, threads, seed, log)
         h.setOptionValue("mip_rel_gap", float(mip_gap))
+        if not presolve:
+            h.setOptionValue("presolve", "off")
         h.passModel(_to_highs(model))
         if hint is not None:
             sol = highspy.HighsSolution()
             sol.col_value = list(map(float, hint))
             sol.value_valid = True
             h.setSolution(sol)
+        if time_limit is not None:  # the conversion above counts against the limit
+            h.setOptionValue("time_limit", max(0.01, float(time_limit) - (time.perf_counter() - t0)))
         with native_stdout_to_stderr():
             h.run()
         ms = h.getModelStatus()

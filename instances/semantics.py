@@ -154,18 +154,86 @@ def allocation_options(payload: "PlacementPayload", j: int, n: int) -> list[tupl
 
 def dominant_options(payload: "PlacementPayload", j: int, n: int) -> list[tuple[int, int, int]]:
     """Pareto-minimal (cpu, gpu, steps) options of task j on cluster n: an option is kept
-    only if no other option is at most as large in both resources and at most as long."""
-    opts = []
-    for c, g in allocation_options(payload, j, n):
-        d = fixed_run_steps(payload, j, c, g)
-        if d is not None:
-            opts.append((c, g, d))
-    keep = []
-    for c, g, d in opts:
-        dominated = any((c2 <= c and g2 <= g and d2 <= d) and (c2, g2, d2) != (c, g, d) for c2, g2, d2 in opts)
-        if not dominated:
-            keep.append((c, g, d))
-    return keep
+    only if no other option is at most as large in both resources and at most as long.
+
+    Same list, in the same order (cpu, then gpu, increasing), as filtering
+    :func:`allocation_options` by :func:`fixed_run_steps` pairwise; computed on the whole
+    allocation grid at once: the durations of all allocations with the same per-step gain
+    parameter are simulated together (:func:`_grid_steps`, bit-identical float operations),
+    and the dominance test is a two-dimensional prefix minimum."""
+    task = payload.tasks[j]
+    cap = payload.clusters[n].capacity
+    if not fits(task.minimum, cap):
+        return []
+    lo_c, lo_g = max(task.minimum.cpu, 0), max(task.minimum.gpu, 0)
+    steps = _grid_steps(payload, j, lo_c, lo_g, cap.cpu, cap.gpu).astype(float)
+    steps[steps < 0] = np.inf  # never finishes: not an option
+    if lo_c == 0 and lo_g == 0:
+        steps[0, 0] = np.inf  # the empty allocation is not an option
+    # best[c, g] = shortest duration with at most c cpu and g gpu (prefix minimum); an option is
+    # dominated iff an option strictly below it in cpu or in gpu is at most as long
+    best = np.minimum.accumulate(np.minimum.accumulate(steps, axis=0), axis=1)
+    below = np.full_like(steps, np.inf)
+    below[1:, :] = best[:-1, :]
+    below[:, 1:] = np.minimum(below[:, 1:], best[:, :-1])
+    keep = np.isfinite(steps) & (below > steps)
+    return [(lo_c + int(c), lo_g + int(g), int(steps[c, g])) for c, g in zip(*np.nonzero(keep))]
+
+
+def _grid_steps(payload: "PlacementPayload", j: int, lo_c: int, lo_g: int, hi_c: int, hi_g: int) -> np.ndarray:
+    """fixed_run_steps(payload, j, c, g) for every lo_c <= c <= hi_c, lo_g <= g <= hi_g as an
+    int array indexed [c - lo_c, g - lo_g]; -1 where the task never finishes."""
+    task = payload.tasks[j]
+    perf = payload.performance
+    cpu = np.arange(lo_c, hi_c + 1, dtype=float)[:, None]
+    gpu = np.arange(lo_g, hi_g + 1, dtype=float)[None, :]
+    shape = (cpu.size, gpu.size)
+    if perf.kind == "synthetic":
+        t = perf.types[task.type]
+        if t.gpu_scale is None:
+            param = np.zeros(shape)
+        else:
+            g = np.broadcast_to(gpu, shape) if t.cpu_per_gpu is None else np.minimum(gpu, cpu / t.cpu_per_gpu)
+            uniq, inv = np.unique(g / t.gpu_scale, return_inverse=True)
+            # math.tanh, as increment(): numpy's tanh may differ from libm in the last bit
+            param = np.array([math.tanh(x) for x in uniq.tolist()])[inv.reshape(shape)]
+        model = ("synthetic", float(t.curvature), float(t.base))
+    else:
+        param = np.array([[0.0 if (s := table_seconds(perf, task.type, c, g)) is None else payload.step_seconds / s
+                           for g in range(lo_g, hi_g + 1)] for c in range(lo_c, hi_c + 1)], dtype=float)
+        model = ("table", 0.0, 0.0)
+    uniq, inv = np.unique(param, return_inverse=True)
+    noise = (payload.noise_seed, j, float(payload.noise)) if payload.noise > 0 else None
+    return np.asarray(_run_steps(model, tuple(uniq.tolist()), noise))[inv.reshape(shape)]
+
+
+@lru_cache(maxsize=4096)
+def _run_steps(model: tuple, params: tuple[float, ...], noise: tuple | None) -> tuple[int, ...]:
+    """Steps from start to finish of constant-allocation runs, one per per-step gain parameter
+    (synthetic: w, the gain being w * sqrt(max(curvature - p, 0)) + base; table: the constant
+    gain), under the noise realisation ``noise`` = (seed, task, amplitude) or None; -1: never.
+    The same float operations in the same order as :func:`fixed_run_steps`, on arrays."""
+    kind, curvature, base = model
+    x = np.array(params, dtype=float)
+    out = np.full(x.size, -1, dtype=np.int64)
+    p = np.zeros(x.size)
+    active = np.arange(x.size)
+    factors = np.ones(0)
+    for k in range(MAX_RUN_STEPS):
+        if active.size == 0:
+            break
+        if noise is not None and k >= factors.size:
+            seed, task, amp = noise
+            factors = np.concatenate([factors, 1.0 + _noise_block(seed, task, k // 256, amp)])
+        pa = p[active]
+        gain = x[active] * np.sqrt(np.maximum(curvature - pa, 0.0)) + base if kind == "synthetic" else x[active]
+        moving = gain > 0
+        pa = pa + gain * factors[k] if noise is not None else pa + gain
+        done = moving & (pa >= 1.0 - PROGRESS_EPS)
+        out[active[done]] = k + 1
+        p[active] = pa
+        active = active[moving & ~done]
+    return tuple(out.tolist())
 
 
 # --------------------------------------------------------------------------------------

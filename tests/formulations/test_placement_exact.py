@@ -342,3 +342,36 @@ def test_phases_stop_at_their_deadline():
     info: dict = {}
     assert P.widen_by_lp(data, finish_by, last, deadline=past, info=info) == -math.inf
     assert info["rounds"] == 0 and info["stopped"] == "time"
+
+
+def test_prepare_stops_at_its_deadline():
+    """The options step checks the clock too: past its deadline it gives up (None), and a run
+    whose limit is spent before the options exist returns at once with status timeout."""
+    import time
+
+    inst = generate("placement", "synthetic-3", seed=0, num_tasks=40)
+    assert P.prepare(inst.placement, deadline=time.perf_counter() - 1.0) is None
+    assert P.prepare(inst.placement, deadline=time.perf_counter() + 3600) == P.prepare(inst.placement)
+    res = P.solve(inst, time_limit=1e-9)
+    assert res.status == "timeout" and "options" in res.stats["message"]
+    assert res.solution.decisions is None
+
+
+def test_highspy_without_presolve_on_large_models(monkeypatch):
+    """Above PRESOLVE_MAX_NONZEROS the highspy backend switches HiGHS's presolve off; the
+    optimum is the same (every model counts as large here)."""
+    inst = generate("placement", "synthetic-3", seed=3, num_tasks=7, variant="single")
+    expected = P.solve(inst, time_limit=TL).solution.objective
+    seen = []
+    real = P.solve_highs
+
+    def spy(model, **kw):
+        seen.append(kw.get("presolve"))
+        return real(model, **kw)
+
+    monkeypatch.setattr(P, "PRESOLVE_MAX_NONZEROS", 0)
+    monkeypatch.setattr(P, "solve_highs", spy)
+    res = P.solve(inst, time_limit=TL)
+    assert seen and set(seen) == {False}
+    assert res.status == "optimal" and res.solution.objective == expected
+    check_solution(inst, res)

@@ -105,3 +105,85 @@ def test_offloading_times():
     assert S.transfer_time(o, 0, 0, 0, 1) == pytest.approx(5 * 10 / 1)
     assert S.transfer_time(o, 0, 0, 1, 1) == 0.0
     assert S.task_demand(o, 0, 0) == (1, 1)
+
+
+# --------------------------------------------------------------------------------------
+# dominant_options: the vectorised version against the pairwise definition
+# --------------------------------------------------------------------------------------
+
+
+def _reference_dominant_options(payload, j, n):
+    """The definition, as dominant_options computed it before it was vectorised: every
+    allocation simulated one by one, then a pairwise dominance test."""
+    opts = []
+    for c, g in S.allocation_options(payload, j, n):
+        d = S.fixed_run_steps(payload, j, c, g)
+        if d is not None:
+            opts.append((c, g, d))
+    return [(c, g, d) for c, g, d in opts
+            if not any(c2 <= c and g2 <= g and d2 <= d and (c2, g2, d2) != (c, g, d) for c2, g2, d2 in opts)]
+
+
+def _edge_case_payloads():
+    """Hand-made instances reaching the corners: noise, a CPU bottleneck with zero-CPU
+    allocations that never finish, a table model with cells below its grid (never finish)
+    and with noise, a zero minimum (the empty allocation is not an option)."""
+    d = placement_dict()
+    d["placement"]["clusters"] = [{"capacity": {"cpu": 12, "gpu": 9}}, {"capacity": {"cpu": 5, "gpu": 16}}]
+    d["placement"]["tasks"] = [
+        {"arrival": 0, "type": "lm", "minimum": {"cpu": 0, "gpu": 1}, "eligible": [0, 1]},
+        {"arrival": 0, "type": "ic", "minimum": {"cpu": 0, "gpu": 0}, "eligible": [0, 1]},
+        {"arrival": 2, "type": "lm", "minimum": {"cpu": 0, "gpu": 0}, "eligible": [1]},
+    ]
+    d["placement"]["performance"]["types"] = {"ic": {"base": 0.05, "gpu_scale": 3.0, "curvature": 1.05},
+                                             "lm": {"gpu_scale": 5.0, "cpu_per_gpu": 0.75}}
+    d["placement"]["noise"] = 0.2
+    d["placement"]["noise_seed"] = 11
+    synthetic = instance_from_dict(d).placement
+    d["placement"]["performance"] = {"kind": "table", "types": {
+        t: {"entries": [{"cpu": c, "gpu": g, "seconds": 300.0 / (c + k * g) + 7.0} for c in (1, 3, 6) for g in (1, 2, 5)]}
+        for k, t in ((1, "ic"), (3, "lm"))}}
+    table = instance_from_dict(d).placement
+    return [synthetic, table]
+
+
+def _preset_payloads():
+    from edgebench.instances.generators import generate
+
+    out = [generate("placement", "hetero-6", seed=s, num_tasks=16).placement for s in (0, 1)]
+    out.append(generate("placement", "hetero-6", seed=2, num_tasks=12, variant="multi").placement)
+    out.append(generate("placement", "synthetic-3", seed=3, num_tasks=24).placement)
+    out.append(generate("placement", "sjf-ablation", seed=0, num_tasks=16).placement)
+    try:
+        out.append(generate("placement", "testbed", seed=1, num_tasks=24).placement)  # the measured table model
+    except Exception:  # the trace file is not on every machine
+        pass
+    return out
+
+
+@pytest.mark.parametrize("source", ["edge-cases", "presets"])
+def test_dominant_options_equal_the_pairwise_definition(source):
+    payloads = _edge_case_payloads() if source == "edge-cases" else _preset_payloads()
+    for p in payloads:
+        for j, task in enumerate(p.tasks):
+            for n in task.eligible:
+                assert S.dominant_options(p, j, n) == _reference_dominant_options(p, j, n), (j, n)
+
+
+def test_grid_steps_equal_fixed_run_steps_cell_by_cell():
+    for p in _edge_case_payloads() + _preset_payloads()[:1]:
+        for j, task in enumerate(p.tasks[:8]):
+            for n in task.eligible:
+                cap = p.clusters[n].capacity
+                lo_c, lo_g = task.minimum.cpu, task.minimum.gpu
+                grid = S._grid_steps(p, j, lo_c, lo_g, cap.cpu, cap.gpu)
+                want = [[-1 if c + g == 0 or (d := S.fixed_run_steps(p, j, c, g)) is None else d
+                         for g in range(lo_g, cap.gpu + 1)] for c in range(lo_c, cap.cpu + 1)]
+                got = grid.tolist()
+                if lo_c == 0 and lo_g == 0:
+                    got[0][0] = -1
+                assert got == want, (j, n)
+    # the corners are really reached: never-finishing cells and options on both sides
+    syn, table = _edge_case_payloads()
+    assert S._grid_steps(syn, 0, 0, 1, 12, 9)[0].tolist() == [-1] * 9  # no cpu: the CPU bottleneck stops it
+    assert S._grid_steps(table, 2, 0, 0, 5, 16)[0].tolist() == [-1] * 17  # below the table's cpu grid
