@@ -34,7 +34,10 @@ def ci95(x: list[float]) -> tuple[float, float]:
     return float(a.mean()), float(stats.t.ppf(0.975, len(a) - 1) * a.std(ddof=1) / math.sqrt(len(a)))
 
 
-def evaluate(preset: str, variant: str, tasks: int, seeds: int, solvers: list[str], *, log=print) -> dict:
+def evaluate(preset: str, variant: str, tasks: int, seeds: int, solvers: list[str], *, log=print,
+             seed_base: int = SEED_BASE, known: dict[str, list[float]] | None = None) -> dict:
+    """``known``: per-seed values of solvers measured before on the same instances (``--add-to``,
+    a previous run's ``per_seed``); they join the summary and the pairs without being re-run."""
     import torch
 
     from edgebench import registry
@@ -43,30 +46,39 @@ def evaluate(preset: str, variant: str, tasks: int, seeds: int, solvers: list[st
 
     torch.set_num_threads(1)
     per: dict[str, list[float]] = {s: [] for s in solvers}
+    run = list(solvers)
+    for s, vals in (known or {}).items():
+        if s not in per:
+            if len(vals) != seeds:
+                raise SystemExit(f"--add-to: {s} has {len(vals)} seeds, not {seeds}")
+            per[s] = list(vals)
     for k in range(seeds):
-        inst = generate("placement", preset, seed=SEED_BASE + k, variant=variant, num_tasks=tasks)
-        for s in solvers:
+        inst = generate("placement", preset, seed=seed_base + k, variant=variant, num_tasks=tasks)
+        for s in run:
             t0 = time.perf_counter()
-            res = registry.solve(inst, s, seed=0)
+            name, _, ckpt = s.partition("@")  # "SOLVER@PATH": that solver with that checkpoint file
+            res = registry.solve(inst, name, seed=0, **({"checkpoint": ckpt} if ckpt else {}))
             ev = referee(inst, res.solution)
             if not ev.feasible:
-                raise SystemExit(f"{s} on seed {SEED_BASE + k}: status {res.status} "
+                raise SystemExit(f"{s} on seed {seed_base + k}: status {res.status} "
                                  f"{res.solution.stats.get('reason', '')}")
             per[s].append(float(ev.objectives["mean_completion_time"]))
             if log:
-                log(f"seed 1e9+{k} {s}: {per[s][-1]:.4f} ({time.perf_counter() - t0:.1f} s, "
+                log(f"seed {seed_base}+{k} {s}: {per[s][-1]:.4f} ({time.perf_counter() - t0:.1f} s, "
                     f"{res.solution.stats.get('checkpoint', '')})")
-    out = {"preset": preset, "variant": variant, "tasks": tasks, "seeds": [SEED_BASE + k for k in range(seeds)],
+    out = {"preset": preset, "variant": variant, "tasks": tasks, "seeds": [seed_base + k for k in range(seeds)],
            "per_seed": per, "solvers": {}, "pairs": {}}
-    for s in solvers:
+    for s in per:
         m, h = ci95(per[s])
         out["solvers"][s] = {"mean": m, "ci95": h}
-    for a in solvers:
-        for b in solvers:
+    for a in per:
+        for b in per:
             if a != b:
                 d = [100.0 * (x - y) / y for x, y in zip(per[a], per[b])]
                 m, h = ci95(d)
-                out["pairs"][f"{a} vs {b}"] = {"mean_pct": m, "ci95_pct": h}
+                out["pairs"][f"{a} vs {b}"] = {"mean_pct": m, "ci95_pct": h,
+                                               "better": sum(x < y for x, y in zip(per[a], per[b])),
+                                               "worse": sum(x > y for x, y in zip(per[a], per[b]))}
     return out
 
 
@@ -112,7 +124,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--variant", default="multi", choices=("multi", "single"))
     p.add_argument("--tasks", type=int, default=192)
     p.add_argument("--seeds", type=int, default=5)
-    p.add_argument("--solvers", default="tapfinger,tapfinger-bc,optimus")
+    p.add_argument("--solvers", default="tapfinger,tapfinger-bc,optimus",
+                   help="comma-separated solver names; SOLVER@PATH runs SOLVER with the checkpoint file PATH "
+                        "(an exported run not yet shipped)")
+    p.add_argument("--seed-base", type=int, default=SEED_BASE,
+                   help="first generator seed (default 10^9: the held-out seeds; 2*10^9 = the validation seeds "
+                        "that training selects on, for choosing between runs without touching the held-out ones)")
+    p.add_argument("--add-to", metavar="JSON", help="a previous run's --out on the same preset, variant, tasks, "
+                   "seeds and seed base: its solvers' per-seed values are kept (not re-run) and compared")
     p.add_argument("--out", default=None)
     p.add_argument("--curves", nargs="+", metavar="RUN", help="plot these runs' training curves instead")
     p.add_argument("--png", default="docs/img/tapfinger-mappo-curves.png", help="where --curves writes")
@@ -120,11 +139,20 @@ def main(argv: list[str] | None = None) -> int:
     if a.curves:
         plot_curves(a.curves, a.png)
         return 0
-    res = evaluate(a.preset, a.variant, a.tasks, a.seeds, a.solvers.split(","))
+    known = None
+    if a.add_to:
+        prev = json.loads(Path(a.add_to).read_text())
+        if [prev[k] for k in ("preset", "variant", "tasks")] != [a.preset, a.variant, a.tasks] or \
+                prev["seeds"] != [a.seed_base + k for k in range(a.seeds)]:
+            raise SystemExit(f"--add-to {a.add_to}: other instances (preset, variant, tasks or seeds)")
+        known = prev["per_seed"]
+    res = evaluate(a.preset, a.variant, a.tasks, a.seeds, [s for s in a.solvers.split(",") if s],
+                   seed_base=a.seed_base, known=known)
     for s, r in res["solvers"].items():
         print(f"{s:>24}: mean completion time {r['mean']:.3f} ± {r['ci95']:.3f} (95 % CI, {a.seeds} seeds)")
     for k, r in res["pairs"].items():
-        print(f"{k:>40}: {r['mean_pct']:+.1f} % ± {r['ci95_pct']:.1f} (paired, 95 % CI)")
+        print(f"{k:>40}: {r['mean_pct']:+.1f} % ± {r['ci95_pct']:.1f} (paired, 95 % CI; "
+              f"lower on {r['better']}, higher on {r['worse']} of {a.seeds} seeds)")
     if a.out:
         Path(a.out).parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(a.out + ".tmp")
