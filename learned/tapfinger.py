@@ -36,7 +36,8 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -640,6 +641,14 @@ def load_checkpoint(path, *, pointer: str | None = None):
 
 
 def _layout_of_file(path: Path) -> "EnvLayout":
+    """A checkpoint's layout (read once per file version: the nearest-checkpoint rule asks for
+    it per instance, from the runner's plan and again from the solver)."""
+    st = Path(path).stat()
+    return replace(_read_layout(str(path), st.st_size, st.st_mtime_ns))
+
+
+@lru_cache(maxsize=64)
+def _read_layout(path: str, size: int, mtime_ns: int) -> "EnvLayout":
     blob = checkpoint.load_checkpoint(path, CHECKPOINT_FORMAT)  # data only, checked
     return checkpoint.config_from_dict(EnvLayout, blob.get("layout"), file=path, field="checkpoint.layout")
 
