@@ -158,6 +158,11 @@ class Store:
             else:
                 conn = sqlite3.connect(sp, timeout=60.0, isolation_level=None)
             conn.row_factory = sqlite3.Row
+            if not readonly:
+                # the check-and-create below runs in one write transaction, so that two runners
+                # opening a new store at once never see the other's half-made schema (a meta
+                # table without its format_version yet)
+                conn.execute("BEGIN IMMEDIATE")
             tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         except sqlite3.DatabaseError as exc:
             raise _unreadable(sp, str(exc)) from None
@@ -180,10 +185,16 @@ class Store:
                 raise _unreadable(sp, "empty file, not an edgebench results store")
             else:
                 store._init_schema()
-                with store.transaction():
-                    conn.executemany("INSERT OR IGNORE INTO meta VALUES (?, ?)", [
-                        ("format_version", str(FORMAT_VERSION)), ("created", utcnow()),
-                        ("edgebench", _edgebench_version())])
+                conn.executemany("INSERT OR IGNORE INTO meta VALUES (?, ?)", [
+                    ("format_version", str(FORMAT_VERSION)), ("created", utcnow()),
+                    ("edgebench", _edgebench_version())])
+            if not readonly:
+                conn.execute("COMMIT")
+                # WAL + NORMAL (outside any transaction, once the file is known to be a store): a
+                # committed run survives a crash or kill of the process; a power cut may lose the
+                # last commits, which are then simply run again
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=NORMAL")
         except sqlite3.DatabaseError as exc:
             conn.close()
             raise _unreadable(sp, str(exc)) from None
@@ -193,10 +204,6 @@ class Store:
         return store
 
     def _init_schema(self) -> None:
-        self.conn.execute("PRAGMA journal_mode=WAL")
-        # WAL + NORMAL: a committed run survives a crash or kill of the process (a power cut may
-        # lose the last commits, which are then simply run again).
-        self.conn.execute("PRAGMA synchronous=NORMAL")
         for stmt in _SCHEMA:
             self.conn.execute(stmt)
         have = {r[1] for r in self.conn.execute("PRAGMA table_info(runs)")}

@@ -134,3 +134,29 @@ def test_an_optimal_status_whose_own_bound_is_below_its_value_proves_only_the_bo
     assert B.candidates(row("t", 1.05, status="optimal", proven=1, bound=1.04)) == (1.05, 1.04)
     assert B.candidates(row("t", 1.05, status="optimal", proven=1, bound=1.05)) == (1.05, 1.05)
     assert B.candidates(row("t", 1.05, status="optimal", proven=1)) == (1.05, 1.05)
+
+
+def _open_store(path, q):
+    try:
+        with Store.open(path):
+            pass
+        q.put("ok")
+    except Exception as exc:  # noqa: BLE001 - the test reports what went wrong
+        q.put(repr(exc))
+
+
+def test_concurrent_opens_of_a_new_store_all_succeed(tmp_path):
+    """Two runners started together on one new store: neither may see the other's half-made
+    schema (a meta table without its format_version) and refuse the store as unreadable."""
+    import multiprocessing as mp
+
+    ctx = mp.get_context("fork")
+    for i in range(15):
+        path = str(tmp_path / f"r{i}.sqlite")
+        q = ctx.Queue()
+        procs = [ctx.Process(target=_open_store, args=(path, q)) for _ in range(3)]
+        for p in procs:
+            p.start()
+        for p in procs:
+            p.join(60)
+        assert [q.get(timeout=5) for _ in procs] == ["ok"] * 3
