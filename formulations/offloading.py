@@ -208,35 +208,13 @@ def safe_horizon(data: OffloadingData) -> float:
     return h
 
 
-def energy(data: OffloadingData, g: int, s: int) -> float:
-    """Share of edge server s's time that task g uses on it: d_gs max_r(demand_r / cap_r) (0 on
-    the cloud). The energies of the tasks on s fit in any window that contains them all."""
-    cap = data.cap[s]
-    if cap is None:
-        return 0.0
-    share = max((data.demand[g][r] / cap[r] for r in range(2) if cap[r] > 0), default=0.0)
-    return data.dur[g][s] * share
-
-
 def combinatorial_bound(data: OffloadingData) -> float:
-    """A lower bound of the mean makespan (data's time unit), proven in
-    docs/formulations/offloading.md §4a: every workflow is at least its critical path on the
-    fastest hosts (delays 0), and the workflow finishing last is at least the earliest release
-    plus the edge servers' total minimal energy shared among them (when no task can go to the
-    cloud)."""
-    est = [0.0] * data.N
-    for g in data.topo:
-        est[g] = max([data.min_rel(g)] + [est[a] + data.min_dur(a) for a in data.preds[g]])
-    a = [data.arrival[w] * data.scale for w in range(data.W)]
-    path = [max(est[g] + data.min_dur(g) for g in data.gid[w]) for w in range(data.W)]
-    edge = [s for s in range(data.S) if data.cap[s] is not None]
-    extra = 0.0
-    if edge and all(data.cap[s] is not None for g in range(data.N) for s in data.hosts[g]):
-        r0 = min(data.min_rel(g) for g in range(data.N))
-        load = r0 + sum(min(energy(data, g, s) for s in data.hosts[g]) for g in range(data.N)) / len(edge)
-        # the last workflow to finish ends after `load`; the others after their paths
-        extra = min(max(0.0, load - path[w]) for w in range(data.W))
-    return (sum(p - aw for p, aw in zip(path, a)) + extra) / data.W
+    """A lower bound of the mean makespan (data's time unit) from the data alone: heads and
+    tails with delays and serialisation, and a windowed load bound (offloading_bounds.py,
+    proof in docs/formulations/offloading.md §4a)."""
+    from edgebench.formulations.offloading_bounds import combinatorial_bound as bound
+
+    return bound(data)
 
 
 def time_windows(data: OffloadingData, heuristic: tuple[list[int], list[float]] | None = None,
@@ -570,6 +548,11 @@ def _resource_groups(data: OffloadingData, dem_scaled, cap_scaled):
 # ======================================================================================
 
 
+def _ceil_int(x: float) -> int:
+    """ceil of a tick value that is an integer up to float noise."""
+    return int(math.ceil(x - 1e-6 * max(1.0, abs(x))))
+
+
 @dataclass
 class CpsatModel:
     model: Any
@@ -587,7 +570,7 @@ class CpsatModel:
 
 
 def build_cpsat(data: OffloadingData, *, time_scale: float | str = "auto", hint: bool = True,
-                edge_form: str = "auto") -> CpsatModel:
+                edge_form: str = "auto", cuts: bool = True) -> CpsatModel:
     """The CP-SAT interval model of ``data`` (seconds) in ticks of 1/time_scale seconds."""
     from ortools.sat.python import cp_model
 
@@ -604,6 +587,20 @@ def build_cpsat(data: OffloadingData, *, time_scale: float | str = "auto", hint:
     hsched = list_schedule(td) if hint else None
     est, lft, cwb = time_windows(td, hsched, integral=True)
     hb = [int(math.floor(h + 1e-9)) for h in lft]
+    # heads / tails of every feasible schedule of the ticked data (§4a): per-host earliest
+    # starts and least times to the workflow's end, and a floor on the objective
+    heads = tails = None
+    obj_floor = None
+    if cuts:
+        from edgebench.formulations import offloading_bounds as ob
+
+        excl = ob.exclusive_servers(td)
+        heads, tails = ob.heads(td, excl), ob.tails(td, excl)
+        for g in range(N):
+            est[g] = max(est[g], min(heads[g].values()))
+            hb[g] = min(hb[g], int(math.floor(cwb[td.tasks[g][0]] - min(tails[g].values()) + 1e-6)))
+        lb = ob.combinatorial_bound(td)  # mean makespan in ticks
+        obj_floor = int(math.ceil(W * lb + sum(a * q for a in td.arrival) - 1e-6 * max(1.0, W * lb)))
 
     present: list[dict[int, Any]] = []
     start, end = [], []
@@ -623,7 +620,7 @@ def build_cpsat(data: OffloadingData, *, time_scale: float | str = "auto", hint:
         m.Add(ev == sv + sum(int(td.dur[g][s]) * lits[s] for s in lits))
         m.Add(ev <= hb[g])
         for s in lits:
-            r = int(td.rel[g][s])
+            r = int(td.rel[g][s]) if heads is None else _ceil_int(heads[g][s])
             if r > lo:
                 m.Add(sv >= r).OnlyEnforceIf(lits[s])
         present.append(lits)
@@ -704,7 +701,18 @@ def build_cpsat(data: OffloadingData, *, time_scale: float | str = "auto", hint:
         sinks = [g for g in gs if not td.succs[g]]
         for g in sinks:
             m.Add(cw >= end[g])
+        if tails is not None:
+            for g in gs:
+                low = _ceil_int(min(tails[g].values()))
+                if low > 0:
+                    m.Add(cw >= end[g] + low)
+                for s, lit in present[g].items():
+                    t = _ceil_int(tails[g][s])
+                    if t > low:
+                        m.Add(cw >= end[g] + t).OnlyEnforceIf(lit)
         cmax.append(cw)
+    if obj_floor is not None:
+        m.Add(sum(cmax) >= obj_floor)
     m.Minimize(sum(cmax))
 
     if hsched is not None and reason is None:
@@ -1023,6 +1031,8 @@ _CPSAT_PARAMS = {
                  "delay between different servers, larger delays per server pair), 'pairs' (one delay "
                  "constraint per server pair, enforced by both presence literals) or 'linear' (one per source "
                  "server)",
+    "cuts": "bool, add the heads / tails of every task per host and the combinatorial bound as a floor on the "
+            "objective (docs/formulations/offloading.md §4a; default True)",
     "cpsat_params": "dict of extra CP-SAT parameters (e.g. {'linearization_level': 2}); default none",
     "log": "bool, print the CP-SAT search log (default False)",
 }
@@ -1035,19 +1045,20 @@ _CPSAT_PARAMS = {
           bounds={"threads": (1, None)})
 def solve_cpsat(instance: Instance, *, time_limit: float | None = None, seed: int = 0, threads: int = 1,
                 time_scale: float | str = "auto", horizon: float | None = None, hint: bool = True,
-                edge_form: str = "auto", cpsat_params: dict | None = None, log: bool = False, **unknown: Any):
+                edge_form: str = "auto", cpsat_params: dict | None = None, log: bool = False, cuts: bool = True,
+                **unknown: Any):
     """CP-SAT interval model of the offloading problem."""
     name = "offloading-cpsat"
     t0 = time.perf_counter()
     params = {"threads": threads, "time_scale": time_scale, "horizon": horizon, "hint": hint,
-              "edge_form": edge_form, "cpsat_params": dict(cpsat_params or {}), "time_limit": time_limit}
+              "edge_form": edge_form, "cuts": cuts, "cpsat_params": dict(cpsat_params or {}), "time_limit": time_limit}
     if unknown:
         return _error(instance, name, f"unknown parameter(s) {sorted(unknown)} (known: {sorted(_CPSAT_PARAMS)})",
                       seed=seed, params=params, started=t0, backend="cpsat")
     try:
         data = prepare(instance, horizon=horizon)
         tb = time.perf_counter()
-        cm = build_cpsat(data, time_scale=time_scale, hint=hint, edge_form=edge_form)
+        cm = build_cpsat(data, time_scale=time_scale, hint=hint, edge_form=edge_form, cuts=cuts)
         build_time = time.perf_counter() - tb
         left = None if time_limit is None else max(0.001, float(time_limit) - (time.perf_counter() - t0))
         raw = solve_cpsat_model(cm, time_limit=left, threads=threads, seed=seed, log=log, params=cpsat_params)

@@ -450,3 +450,76 @@ def test_combinatorial_bound_is_valid_and_used():
     assert 0 < cb <= res.solution.objective + 1e-9
     assert res.solution.bound >= cb - 1e-9
     assert res.stats["combinatorial_bound"] == pytest.approx(cb)
+
+
+# --------------------------------------------------------------------------------------
+# Combinatorial bound (offloading_bounds.py, offloading.md §4a): valid for the true problem
+# --------------------------------------------------------------------------------------
+
+#: tiny instances (one / two workflows, exclusive heft-style processors, daggen with a cloud);
+#: on most of them the bound equals the brute-force optimum, so any inflation of it fails
+BOUND_CASES = ([("tiny", s, False) for s in (0, 4, 6, 9, 10, 14, 16, 18)] + [("tiny", s, True) for s in (0, 2, 6, 10)]
+               + [("heft-random", s, 2) for s in (0, 2, 3, 5, 6, 7)] + [("daggen", s, 2) for s in (1, 5, 6, 8)])
+
+
+def bound_case(kind, seed, arg):
+    from edgebench.instances.generators import generate
+
+    if kind == "tiny":
+        return tiny_instance(seed, arg)
+    return generate("offloading", kind, seed=seed, tasks=5 if kind == "heft-random" else 4, servers=arg)
+
+
+@pytest.mark.parametrize("kind,seed,arg", BOUND_CASES)
+def test_combinatorial_bound_never_exceeds_the_brute_force_optimum(kind, seed, arg):
+    inst = bound_case(kind, seed, arg)
+    opt = brute_force(inst)
+    assert off.combinatorial_bound(off.prepare(inst)) <= opt + 1e-9 * max(1.0, opt)
+
+
+def test_combinatorial_bound_is_tight_on_most_tiny_cases():
+    """Guards the validity test above: a bound far below the optimum would pass it anyway."""
+    tight = 0
+    for case in BOUND_CASES:
+        inst = bound_case(*case)
+        tight += off.combinatorial_bound(off.prepare(inst)) >= brute_force(inst) - 1e-9
+    assert tight >= len(BOUND_CASES) // 2
+
+
+def test_two_resources_do_not_add_up_in_the_load_bound():
+    """Two tasks each filling 60 % of a different resource run together in 1 s; summing each
+    task's larger share (0.6 + 0.6) would claim 1.2 s (the bound before this change did)."""
+    fn = [{"image": "a", "cpu": 0.6, "mem": 0.4, "exec_time": 1.0}, {"image": "a", "cpu": 0.4, "mem": 0.6, "exec_time": 1.0}]
+    inst = instance_from_dict({
+        "format_version": 1, "family": "offloading", "id": "two-resources",
+        "offloading": {"servers": [{"cpu": 1.0, "mem": 1.0, "images": ["a"], "speed": 1.0}], "distance": [[0.0]],
+                       "bandwidth": 1.0, "image_pull_delay": 0.0,
+                       "workflows": [{"arrival": 0.0, "source": 0, "tasks": [{"functions": [f]} for f in fn],
+                                      "edges": []}]}})
+    assert brute_force(inst) == pytest.approx(1.0)
+    assert off.combinatorial_bound(off.prepare(inst)) <= 1.0 + 1e-12
+    res = run(inst, "offloading-cpsat")
+    assert res.status == "optimal" and res.stats["combinatorial_bound"] <= 1.0 + 1e-12
+
+
+@pytest.mark.parametrize("gen,kw", [("heft-random", {"servers": 3}), ("daggen", {"servers": 3}),
+                                    ("daggen", {"servers": 2, "cloud": False}), ("edge-poisson", {"servers": 3})])
+def test_combinatorial_bound_below_random_feasible_schedules_and_above_the_runners(gen, kw):
+    """Randomised: the bound stays below the referee's value of many feasible schedules
+    (random hosts, random precedence orders, serial generation), and it is at least the
+    certification runner's bound (runner/bounds.py), which it dominates by construction."""
+    from edgebench.instances.generators import generate
+    from edgebench.runner.bounds import combinatorial_bound as runner_bound
+
+    inst = generate("offloading", gen, seed=3, tasks=12, **kw)
+    data = off.prepare(inst)
+    bound = off.combinatorial_bound(data)
+    assert bound >= runner_bound(inst)[0] - 1e-9
+    rng = np.random.default_rng(0)
+    for _ in range(40):
+        server = [int(rng.choice(data.hosts[g])) for g in range(data.N)]
+        order = off._stable_topological(data, [int(g) for g in rng.permutation(data.N)])
+        start = off.serial_schedule(data, server, order)
+        ok, value, msg = off.referee_score(inst, off.to_decisions(data, server, start))
+        assert ok, msg
+        assert bound <= value + 1e-9 * value
