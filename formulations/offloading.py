@@ -550,7 +550,7 @@ def _resource_groups(data: OffloadingData, dem_scaled, cap_scaled):
 
 def _ceil_int(x: float) -> int:
     """ceil of a tick value that is an integer up to float noise."""
-    return int(math.ceil(x - 1e-6 * max(1.0, abs(x))))
+    return int(math.ceil(x - 1e-9 * max(1.0, abs(x))))
 
 
 @dataclass
@@ -600,7 +600,7 @@ def build_cpsat(data: OffloadingData, *, time_scale: float | str = "auto", hint:
             est[g] = max(est[g], min(heads[g].values()))
             hb[g] = min(hb[g], int(math.floor(cwb[td.tasks[g][0]] - min(tails[g].values()) + 1e-6)))
         lb = ob.combinatorial_bound(td)  # mean makespan in ticks
-        obj_floor = int(math.ceil(W * lb + sum(a * q for a in td.arrival) - 1e-6 * max(1.0, W * lb)))
+        obj_floor = int(math.ceil(W * lb + sum(a * q for a in td.arrival) - 1e-9 * max(1.0, W * lb)))
 
     present: list[dict[int, Any]] = []
     start, end = [], []

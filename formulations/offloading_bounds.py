@@ -122,17 +122,18 @@ def tails(data: OffloadingData, excl: list[bool] | None = None) -> list[dict[int
     return q
 
 
-def _windowed_load(head: np.ndarray, tail: np.ndarray, work: np.ndarray, m: int) -> float:
+def _windowed_load(head: np.ndarray, tail: np.ndarray, work: np.ndarray, m: int, full: bool = True) -> float:
     """max over J = {head >= a, tail >= b} of min over u = 1..min(m, |J|) of (work(J) + (u
-    smallest heads of J) + (u smallest tails of J)) / u (u: the number of servers used)."""
+    smallest heads of J) + (u smallest tails of J)) / u (u: the number of servers used);
+    ``full=False``: J = every task only (a quick value below the full one)."""
     if len(work) == 0:
         return -math.inf
     best = -math.inf
-    for a in np.unique(head):
+    for a in (np.unique(head) if full else head.min(keepdims=True)):
         ia = head >= a
         hd, tl, wk = head[ia], tail[ia], work[ia]
         oh, ot = np.argsort(hd, kind="stable"), np.argsort(tl, kind="stable")
-        bs = np.unique(tl)
+        bs = np.unique(tl) if full else tl.min(keepdims=True)
         M = tl[None, :] >= bs[:, None]  # row: J for threshold b
         cnt = M.sum(axis=1)
         total = M @ wk
@@ -147,8 +148,10 @@ def _windowed_load(head: np.ndarray, tail: np.ndarray, work: np.ndarray, m: int)
     return best
 
 
-def load_bound(data: OffloadingData, h: list[dict[int, float]], q: list[dict[int, float]]) -> float:
-    """A lower bound of the latest workflow end (C_max), -inf when none applies (§4a)."""
+def load_bound(data: OffloadingData, h: list[dict[int, float]], q: list[dict[int, float]],
+               floor: float = -math.inf) -> float:
+    """A lower bound of the latest workflow end (C_max) given that ``floor`` is one, -inf when
+    none applies (§4a)."""
     edge = [s for s in range(data.S) if data.cap[s] is not None]
     if not edge:
         return -math.inf
@@ -158,7 +161,7 @@ def load_bound(data: OffloadingData, h: list[dict[int, float]], q: list[dict[int
         cloud_end.append(min((h[g][s] + data.dur[g][s] + q[g][s] for s in cl), default=math.inf))
     on_edge = [[s for s in data.hosts[g] if data.cap[s] is not None] for g in range(data.N)]
 
-    def bound_for(forced: list[int]) -> float:
+    def bound_for(forced: list[int], full: bool = True) -> float:
         forced = [g for g in forced if on_edge[g]]
         if not forced:
             return -math.inf
@@ -170,31 +173,31 @@ def load_bound(data: OffloadingData, h: list[dict[int, float]], q: list[dict[int
         best = -math.inf
         for r in range(2):
             sh = np.array([min(_share(data, g, s, r) for s in on_edge[g]) for g in forced])
-            best = max(best, _windowed_load(hd, tl, sh, len(edge)))
+            best = max(best, _windowed_load(hd, tl, sh, len(edge), full))
             tot = sum(data.cap[s][r] for s in edge)
             if tot > 0:
                 wk = np.array([min(data.demand[g][r] * data.dur[g][s] for s in on_edge[g]) for g in forced]) / tot
-                best = max(best, _windowed_load(hd, tl, wk, 1))
+                best = max(best, _windowed_load(hd, tl, wk, 1, full))
         return best
 
-    # C_max >= L(F(C_max)) with F(C) = the tasks that cannot end on the cloud by C. F shrinks
-    # as C grows, so L(F(C)) is non-increasing and the least C with C >= L(F(C)) is a bound.
-    # Between two breakpoints F is constant; the first interval [lo, hi) with
-    # max(lo, L) < hi holds it, and that test is monotone along the intervals: bisect.
+    # In every schedule C_max >= L(F(C_max)), F(C) = the tasks that cannot end on the cloud by
+    # C (constant between two breakpoints of `cloud_end`). Scanning the intervals [lo, hi)
+    # upwards, the first with max(lo, L) < hi gives a bound: the interval holding C_max
+    # satisfies it, and an earlier one gives a value below its hi <= C_max. L is evaluated
+    # fully only where its quick value (J = all of F, below the full one) passes the test.
+    # C_max >= floor: intervals below it cannot hold C_max and are skipped.
     cuts = sorted({c for c in cloud_end if c < math.inf})
-    los, his = [-math.inf] + cuts, cuts + [math.inf]
-
-    def at(i: int) -> float:
-        return max(los[i], bound_for([g for g in range(data.N) if cloud_end[g] >= his[i]]))
-
-    lo_i, hi_i = 0, len(his) - 1  # the last interval always holds it
-    while lo_i < hi_i:
-        mid = (lo_i + hi_i) // 2
-        if at(mid) < his[mid]:
-            hi_i = mid
-        else:
-            lo_i = mid + 1
-    return at(lo_i)
+    for lo, hi in zip([-math.inf] + cuts, cuts + [math.inf]):
+        if hi <= floor:
+            continue
+        lo = max(lo, floor)
+        forced = [g for g in range(data.N) if cloud_end[g] >= hi]
+        if max(lo, bound_for(forced, full=False)) >= hi:
+            continue
+        val = max(lo, bound_for(forced))
+        if val < hi:
+            return val
+    return -math.inf  # unreachable: the last interval is unbounded
 
 
 def combinatorial_bound(data: OffloadingData) -> float:
@@ -204,6 +207,6 @@ def combinatorial_bound(data: OffloadingData) -> float:
     path = [max(min(h[g][s] + data.dur[g][s] + q[g][s] for s in data.hosts[g]) for g in data.gid[w])
             for w in range(data.W)]
     a = [data.arrival[w] * data.scale for w in range(data.W)]
-    load = load_bound(data, h, q)
+    load = load_bound(data, h, q, floor=max(path))
     extra = min(max(0.0, load - path[w]) for w in range(data.W)) if load > -math.inf else 0.0
     return (sum(p - aw for p, aw in zip(path, a)) + extra) / data.W
