@@ -768,29 +768,41 @@ class RawSolve:
 
 
 def solve_cpsat_model(cm: CpsatModel, *, time_limit: float | None = None, threads: int = 1, seed: int = 0,
-                      log: bool = False, params: dict | None = None) -> RawSolve:
+                      log: bool = False, params: dict | None = None, lns: float = 0.0) -> RawSolve:
+    """Solve the interval model; with ``lns`` > 0 and a time limit, CP-SAT gets the share
+    1 - lns of it and, unless it proved optimality, a large-neighbourhood search around its
+    incumbent (offloading_lns.py) the rest."""
     td, q, W = cm.data, cm.q, cm.data.W
     t0 = time.perf_counter()
+    first = time_limit if (time_limit is None or lns <= 0) else time_limit * (1.0 - lns)
     # params: expert CP-SAT parameters, e.g. linearization_level
-    solver, code, status = run_cpsat(cm.model, time_limit=time_limit, threads=threads, seed=seed, log=log,
+    solver, code, status = run_cpsat(cm.model, time_limit=first, threads=threads, seed=seed, log=log,
                                      params=params)
-    rt = time.perf_counter() - t0
     name = solver.StatusName(code)
     arr = sum(td.arrival)
-    raw = RawSolve(status, f"CP-SAT {name}", rt, extra={
+    raw = RawSolve(status, f"CP-SAT {name}", 0.0, extra={
         "branches": solver.NumBranches(), "conflicts": solver.NumConflicts(), "wall_time": solver.WallTime()})
     if status in ("optimal", "feasible"):
-        raw.server = [next(s for s, lit in cm.present[g].items() if solver.BooleanValue(lit)) for g in range(td.N)]
-        raw.start = [float(solver.Value(v)) for v in cm.start]
-        raw.finish = [raw.start[g] + td.dur[g][raw.server[g]] for g in range(td.N)]
-        obj_ticks = solver.ObjectiveValue()
-        raw.model_objective = (obj_ticks / q - arr) / W
+        values = list(solver.ResponseProto().solution)
         b_ticks = solver.BestObjectiveBound()
+        if status == "feasible" and time_limit is not None and lns > 0:
+            from edgebench.formulations.offloading_lns import improve
+
+            raw.extra["cpsat_objective"] = (solver.ObjectiveValue() / q - arr) / W
+            values, raw.extra["lns"] = improve(cm, values, deadline=t0 + time_limit, seed=seed, params=params)
+        raw.server = [next(s for s, lit in cm.present[g].items() if values[lit.Index()]) for g in range(td.N)]
+        raw.start = [float(values[v.Index()]) for v in cm.start]
+        raw.finish = [raw.start[g] + td.dur[g][raw.server[g]] for g in range(td.N)]
+        obj_ticks = sum(values[v.Index()] for v in cm.cmax)
+        raw.model_objective = (obj_ticks / q - arr) / W
         raw.extra["ceiled_objective"] = raw.model_objective
         raw.extra["ceiled_bound"] = (b_ticks / q - arr) / W
+        if obj_ticks <= b_ticks:  # LNS reached the bound: optimal for the model
+            raw.status = "optimal"
         # valid for the true problem only when the resources were scaled exactly (ceiled
         # demands / floored capacities make the model a restriction, not a relaxation)
         raw.bound = raw.extra["ceiled_bound"] - cm.adjustment_ticks / q if cm.resource_exact else None
+    raw.runtime = time.perf_counter() - t0
     return raw
 
 
@@ -1033,6 +1045,9 @@ _CPSAT_PARAMS = {
                  "server)",
     "cuts": "bool, add the heads / tails of every task per host and the combinatorial bound as a floor on the "
             "objective (docs/formulations/offloading.md §4a; default True)",
+    "lns": "float in [0, 1): share of the time limit given to a large-neighbourhood search around CP-SAT's "
+           "incumbent when CP-SAT has not proved optimality in the rest (0: off; default 0.5; no effect without "
+           "a time limit)",
     "cpsat_params": "dict of extra CP-SAT parameters (e.g. {'linearization_level': 2}); default none",
     "log": "bool, print the CP-SAT search log (default False)",
 }
@@ -1042,16 +1057,16 @@ _CPSAT_PARAMS = {
           description="CP-SAT interval model (optional intervals, cumulative capacities, delay-aware precedence) "
                       "in integer ticks with durations rounded up",
           params=_CPSAT_PARAMS, choices={"edge_form": ("auto", "same", "pairs", "linear")},
-          bounds={"threads": (1, None)})
+          bounds={"threads": (1, None), "lns": (0, 0.95)})
 def solve_cpsat(instance: Instance, *, time_limit: float | None = None, seed: int = 0, threads: int = 1,
                 time_scale: float | str = "auto", horizon: float | None = None, hint: bool = True,
                 edge_form: str = "auto", cpsat_params: dict | None = None, log: bool = False, cuts: bool = True,
-                **unknown: Any):
+                lns: float = 0.5, **unknown: Any):
     """CP-SAT interval model of the offloading problem."""
     name = "offloading-cpsat"
     t0 = time.perf_counter()
     params = {"threads": threads, "time_scale": time_scale, "horizon": horizon, "hint": hint,
-              "edge_form": edge_form, "cuts": cuts, "cpsat_params": dict(cpsat_params or {}), "time_limit": time_limit}
+              "edge_form": edge_form, "cuts": cuts, "lns": lns, "cpsat_params": dict(cpsat_params or {}), "time_limit": time_limit}
     if unknown:
         return _error(instance, name, f"unknown parameter(s) {sorted(unknown)} (known: {sorted(_CPSAT_PARAMS)})",
                       seed=seed, params=params, started=t0, backend="cpsat")
@@ -1061,7 +1076,8 @@ def solve_cpsat(instance: Instance, *, time_limit: float | None = None, seed: in
         cm = build_cpsat(data, time_scale=time_scale, hint=hint, edge_form=edge_form, cuts=cuts)
         build_time = time.perf_counter() - tb
         left = None if time_limit is None else max(0.001, float(time_limit) - (time.perf_counter() - t0))
-        raw = solve_cpsat_model(cm, time_limit=left, threads=threads, seed=seed, log=log, params=cpsat_params)
+        raw = solve_cpsat_model(cm, time_limit=left, threads=threads, seed=seed, log=log, params=cpsat_params,
+                                lns=float(lns))
         params["time_scale"] = cm.q
         stats = {"backend": "cpsat", "model_size": cpsat_size(cm), "build_time": build_time,
                  "time_scale": cm.q, "rounded": dict(cm.data.rounded), "resource_scaling_exact": cm.resource_exact,
