@@ -375,6 +375,30 @@ def list_schedule(data: OffloadingData) -> tuple[list[int], list[float]]:
     return server, start
 
 
+def cloud_schedule(data: OffloadingData) -> tuple[list[int], list[float]] | None:
+    """Every task on the cloud (no capacities there), each as early as its release and its
+    predecessors allow; None when some task cannot run on the cloud."""
+    clouds = [s for s in range(data.S) if data.cap[s] is None]
+    if not clouds or not all(clouds[0] in data.hosts[g] for g in range(data.N)):
+        return None
+    server = [clouds[0]] * data.N
+    return server, serial_schedule(data, server, data.topo)
+
+
+def best_heuristic(data: OffloadingData) -> tuple[list[int], list[float]]:
+    """The better (mean makespan) of the list schedule and the all-cloud schedule (the
+    all-cloud one is optimal on `daggen` 100 x 8, seed 0, where the list schedule is 26 %
+    above it), meeting the horizon if there is one."""
+    cands = [c for c in (list_schedule(data), cloud_schedule(data)) if c is not None]
+
+    def key(c):
+        fin = max(c[1][g] + data.dur[g][c[0][g]] for g in range(data.N))
+        late = data.horizon is not None and fin > data.horizon + 1e-9 * max(1.0, abs(data.horizon))
+        return (late, objective_of(data, *c))
+
+    return min(cands, key=key)
+
+
 def _stable_topological(data: OffloadingData, order: list[int]) -> list[int]:
     """The precedence-feasible order closest to ``order`` (repeatedly the first ready task)."""
     rank = {g: i for i, g in enumerate(order)}
@@ -584,7 +608,7 @@ def build_cpsat(data: OffloadingData, *, time_scale: float | str = "auto", hint:
     m = cp_model.CpModel()
 
     # time windows valid for some optimal schedule, tightened by a heuristic schedule
-    hsched = list_schedule(td) if hint else None
+    hsched = best_heuristic(td) if hint else None
     est, lft, cwb = time_windows(td, hsched, integral=True)
     hb = [int(math.floor(h + 1e-9)) for h in lft]
     # heads / tails of every feasible schedule of the ticked data (§4a): per-host earliest
@@ -841,7 +865,7 @@ def build_milp(data: OffloadingData, *, use_heuristic_horizon: bool = True):
     """The MILP of ``data`` (seconds) as one LinearModel. Returns (model, index)."""
     N, W = data.N, data.W
     lm = _MergingModel(name="offloading-milp", sense="min")
-    est, lft, cwb = time_windows(data, list_schedule(data) if use_heuristic_horizon else None)
+    est, lft, cwb = time_windows(data, best_heuristic(data) if use_heuristic_horizon else None)
     hb = lft
 
     x: list[dict[int, int]] = []

@@ -4,8 +4,8 @@ One CP-SAT worker does no LNS of its own; this loop does it in the same thread
 (docs/formulations/offloading.md §2a). Each step copies the model, fixes the server of every
 task outside a neighbourhood (a window of consecutive tasks in start order, the tasks of two
 servers, or random tasks), keeps the incumbent's order of the fixed tasks on exclusive
-servers, demands a strictly smaller objective, hints the incumbent and solves for a few
-seconds. Any solution of a step is a solution of the full model (the step only adds
+servers (except in one kind of step, where only servers are fixed), demands a strictly
+smaller objective, hints the incumbent and solves for a few seconds. Any solution of a step is a solution of the full model (the step only adds
 constraints), so the search only ever replaces the incumbent by a better feasible one; it
 proves nothing, and the bound stays the full model's.
 """
@@ -60,7 +60,7 @@ def improve(cm: CpsatModel, values: list[int], *, deadline: float, seed: int = 0
             break
         server = [next(s for s, i in lit[g].items() if best[i]) for g in range(N)]
         order = sorted(range(N), key=lambda g: (best[st[g]], g))
-        kind = rng.integers(3)
+        kind = int(rng.integers(4))
         if kind == 0:  # a window of consecutive tasks in start order
             a = int(rng.integers(0, max(1, N - k + 1)))
             free = set(order[a:a + k])
@@ -68,7 +68,7 @@ def improve(cm: CpsatModel, values: list[int], *, deadline: float, seed: int = 0
             pick = set(rng.choice(td.S, size=min(2, td.S), replace=False).tolist())
             on = [g for g in range(N) if server[g] in pick]
             free = set(rng.choice(on, size=min(k, len(on)), replace=False).tolist()) if on else set()
-        else:
+        else:  # random tasks (kind 3: with every task's order free)
             free = set(rng.choice(N, size=min(k, N), replace=False).tolist())
         sub = cm.model.clone()
         proto = sub.Proto()
@@ -78,7 +78,7 @@ def improve(cm: CpsatModel, values: list[int], *, deadline: float, seed: int = 0
             for s, i in lit[g].items():
                 _fix(proto, i, int(s == server[g]))
         for s in range(td.S):
-            if excl[s]:
+            if excl[s] and kind != 3:  # kind 3: the order of every task is free
                 chain = [g for g in order if server[g] == s and g not in free]
                 for i, j in zip(chain, chain[1:]):
                     _linear(proto, [(st[j], 1), (en[i], -1)], 0, cp_model.INT_MAX)
