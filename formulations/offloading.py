@@ -11,6 +11,9 @@ One mathematical problem (``docs/formulations/offloading.md``), two exact models
   duration, delay and release is rounded UP, so every CP-SAT solution decodes to a
   referee-feasible schedule; optimality is proven for that ceiled problem and the reported
   bound is lowered by the proven rounding adjustment (zero when the data is exact in ticks).
+  Heads / tails per host and a floor on the objective from ``offloading_bounds`` are added
+  (``cuts``), and with a time limit a large-neighbourhood search (``offloading_lns``) takes
+  over from CP-SAT's incumbent for a share ``lns`` of it.
 * ``offloading-milp`` — a continuous-time disjunctive MILP with a resource-flow capacity
   model (Artigues, Michelon & Reusser 2003), built ONCE as a
   :class:`~edgebench.formulations.linear.LinearModel` on the exact float data and solved
