@@ -1073,7 +1073,7 @@ _CPSAT_PARAMS = {
     "cuts": "bool, add the heads / tails of every task per host and the combinatorial bound as a floor on the "
             "objective (docs/formulations/offloading.md §4a; default True)",
     "lns": "float in [0, 1): share of the time limit given to a large-neighbourhood search around CP-SAT's "
-           "incumbent when CP-SAT has not proved optimality in the rest (0: off; default 0.5; no effect without "
+           "incumbent when CP-SAT has not proved optimality in the rest (0: off; default 0.75; no effect without "
            "a time limit)",
     "cpsat_params": "dict of extra CP-SAT parameters (e.g. {'linearization_level': 2}); default none",
     "log": "bool, print the CP-SAT search log (default False)",
@@ -1088,7 +1088,7 @@ _CPSAT_PARAMS = {
 def solve_cpsat(instance: Instance, *, time_limit: float | None = None, seed: int = 0, threads: int = 1,
                 time_scale: float | str = "auto", horizon: float | None = None, hint: bool = True,
                 edge_form: str = "auto", cpsat_params: dict | None = None, log: bool = False, cuts: bool = True,
-                lns: float = 0.5, **unknown: Any):
+                lns: float = 0.75, **unknown: Any):
     """CP-SAT interval model of the offloading problem."""
     name = "offloading-cpsat"
     t0 = time.perf_counter()
