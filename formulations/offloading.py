@@ -594,6 +594,8 @@ class CpsatModel:
     adjustment_ticks: int
     hint: tuple[list[int], list[float]] | None = None
     infeasible_reason: str | None = None
+    #: another heuristic schedule (ticks): every task on the cloud, None when impossible
+    alt: tuple[list[int], list[float]] | None = None
 
 
 def build_cpsat(data: OffloadingData, *, time_scale: float | str = "auto", hint: bool = True,
@@ -611,8 +613,13 @@ def build_cpsat(data: OffloadingData, *, time_scale: float | str = "auto", hint:
     m = cp_model.CpModel()
 
     # time windows valid for some optimal schedule, tightened by a heuristic schedule
-    hsched = best_heuristic(td) if hint else None
-    est, lft, cwb = time_windows(td, hsched, integral=True)
+    # the list schedule is the hint (CP-SAT's search follows a hint closely: the all-cloud
+    # schedule as hint slowed the proof of daggen 50 x 3 from 12 s to beyond 40 s); the
+    # better of both tightens the windows, and the all-cloud one is offered to the search
+    # after CP-SAT's phase when it is better than CP-SAT's incumbent (solve_cpsat_model)
+    hsched = list_schedule(td) if hint else None
+    alt = cloud_schedule(td) if hint else None
+    est, lft, cwb = time_windows(td, best_heuristic(td) if hint else None, integral=True)
     hb = [int(math.floor(h + 1e-9)) for h in lft]
     # heads / tails of every feasible schedule of the ticked data (§4a): per-host earliest
     # starts and least times to the workflow's end, and a floor on the objective
@@ -622,10 +629,16 @@ def build_cpsat(data: OffloadingData, *, time_scale: float | str = "auto", hint:
         from edgebench.formulations import offloading_bounds as ob
 
         excl = ob.exclusive_servers(td)
-        heads, tails = ob.heads(td, excl), ob.tails(td, excl)
+        if all(excl[s] for s in range(td.S) if td.cap[s] is not None):
+            # per-host heads / tails only where every edge server is exclusive: they made
+            # CP-SAT prove heft-random 50 x 8 in 13-16 s instead of 32 s (floor alone), but
+            # kept it from proving daggen 50 x 3 in 40 s (floor alone: 30 s; docs §4a)
+            heads, tails = ob.heads(td, excl), ob.tails(td, excl)
+    if heads is not None and tails is not None:
         for g in range(N):
             est[g] = max(est[g], min(heads[g].values()))
             hb[g] = min(hb[g], int(math.floor(cwb[td.tasks[g][0]] - min(tails[g].values()) + 1e-6)))
+    if cuts:
         lb = ob.combinatorial_bound(td)  # mean makespan in ticks
         obj_floor = int(math.ceil(W * lb + sum(a * q for a in td.arrival) - 1e-9 * max(1.0, W * lb)))
 
@@ -754,7 +767,7 @@ def build_cpsat(data: OffloadingData, *, time_scale: float | str = "auto", hint:
             for w in range(W):
                 m.AddHint(cmax[w], int(round(max(hfin[g] for g in td.gid[w]))))
     return CpsatModel(m, td, data, q, present, start, end, cmax, resource_exact, rounding_adjustment_ticks(td),
-                      hsched, reason)
+                      hsched, reason, alt)
 
 
 def cpsat_size(cm: CpsatModel) -> dict[str, int]:
@@ -809,13 +822,24 @@ def solve_cpsat_model(cm: CpsatModel, *, time_limit: float | None = None, thread
     arr = sum(td.arrival)
     raw = RawSolve(status, f"CP-SAT {name}", 0.0, extra={
         "branches": solver.NumBranches(), "conflicts": solver.NumConflicts(), "wall_time": solver.WallTime()})
-    if status in ("optimal", "feasible"):
-        values = list(solver.ResponseProto().solution)
-        b_ticks = solver.BestObjectiveBound()
+    values = list(solver.ResponseProto().solution) if status in ("optimal", "feasible") else None
+    b_ticks = solver.BestObjectiveBound() if values is not None else None
+    if values is not None:
+        raw.extra["cpsat_objective"] = (solver.ObjectiveValue() / q - arr) / W
+    if status in ("feasible", "timeout") and cm.alt is not None:
+        # the all-cloud schedule, when it beats CP-SAT's incumbent (or CP-SAT has none)
+        alt_ticks = objective_of(td, *cm.alt) * W + arr * q
+        if values is None or alt_ticks < sum(values[v.Index()] for v in cm.cmax) - 0.5:
+            left = 10.0 if time_limit is None else max(0.1, min(10.0, t0 + time_limit - time.perf_counter()))
+            vec = _solution_vector(cm, *cm.alt, seed=seed, time_limit=left)
+            if vec is not None:
+                values, status = vec, "feasible"
+                raw.status = status
+                raw.extra["alt_schedule"] = "all-cloud"
+    if values is not None:
         if status == "feasible" and time_limit is not None and lns > 0:
             from edgebench.formulations.offloading_lns import improve
 
-            raw.extra["cpsat_objective"] = (solver.ObjectiveValue() / q - arr) / W
             values, raw.extra["lns"] = improve(cm, values, deadline=t0 + time_limit, seed=seed, params=params)
         raw.server = [next(s for s, lit in cm.present[g].items() if values[lit.Index()]) for g in range(td.N)]
         raw.start = [float(values[v.Index()]) for v in cm.start]
@@ -823,14 +847,38 @@ def solve_cpsat_model(cm: CpsatModel, *, time_limit: float | None = None, thread
         obj_ticks = sum(values[v.Index()] for v in cm.cmax)
         raw.model_objective = (obj_ticks / q - arr) / W
         raw.extra["ceiled_objective"] = raw.model_objective
-        raw.extra["ceiled_bound"] = (b_ticks / q - arr) / W
-        if obj_ticks <= b_ticks:  # LNS reached the bound: optimal for the model
-            raw.status = "optimal"
-        # valid for the true problem only when the resources were scaled exactly (ceiled
-        # demands / floored capacities make the model a restriction, not a relaxation)
-        raw.bound = raw.extra["ceiled_bound"] - cm.adjustment_ticks / q if cm.resource_exact else None
+        if b_ticks is not None:  # None: CP-SAT found nothing, the schedule came from elsewhere
+            raw.extra["ceiled_bound"] = (b_ticks / q - arr) / W
+            if obj_ticks <= b_ticks:  # the search reached CP-SAT's bound: optimal for the model
+                raw.status = "optimal"
+            # valid for the true problem only when the resources were scaled exactly (ceiled
+            # demands / floored capacities make the model a restriction, not a relaxation)
+            raw.bound = raw.extra["ceiled_bound"] - cm.adjustment_ticks / q if cm.resource_exact else None
     raw.runtime = time.perf_counter() - t0
     return raw
+
+
+def _solution_vector(cm: CpsatModel, server: list[int], start: list[float], *, seed: int = 0,
+                     time_limit: float = 10.0) -> list[int] | None:
+    """A full solution vector of the model for a schedule in ticks (servers and starts fixed;
+    CP-SAT fills in the rest), or None when the schedule does not fit the model's windows."""
+    sub = cm.model.clone()
+    proto = sub.Proto()
+    for g in range(cm.data.N):
+        for s, lit in cm.present[g].items():
+            dom = proto.variables[lit.Index()].domain
+            dom.clear()
+            dom.extend([int(s == server[g])] * 2)
+        dom = proto.variables[cm.start[g].Index()].domain
+        lo, hi = dom[0], dom[-1]
+        t = int(round(start[g]))
+        if not lo <= t <= hi:
+            return None
+        dom.clear()
+        dom.extend([t, t])
+    proto.clear_solution_hint()
+    solver, _, status = run_cpsat(sub, time_limit=time_limit, threads=1, seed=seed)
+    return list(solver.ResponseProto().solution) if status in ("optimal", "feasible") else None
 
 
 # ======================================================================================

@@ -5,9 +5,10 @@ One CP-SAT worker does no LNS of its own; this loop does it in the same thread
 task outside a neighbourhood (a window of consecutive tasks in start order, the tasks of two
 servers, or random tasks), keeps the incumbent's order of the fixed tasks on exclusive
 servers (except in one kind of step, where only servers are fixed), demands a strictly
-smaller objective, hints the incumbent and solves for a few seconds. Any solution of a step is a solution of the full model (the step only adds
-constraints), so the search only ever replaces the incumbent by a better feasible one; it
-proves nothing, and the bound stays the full model's.
+smaller objective, hints the incumbent and solves for a few seconds. Any solution of a step
+is a solution of the full model (the step only adds constraints), so the search only ever
+replaces the incumbent by a better feasible one; it proves nothing, and the bound stays the
+full model's.
 """
 
 from __future__ import annotations

@@ -493,7 +493,8 @@ def test_combinatorial_bound_is_tight_on_most_tiny_cases():
 def test_two_resources_do_not_add_up_in_the_load_bound():
     """Two tasks each filling 60 % of a different resource run together in 1 s; summing each
     task's larger share (0.6 + 0.6) would claim 1.2 s (the bound before this change did)."""
-    fn = [{"image": "a", "cpu": 0.6, "mem": 0.4, "exec_time": 1.0}, {"image": "a", "cpu": 0.4, "mem": 0.6, "exec_time": 1.0}]
+    fn = [{"image": "a", "cpu": 0.6, "mem": 0.4, "exec_time": 1.0},
+          {"image": "a", "cpu": 0.4, "mem": 0.6, "exec_time": 1.0}]
     inst = instance_from_dict({
         "format_version": 1, "family": "offloading", "id": "two-resources",
         "offloading": {"servers": [{"cpu": 1.0, "mem": 1.0, "images": ["a"], "speed": 1.0}], "distance": [[0.0]],
