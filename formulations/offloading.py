@@ -51,6 +51,8 @@ _AUTO_MAX_EXP = 5
 _FALLBACK_SCALE = 100_000
 #: "optimal" is claimed only when objective and proven bound agree within this relative tolerance
 OPT_TOL = 1e-6
+#: the LNS hands back to CP-SAT after this many steps in a row without a better schedule
+LNS_PATIENCE = 12
 #: resources are scaled by 10**k, k = 0.._RES_MAX_EXP (then ceiled demands / floored capacities)
 _RES_MAX_EXP = 6
 
@@ -840,7 +842,14 @@ def solve_cpsat_model(cm: CpsatModel, *, time_limit: float | None = None, thread
         if status == "feasible" and time_limit is not None and lns > 0:
             from edgebench.formulations.offloading_lns import improve
 
-            values, raw.extra["lns"] = improve(cm, values, deadline=t0 + time_limit, seed=seed, params=params)
+            values, raw.extra["lns"] = improve(cm, values, deadline=t0 + time_limit, seed=seed, params=params,
+                                               patience=LNS_PATIENCE)
+            left = t0 + time_limit - time.perf_counter()
+            if left > 1.0:
+                # the search stalled: CP-SAT again on the full model from the best schedule,
+                # for the rest of the time (a better schedule, a proof or a higher bound)
+                values, b_ticks, status = _resume_cpsat(cm, values, b_ticks, left, threads=threads, seed=seed,
+                                                        params=params, extra=raw.extra)
         raw.server = [next(s for s, lit in cm.present[g].items() if values[lit.Index()]) for g in range(td.N)]
         raw.start = [float(values[v.Index()]) for v in cm.start]
         raw.finish = [raw.start[g] + td.dur[g][raw.server[g]] for g in range(td.N)]
@@ -858,6 +867,25 @@ def solve_cpsat_model(cm: CpsatModel, *, time_limit: float | None = None, thread
     return raw
 
 
+def _resume_cpsat(cm: CpsatModel, values: list[int], b_ticks: float | None, time_limit: float, *, threads: int,
+                  seed: int, params: dict | None, extra: dict) -> tuple[list[int], float | None, str]:
+    """CP-SAT on the full model hinted with ``values``: the better schedule and the larger
+    bound of the two runs (both bound the same model)."""
+    sub = cm.model.clone()
+    proto = sub.Proto()
+    proto.clear_solution_hint()
+    proto.solution_hint.vars.extend(range(len(values)))
+    proto.solution_hint.values.extend(values)
+    solver, _, status = run_cpsat(sub, time_limit=time_limit, threads=threads, seed=seed + 1, params=params)
+    extra["resumed_cpsat"] = {"status": status, "time_limit": round(time_limit, 2)}
+    if status in ("optimal", "feasible"):
+        b_ticks = solver.BestObjectiveBound() if b_ticks is None else max(b_ticks, solver.BestObjectiveBound())
+        new = list(solver.ResponseProto().solution)
+        if sum(new[v.Index()] for v in cm.cmax) <= sum(values[v.Index()] for v in cm.cmax):
+            values = new
+    return values, b_ticks, "feasible"
+
+
 def _solution_vector(cm: CpsatModel, server: list[int], start: list[float], *, seed: int = 0,
                      time_limit: float = 10.0) -> list[int] | None:
     """A full solution vector of the model for a schedule in ticks (servers and starts fixed;
@@ -870,7 +898,8 @@ def _solution_vector(cm: CpsatModel, server: list[int], start: list[float], *, s
             dom.clear()
             dom.extend([int(s == server[g])] * 2)
         dom = proto.variables[cm.start[g].Index()].domain
-        lo, hi = dom[0], dom[-1]
+        bounds = list(dom)  # (the proto's repeated field takes no negative index)
+        lo, hi = bounds[0], bounds[-1]
         t = int(round(start[g]))
         if not lo <= t <= hi:
             return None

@@ -36,9 +36,10 @@ def _linear(proto, terms: list[tuple[int, int]], lo: int, hi: int) -> None:
 
 
 def improve(cm: CpsatModel, values: list[int], *, deadline: float, seed: int = 0, params: dict | None = None,
-            step_limit: float = 5.0) -> tuple[list[int], dict]:
+            step_limit: float = 5.0, patience: int | None = None) -> tuple[list[int], dict]:
     """Improve ``values`` (a full solution vector of ``cm.model``) until ``deadline``
-    (``time.perf_counter()``). Returns the best vector and statistics."""
+    (``time.perf_counter()``), or until ``patience`` steps in a row found nothing better.
+    Returns the best vector and statistics."""
     from ortools.sat.python import cp_model
 
     from edgebench.formulations.linear import run_cpsat
@@ -54,10 +55,14 @@ def improve(cm: CpsatModel, values: list[int], *, deadline: float, seed: int = 0
     best = list(values)
     best_obj = sum(best[i] for i in cw)
     k = max(4, N // 5)
-    stats = {"steps": 0, "improvements": 0, "start_objective_ticks": best_obj}
+    stats = {"steps": 0, "improvements": 0, "start_objective_ticks": best_obj, "stalled": False}
+    idle = 0
     while True:
         left = deadline - time.perf_counter()
         if left < 0.5:
+            break
+        if patience is not None and idle >= patience:
+            stats["stalled"] = True
             break
         server = [next(s for s, i in lit[g].items() if best[i]) for g in range(N)]
         order = sorted(range(N), key=lambda g: (best[st[g]], g))
@@ -90,10 +95,12 @@ def improve(cm: CpsatModel, values: list[int], *, deadline: float, seed: int = 0
         solver, _, status = run_cpsat(sub, time_limit=min(step_limit, left), threads=1,
                                       seed=seed + stats["steps"], params=params)
         stats["steps"] += 1
+        idle += 1
         if status in ("optimal", "feasible"):
             best = list(solver.ResponseProto().solution)
             best_obj = sum(best[i] for i in cw)
             stats["improvements"] += 1
+            idle = 0
         elif status == "infeasible":  # the neighbourhood holds nothing better: widen it
             k = min(N, k + max(1, k // 5))
         else:  # no answer in time: narrow it
