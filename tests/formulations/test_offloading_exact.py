@@ -566,3 +566,38 @@ def test_lns_share_is_a_checked_parameter():
     with pytest.raises(InputError):
         registry.check_params("offloading-cpsat", {"lns": 1.5})
     registry.check_params("offloading-cpsat", {"lns": 0.0, "cuts": False})
+
+
+def test_all_cloud_schedule_becomes_a_solution_of_the_model():
+    """The all-cloud schedule (optimal on daggen 100 x 8) is turned into a full solution vector
+    of the CP-SAT model with its servers, starts and objective."""
+    from edgebench.instances.generators import generate
+
+    inst = generate("offloading", "daggen", seed=1, tasks=12, servers=2)  # all-cloud beats the list schedule
+    data = off.prepare(inst)
+    cm = off.build_cpsat(data)
+    server, start = cm.alt
+    assert off.objective_of(cm.data, server, start) < off.objective_of(cm.data, *off.list_schedule(cm.data))
+    cloud = [s for s in range(data.S) if data.cap[s] is None]
+    assert set(server) == set(cloud)
+    vec = off._solution_vector(cm, server, start)
+    assert vec is not None
+    assert [next(s for s, lit in cm.present[g].items() if vec[lit.Index()]) for g in range(data.N)] == server
+    assert [vec[v.Index()] for v in cm.start] == [int(t) for t in start]
+    ticks = sum(vec[v.Index()] for v in cm.cmax)
+    assert ticks == pytest.approx(off.objective_of(cm.data, server, start) * data.W + sum(cm.data.arrival) * cm.q)
+
+
+def test_resumed_cpsat_keeps_the_better_schedule_and_a_valid_bound():
+    from edgebench.formulations.linear import run_cpsat
+    from edgebench.instances.generators import generate
+
+    inst = generate("offloading", "heft-random", seed=2, tasks=20, servers=3)
+    cm = off.build_cpsat(off.prepare(inst), hint=False)
+    solver, _, status = run_cpsat(cm.model, time_limit=TL, params={"stop_after_first_solution": True})
+    first = list(solver.ResponseProto().solution)
+    extra: dict = {}
+    vec, bound, _ = off._resume_cpsat(cm, first, None, 5.0, threads=1, seed=0, params=None, extra=extra)
+    obj = sum(vec[v.Index()] for v in cm.cmax)
+    assert obj <= sum(first[v.Index()] for v in cm.cmax) and bound <= obj
+    assert extra["resumed_cpsat"]["status"] in ("optimal", "feasible")
