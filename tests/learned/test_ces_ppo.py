@@ -17,8 +17,9 @@ from edgebench.errors import InputError  # noqa: E402
 from edgebench.instances.generators import generate  # noqa: E402
 from edgebench.learned import ces_ppo  # noqa: E402
 from edgebench.learned.envs.mapping import MappingEnv  # noqa: E402
-from edgebench.learned.train_ces_ppo import (BC_SEED_FLOOR, Args, RewardCoefs, ThesisReward,  # noqa: E402
-                                             bc_seed, behaviour_clone, collect_expert_data, evaluate_network,
+from edgebench.learned.train_ces_ppo import (BC_SEED_FLOOR, TEACHER_HEURISTICS, Args, RewardCoefs,  # noqa: E402
+                                             ThesisReward, bc_seed, behaviour_clone, collect_expert_data,
+                                             evaluate_network, heuristic_solution,
                                              expert_level, expert_solution, lambda_h_at, replay_expert, train)
 from edgebench.referee import evaluate, evaluate_decisions  # noqa: E402
 
@@ -282,6 +283,51 @@ def test_expert_replay_reproduces_the_exact_composite(tmp_path, seed, tasks, var
             rep["objectives"]["composite"], abs=1e-12)
     else:  # PPO-Balance: only the mapping decisions are the agent's (levels by the degree rule)
         assert len(rep["actions"]) == tasks
+
+
+def test_load_balance_expert_for_ppo_balance(tmp_path):
+    """PPO-Balance's teacher: the exact L optimum, cached beside (not over) the composite one."""
+    inst = generate("mapping", "thesis", seed=9, task_nodes=5)
+    comp = expert_solution(inst, cache_dir=tmp_path)
+    bal = expert_solution(inst, cache_dir=tmp_path, objective="L")
+    assert bal is not None and bal["status"] == "optimal"
+    assert sorted(p.name.endswith("-L.json") for p in tmp_path.glob("*.json")) == [False, True]
+    assert expert_solution(inst, cache_dir=tmp_path, objective="L") == bal  # from the cache
+    # the L optimum of mapping-exact (the referee's L counts link loads too, so its bandwidths
+    # matter), not the composite optimum
+    from edgebench.formulations.mapping import solve_exact
+
+    ref = {obj: evaluate_decisions(inst, solve_exact(inst, objective=obj, threads=1).decisions()).objectives
+           for obj in ("composite", "L")}
+    assert bal["jobs"] != comp["jobs"] and ref["L"]["L"] < ref["composite"]["L"]
+    assert bal["composite"] == pytest.approx(ref["L"]["composite"], abs=1e-9)
+    assert comp["composite"] == pytest.approx(ref["composite"]["composite"], abs=1e-9)
+    env = ces_ppo.make_env("ppo-balance", inst, **SIZES)
+    rep = replay_expert(env, inst, bal)  # PPO-Balance replays the L expert's mapping
+    assert rep["complete"] and rep["feasible"] and len(rep["actions"]) == 5
+    Args(variant="ppo-balance", bc_objective="L").check()
+    with pytest.raises(InputError):
+        Args(bc_objective="D_BW").check()
+
+
+def test_heuristic_teacher_is_the_best_heuristic():
+    """The cheap teacher: the best of the registered heuristics by the referee's objective."""
+    inst = generate("mapping", "thesis", seed=13, nodes=20, task_nodes=6)
+    got = {}
+    for name in TEACHER_HEURISTICS:
+        res = registry.solve(inst, name, seed=0)
+        got[name] = evaluate(inst, res.solution).objectives
+    for objective, key, pick in (("composite", "composite", max), ("L", "L", min)):
+        sol = heuristic_solution(inst, objective=objective)
+        assert sol["solver"] == pick(got, key=lambda n: got[n][key])
+        assert sol["composite"] == pytest.approx(got[sol["solver"]]["composite"], abs=1e-12)
+        env = ces_ppo.make_env("ces-ppo", inst, max_nodes=20, max_tasks=8, max_levels=5)
+        rep = replay_expert(env, inst, sol)
+        assert rep["complete"] and rep["feasible"]
+        if objective == "composite":  # the teacher's mapping, its bandwidths rounded to allowed levels
+            assert list(env.unwrapped.decisions().jobs[0].nodes) == sol["jobs"][0]["nodes"]
+    with pytest.raises(InputError):
+        Args(bc_teacher="oracle").check()
 
 
 def test_expert_level_is_nearest_allowed():
