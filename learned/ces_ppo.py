@@ -60,7 +60,7 @@ CHECKPOINT_DIR = Path(__file__).resolve().parent / "checkpoints"
 #: earlier 10-node flat ``ces-*-thesis.pt`` stay selectable with ``checkpoint=``)
 DEFAULT_CHECKPOINTS = {
     "ces-ppo": CHECKPOINT_DIR / "ces-ppo-bc-mix.pt",
-    "ces-ppo-noheur": CHECKPOINT_DIR / "ces-ppo-noheur-mix.pt",
+    "ces-ppo-noheur": CHECKPOINT_DIR / "ces-ppo-noheur-bc-mix.pt",
     "ppo-balance": CHECKPOINT_DIR / "ces-ppo-balance-bc-mix.pt",
 }
 CHECKPOINT_FORMAT = "edgebench-ces-ppo/1"
