@@ -203,11 +203,13 @@ def test_shipped_checkpoints(name):
     assert pol.variant == name
     rec = pol.meta["eval"]
     raw = ces_ppo.read_checkpoint(path)
-    # the documented training commands (docs/ces-ppo.md): pure PPO (the thesis procedure, no
-    # warm start), the size-independent per-node network, 10- and 20-node training networks
+    # the documented training commands (docs/ces-ppo.md): a behaviour-cloning warm start from the
+    # best heuristic (PPO-Balance: by L), then PPO with the variant's reward; the size-independent
+    # per-node network, 10- and 20-node training networks
     assert raw["arch"] == "per-node" and tuple(raw["args"]["nodes_mix"]) == (10, 20)
-    assert raw["args"].get("bc_instances", 0) == 0 and raw.get("bc") is None
-    assert raw["global_step"] >= 99000
+    assert raw["args"]["bc_instances"] == 1500 and raw["args"]["bc_teacher"] == "heuristics"
+    assert raw["args"]["bc_objective"] == ("L" if name == "ppo-balance" else "composite")
+    assert raw["bc"]["complete"] > 1400 and raw["global_step"] >= 19000
     mix = raw["args"]["nodes_mix"]
     seeds = rec["seeds"][:4]  # alternately 10- and 20-node held-out networks
     for s, want in zip(seeds, rec["per_instance"]):
@@ -486,13 +488,46 @@ def test_registry_lists_the_ces_checkpoints_with_their_training():
 
     from edgebench import registry
 
-    for name, default in (("ces-ppo", "ces-ppo-mix.pt"), ("ces-ppo-noheur", "ces-ppo-noheur-mix.pt"),
-                          ("ppo-balance", "ces-ppo-balance-mix.pt")):
+    for name, default in (("ces-ppo", "ces-ppo-bc-mix.pt"), ("ces-ppo-noheur", "ces-ppo-noheur-bc-mix.pt"),
+                          ("ppo-balance", "ces-ppo-balance-bc-mix.pt")):
         recs = registry.get(name).as_dict()["checkpoints"]
         files = {r["file"]: r for r in recs}
-        assert len(recs) == 2 and default in files, name  # the default and the earlier flat one, nothing else
+        # the default, the earlier pure-PPO per-node one and the earlier flat one, nothing else
+        assert len(recs) == 3 and default in files, name
+        assert [r["file"] for r in recs if r.get("default")] == [default], name
         rec = files[default]
-        assert rec["variant"] == name and rec["algorithm"] == "ppo" and rec["env_steps"] > 0
+        assert rec["variant"] == name and rec["algorithm"] == "bc+ppo" and rec["env_steps"] > 0
         path = ces_ppo.CHECKPOINT_DIR / default
         assert rec["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
         assert ces_ppo.DEFAULT_CHECKPOINTS[name] == path
+
+
+def test_compare_summary_and_candidates(tmp_path, capsys):
+    """The thesis comparison: a candidate checkpoint plays under its label, the summary gives
+    mean ± 95 % CI over the seeds and the paired difference to FlexiTask, and a written CSV
+    re-renders the same tables; bad input is one error line."""
+    from edgebench.learned.ces_ppo_cli import _main, compare, markdown_tables, read_rows, summary_table
+
+    out = tmp_path / "cmp.csv"
+    rows = compare([4], [42, 43, 44], nodes=(10,), exact=False, out=str(out), log=None,
+                   candidates=(("cand", str(ces_ppo.DEFAULT_CHECKPOINTS["ces-ppo"])),))
+    by = {(r["solver"], r["seed"]): r for r in rows}
+    assert all(by[("cand", s)]["composite"] == by[("ces-ppo", s)]["composite"] for s in (42, 43, 44))
+    text = summary_table(rows)
+    lines = {ln.split(" | ")[0].lstrip("| "): ln for ln in text.splitlines() if ln.startswith("| ")}
+    fx = [by[("flexitask", s)]["composite"] for s in (42, 43, 44)]  # t(0.975, 2 dof) = 4.3027
+    assert lines["flexitask"].split(" | ")[1] == f"{np.mean(fx):.3f} ± {4.3027 * np.std(fx, ddof=1) / 3**0.5:.3f}"
+    assert lines["cand"].split(" | ")[4] == lines["ces-ppo"].split(" | ")[4]  # same paired difference
+    assert lines["flexitask"].endswith("| - | - |")
+    again = read_rows(str(out))
+    assert summary_table(again) == text and markdown_tables(again) == markdown_tables(rows)
+    assert _main(["compare", "--from-csv", str(out)]) == 0
+    assert "mean ± 95 % CI over the seeds" in capsys.readouterr().out
+    bad = tmp_path / "bad.csv"
+    bad.write_text("nodes,size\n10,x\n")
+    for argv in (["compare", "--from-csv", str(bad)], ["compare", "--from-csv", str(tmp_path / "none.csv")],
+                 ["compare", "--candidate", "no-equals-sign"],
+                 ["compare", "--seeds", "1", "--candidate", f"x={tmp_path / 'none.pt'}"]):
+        assert _main(argv) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith("edgebench: error: "), argv
