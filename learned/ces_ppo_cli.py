@@ -140,8 +140,10 @@ COMPARED = (("ces-ppo", "ces-ppo", {}), ("ces-ppo-noheur", "ces-ppo-noheur", {})
 
 
 def compare(sizes=range(3, 9), seeds=range(42, 72), *, samples: int = 0, time_limit: float = 60.0,
-            out: str | None = None, log=print, nodes=(10,), exact: bool = True) -> list[dict]:
-    """Every solver of :data:`COMPARED` (and ``ces-ppo`` with ``samples=K`` when ``samples``)
+            out: str | None = None, log=print, nodes=(10,), exact: bool = True,
+            candidates: tuple[tuple[str, str], ...] = ()) -> list[dict]:
+    """Every solver of :data:`COMPARED` (and ``ces-ppo`` with ``samples=K`` when ``samples``;
+    each ``(label, checkpoint)`` of ``candidates`` played by its variant's solver under ``label``)
     on the thesis preset with ``task_nodes`` = each size and generator seeds ``seeds``;
     objectives from the referee, gap to the exact composite optimum. Returns the rows (and
     writes them as CSV to ``out``)."""
@@ -158,6 +160,10 @@ def compare(sizes=range(3, 9), seeds=range(42, 72), *, samples: int = 0, time_li
     solvers = [c for c in COMPARED if exact or c[1] != "mapping-exact"]
     if samples:
         solvers.insert(1, (f"ces-ppo-s{samples}", "ces-ppo", {"samples": samples}))
+    from edgebench.learned.ces_ppo import load_policy
+
+    for label, path in candidates:
+        solvers.insert(1, (label, load_policy(path).variant, {"checkpoint": str(path)}))
     rows = []
     for P, n, s in ((P, n, s) for P in nodes for n in sizes for s in seeds):
         inst = generate("mapping", "thesis", seed=s, task_nodes=n, **({} if P == 10 else {"nodes": P}))
@@ -303,16 +309,18 @@ def _main(argv=None) -> int:
     c.add_argument("--first-seed", type=_nonneg_int, default=42)
     c.add_argument("--samples", type=_nonneg_int, default=0, help="also ces-ppo with samples=K")
     c.add_argument("--out", default=None, help="CSV of every run")
+    c.add_argument("--candidate", action="append", default=[], metavar="LABEL=CHECKPOINT",
+                   help="also play a CES checkpoint (by its variant's solver) under LABEL (repeatable)")
     c.add_argument("--from-csv", default=None, metavar="CSV", help="print the tables of an earlier --out CSV, run nothing")
     c.add_argument("--nodes", type=_pos_int, nargs="+", default=[10], help="physical node counts (default 10)")
     c.add_argument("--no-exact", action="store_true", help="leave mapping-exact (and the gap table) out")
+    import sys
+
     a = p.parse_args(argv)
     if a.from_csv:
         try:
             rows = read_rows(a.from_csv)
         except InputError as err:
-            import sys
-
             print(f"edgebench: error: {err.line()}", file=sys.stderr)
             return 2
         print(markdown_tables(rows))
@@ -320,8 +328,19 @@ def _main(argv=None) -> int:
         print(summary_table(rows))
         return 0
     lo, hi = (int(x) for x in a.sizes.split("-"))
-    rows = compare(range(lo, hi + 1), range(a.first_seed, a.first_seed + a.seeds), samples=a.samples, out=a.out,
-                   nodes=tuple(a.nodes), exact=not a.no_exact)
+    cands = []
+    for c in a.candidate:
+        label, sep, path = c.partition("=")
+        if not sep or not label or not path:
+            print(f"edgebench: error: {CMDLINE}: --candidate: expected LABEL=CHECKPOINT, got {c!r}", file=sys.stderr)
+            return 2
+        cands.append((label, path))
+    try:
+        rows = compare(range(lo, hi + 1), range(a.first_seed, a.first_seed + a.seeds), samples=a.samples,
+                       out=a.out, nodes=tuple(a.nodes), exact=not a.no_exact, candidates=tuple(cands))
+    except InputError as err:
+        print(f"edgebench: error: {err.line()}", file=sys.stderr)
+        return 2
     print(markdown_tables(rows))
     print()
     print(summary_table(rows))
