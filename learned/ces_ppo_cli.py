@@ -317,27 +317,8 @@ def _main(argv=None) -> int:
     import sys
 
     a = p.parse_args(argv)
-    if a.from_csv:
-        try:
-            rows = read_rows(a.from_csv)
-        except InputError as err:
-            print(f"edgebench: error: {err.line()}", file=sys.stderr)
-            return 2
-        print(markdown_tables(rows))
-        print()
-        print(summary_table(rows))
-        return 0
-    lo, hi = (int(x) for x in a.sizes.split("-"))
-    cands = []
-    for c in a.candidate:
-        label, sep, path = c.partition("=")
-        if not sep or not label or not path:
-            print(f"edgebench: error: {CMDLINE}: --candidate: expected LABEL=CHECKPOINT, got {c!r}", file=sys.stderr)
-            return 2
-        cands.append((label, path))
     try:
-        rows = compare(range(lo, hi + 1), range(a.first_seed, a.first_seed + a.seeds), samples=a.samples,
-                       out=a.out, nodes=tuple(a.nodes), exact=not a.no_exact, candidates=tuple(cands))
+        rows = read_rows(a.from_csv) if a.from_csv else _run_compare(a)
     except InputError as err:
         print(f"edgebench: error: {err.line()}", file=sys.stderr)
         return 2
@@ -345,6 +326,18 @@ def _main(argv=None) -> int:
     print()
     print(summary_table(rows))
     return 0
+
+
+def _run_compare(a: argparse.Namespace) -> list[dict]:
+    lo, hi = (int(x) for x in a.sizes.split("-"))
+    cands = []
+    for c in a.candidate:
+        label, sep, path = c.partition("=")
+        if not sep or not label or not path:
+            raise InputError(f"expected LABEL=CHECKPOINT, got {c!r}", file=CMDLINE, field="--candidate")
+        cands.append((label, path))
+    return compare(range(lo, hi + 1), range(a.first_seed, a.first_seed + a.seeds), samples=a.samples, out=a.out,
+                   nodes=tuple(a.nodes), exact=not a.no_exact, candidates=tuple(cands))
 
 
 if __name__ == "__main__":
