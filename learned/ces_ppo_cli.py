@@ -7,6 +7,8 @@ sub-parsers of the shared ``train`` command; torch loads only when the command r
     edgebench train ces-ppo --variant ces-ppo-noheur --steps 200000 --seed 1 --out runs/noheur
     edgebench train ces-ppo --steps 400000 --seed 1 --out runs/ces-ppo --resume
     edgebench train ces-ppo --bc-instances 2000 --bc-epochs 60 --ent-coef 0.001 --node-head --steps 40000 --seed 1 --out runs/ces-ppo-bc
+    edgebench train ces-ppo --arch per-node --nodes-mix 10 20 --bc-instances 1500 --bc-epochs 40 --bc-teacher heuristics
+        --ent-coef 0.001 --steps 20000 --seed 1 --out runs/bch-ces-ppo      (the shipped ces-ppo-bc-mix.pt)
 
 The run writes ``OUT/checkpoint.pt`` (latest model, optimizer, RNG states and the held-out
 evaluation), ``OUT/progress.csv`` and TensorBoard events in ``OUT/tb``; it prints one progress
@@ -311,7 +313,8 @@ def _main(argv=None) -> int:
     c.add_argument("--out", default=None, help="CSV of every run")
     c.add_argument("--candidate", action="append", default=[], metavar="LABEL=CHECKPOINT",
                    help="also play a CES checkpoint (by its variant's solver) under LABEL (repeatable)")
-    c.add_argument("--from-csv", default=None, metavar="CSV", help="print the tables of an earlier --out CSV, run nothing")
+    c.add_argument("--from-csv", default=None, metavar="CSV",
+                   help="print the tables of an earlier --out CSV, run nothing")
     c.add_argument("--nodes", type=_pos_int, nargs="+", default=[10], help="physical node counts (default 10)")
     c.add_argument("--no-exact", action="store_true", help="leave mapping-exact (and the gap table) out")
     import sys

@@ -18,7 +18,10 @@ from the thesis, which trains from scratch): training instances are solved exact
 (:func:`expert_solution`, ``mapping-exact``'s model, cached as JSON), the solutions replayed
 through the env (:func:`replay_expert`) and the network fitted to the expert's actions
 (cross-entropy of the masked logits of both heads) and returns (:func:`behaviour_clone`)
-before PPO starts.
+before PPO starts. A cheaper teacher, the best of the registered heuristics per instance
+(:func:`heuristic_solution`, ``Args.bc_teacher = "heuristics"``), and the load-balance optimum
+as the objective (``Args.bc_objective = "L"``, PPO-Balance's teacher) are options; the shipped
+per-node checkpoints use the heuristic teacher.
 
 Every coefficient the thesis leaves open is a field of :class:`RewardCoefs` (documented there
 and in docs/ces-ppo.md). Entry point: :func:`train` (``edgebench train ces-ppo`` wraps it).
@@ -38,7 +41,8 @@ import numpy as np
 from edgebench.errors import InputError
 from edgebench.learned import ces_ppo, checkpoint, ppo
 
-__all__ = ["Args", "BC_OBJECTIVES", "BC_SEED_FLOOR", "BC_TEACHERS", "TEACHER_HEURISTICS", "heuristic_solution", "RewardCoefs", "ThesisReward", "bc_seed", "behaviour_clone", "collect_expert_data",
+__all__ = ["Args", "BC_OBJECTIVES", "BC_SEED_FLOOR", "BC_TEACHERS", "TEACHER_HEURISTICS", "heuristic_solution",
+           "RewardCoefs", "ThesisReward", "bc_seed", "behaviour_clone", "collect_expert_data",
            "evaluate_network", "expert_level", "expert_solution", "lambda_h_at", "replay_expert", "train",
            "training_seed"]
 
