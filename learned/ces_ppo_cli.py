@@ -50,7 +50,8 @@ def cmd_train_ces_ppo(args: argparse.Namespace) -> int:
                  eval_seeds=args.eval_seeds, eval_every=args.eval_every, threads=args.threads,
                  bc_instances=args.bc_instances, bc_epochs=args.bc_epochs, bc_lr=args.bc_lr,
                  expert_cache=None if args.expert_cache == "none" else args.expert_cache,
-                 bc_objective=args.bc_objective, bc_teacher=args.bc_teacher)
+                 bc_objective=args.bc_objective, bc_teacher=args.bc_teacher,
+                 expert_time_limit=args.expert_time_limit)
     if args.ent_coef is not None:
         targs.ent_coef = args.ent_coef
     targs.hidden = args.hidden
@@ -123,9 +124,12 @@ def add_train_parser(train_sub) -> argparse.ArgumentParser:
     bc.add_argument("--bc-lr", type=_pos_float, default=1e-3, metavar="X", help="supervised learning rate (1e-3)")
     bc.add_argument("--bc-objective", choices=("composite", "L"), default="composite",
                     help="the expert's objective (default composite; L, the load-balance optimum, for ppo-balance)")
-    bc.add_argument("--bc-teacher", choices=("exact", "heuristics"), default="exact",
-                    help="exact (mapping-exact's optimum, default) or heuristics (the best of flexitask, greedy-bw "
-                         "and smart by the referee's objective; far cheaper on 20-node networks)")
+    bc.add_argument("--bc-teacher", choices=("exact", "heuristics", "best"), default="exact",
+                    help="exact (mapping-exact's optimum, default), heuristics (the best of flexitask, greedy-bw "
+                         "and smart by the referee's objective; far cheaper on 20-node networks) or best (the better "
+                         "of the two, the exact solve capped by --expert-time-limit; composite only)")
+    bc.add_argument("--expert-time-limit", type=_pos_float, default=60.0, metavar="S",
+                    help="seconds per exact solve of the teacher (default 60; on timeout its incumbent, if any)")
     bc.add_argument("--expert-cache", default="runs/expert-cache", metavar="DIR",
                     help="JSON cache of the exact solutions (default runs/expert-cache; 'none': no cache)")
     return p

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import csv
 import math
+import os
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -53,7 +54,7 @@ IDEAL_UTILISATION = 0.625
 BC_OBJECTIVES = ("composite", "L")
 #: teachers of the warm start: the exact optimum (``mapping-exact``) or, far cheaper on 20-node
 #: networks, the best of the registered heuristics below by the referee's objective
-BC_TEACHERS = ("exact", "heuristics")
+BC_TEACHERS = ("exact", "heuristics", "best")
 TEACHER_HEURISTICS = ("flexitask", "greedy-bw", "smart")
 
 
@@ -142,7 +143,7 @@ class Args:
     expert_cache: str | None = "runs/expert-cache"  # JSON cache of the exact solutions (None: no cache)
     expert_time_limit: float = 60.0     # seconds per exact solve
     bc_objective: str = "composite"     # the expert's objective: "composite" or "L" (PPO-Balance's teacher)
-    bc_teacher: str = "exact"           # "exact" (mapping-exact's optimum) or "heuristics" (best of TEACHER_HEURISTICS)
+    bc_teacher: str = "exact"           # "exact" (mapping-exact), "heuristics" (best of TEACHER_HEURISTICS), "best" (both)
 
     def check(self) -> None:
         if self.variant not in ces_ppo.VARIANTS:
@@ -163,6 +164,9 @@ class Args:
                              field="bc_objective")
         if self.bc_teacher not in BC_TEACHERS:
             raise InputError(f"unknown teacher {self.bc_teacher!r} (expected {', '.join(BC_TEACHERS)})",
+                             field="bc_teacher")
+        if self.bc_teacher == "best" and self.bc_objective != "composite":
+            raise InputError("the 'best' teacher compares composites; use it with bc_objective 'composite'",
                              field="bc_teacher")
         if self.arch not in ces_ppo.ARCHS:
             raise InputError(f"unknown network architecture {self.arch!r} (expected {', '.join(ces_ppo.ARCHS)})",
@@ -415,7 +419,7 @@ def expert_solution(instance, *, cache_dir: str | Path | None = None, time_limit
                         for j in dec.jobs]
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")  # two trainings may share a cache
         tmp.write_text(json.dumps(data))
         tmp.replace(path)
     return data if data["jobs"] is not None else None
@@ -511,11 +515,14 @@ def collect_expert_data(args: Args, sizes: dict[str, int], log=None) -> dict[str
     t0 = time.perf_counter()
     for i in range(args.bc_instances):
         inst = _instance(args, bc_seed(rng, args))
-        if args.bc_teacher == "heuristics":
+        sol = None
+        if args.bc_teacher != "exact":
             sol = heuristic_solution(inst, objective=args.bc_objective)
-        else:
-            sol = expert_solution(inst, cache_dir=args.expert_cache, time_limit=args.expert_time_limit,
-                                  objective=args.bc_objective)
+        if args.bc_teacher != "heuristics":  # "best": the exact solve's incumbent when it is better
+            exact = expert_solution(inst, cache_dir=args.expert_cache, time_limit=args.expert_time_limit,
+                                    objective=args.bc_objective)
+            if exact is not None and (sol is None or (exact["composite"] or -1.0) > sol["composite"] + 1e-12):
+                sol = exact
         if sol is None:
             n_none += 1
             continue

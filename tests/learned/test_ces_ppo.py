@@ -330,6 +330,18 @@ def test_heuristic_teacher_is_the_best_heuristic():
             assert list(env.unwrapped.decisions().jobs[0].nodes) == sol["jobs"][0]["nodes"]
     with pytest.raises(InputError):
         Args(bc_teacher="oracle").check()
+    with pytest.raises(InputError):
+        Args(bc_teacher="best", bc_objective="L").check()
+
+
+def test_best_teacher_is_never_below_the_heuristics(tmp_path):
+    """``bc_teacher="best"``: the better of the heuristics and the (time-capped) exact solve."""
+    kw = dict(bc_instances=3, seed=6, params={"task_nodes_range": [3, 4]}, expert_cache=str(tmp_path / "c"))
+    sizes = {"max_nodes": 10, "max_tasks": 4, "max_levels": 5}
+    got = {t: collect_expert_data(Args(bc_teacher=t, **kw), sizes)["expert_composite"]
+           for t in ("heuristics", "exact", "best")}
+    assert got["best"] == pytest.approx(got["exact"], abs=1e-12)  # small jobs: the exact optimum wins
+    assert got["best"] >= got["heuristics"] - 1e-12
 
 
 def test_expert_level_is_nearest_allowed():
