@@ -55,12 +55,13 @@ __all__ = ["ARCHS", "CHECKPOINT_DIR", "CHECKPOINT_FORMAT", "DEFAULT_CHECKPOINTS"
 VARIANTS = ("ces-ppo", "ces-ppo-noheur", "ppo-balance")
 CHECKPOINT_DIR = Path(__file__).resolve().parent / "checkpoints"
 #: the shipped checkpoint of each variant (trained with ``edgebench train ces-ppo``, see docs/ces-ppo.md)
-#: (the size-independent per-node networks trained on 10- and 20-node networks; the earlier
-#: 10-node flat checkpoints ``ces-*-thesis.pt`` stay selectable with ``checkpoint=``)
+#: (the size-independent per-node networks trained on 10- and 20-node networks, warm-started by
+#: behaviour cloning of the best heuristic, then PPO; the pure-PPO per-node ``ces-*-mix.pt`` and the
+#: earlier 10-node flat ``ces-*-thesis.pt`` stay selectable with ``checkpoint=``)
 DEFAULT_CHECKPOINTS = {
-    "ces-ppo": CHECKPOINT_DIR / "ces-ppo-mix.pt",
-    "ces-ppo-noheur": CHECKPOINT_DIR / "ces-ppo-noheur-mix.pt",
-    "ppo-balance": CHECKPOINT_DIR / "ces-ppo-balance-mix.pt",
+    "ces-ppo": CHECKPOINT_DIR / "ces-ppo-bc-mix.pt",
+    "ces-ppo-noheur": CHECKPOINT_DIR / "ces-ppo-noheur-bc-mix.pt",
+    "ppo-balance": CHECKPOINT_DIR / "ces-ppo-balance-bc-mix.pt",
 }
 CHECKPOINT_FORMAT = "edgebench-ces-ppo/1"
 #: logit of a masked action (float32 softmax gives it probability exactly 0)

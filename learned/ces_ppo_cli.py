@@ -7,6 +7,8 @@ sub-parsers of the shared ``train`` command; torch loads only when the command r
     edgebench train ces-ppo --variant ces-ppo-noheur --steps 200000 --seed 1 --out runs/noheur
     edgebench train ces-ppo --steps 400000 --seed 1 --out runs/ces-ppo --resume
     edgebench train ces-ppo --bc-instances 2000 --bc-epochs 60 --ent-coef 0.001 --node-head --steps 40000 --seed 1 --out runs/ces-ppo-bc
+    edgebench train ces-ppo --arch per-node --nodes-mix 10 20 --bc-instances 1500 --bc-epochs 40 --bc-teacher heuristics
+        --ent-coef 0.001 --steps 20000 --seed 1 --out runs/bch-ces-ppo      (the shipped ces-ppo-bc-mix.pt)
 
 The run writes ``OUT/checkpoint.pt`` (latest model, optimizer, RNG states and the held-out
 evaluation), ``OUT/progress.csv`` and TensorBoard events in ``OUT/tb``; it prints one progress
@@ -26,7 +28,8 @@ from edgebench.argtypes import positive_int as _pos_int
 from edgebench.argtypes import seed as _seed
 from edgebench.errors import InputError
 
-__all__ = ["COMPARED", "add_train_parser", "cmd_train_ces_ppo", "compare", "markdown_tables"]
+__all__ = ["COMPARED", "add_train_parser", "cmd_train_ces_ppo", "compare", "markdown_tables", "read_rows",
+           "summary_table"]
 
 CMDLINE = "<command line>"
 
@@ -46,7 +49,9 @@ def cmd_train_ces_ppo(args: argparse.Namespace) -> int:
                  num_envs=args.num_envs, num_steps=args.num_steps, learning_rate=args.lr,
                  eval_seeds=args.eval_seeds, eval_every=args.eval_every, threads=args.threads,
                  bc_instances=args.bc_instances, bc_epochs=args.bc_epochs, bc_lr=args.bc_lr,
-                 expert_cache=None if args.expert_cache == "none" else args.expert_cache)
+                 expert_cache=None if args.expert_cache == "none" else args.expert_cache,
+                 bc_objective=args.bc_objective, bc_teacher=args.bc_teacher,
+                 expert_time_limit=args.expert_time_limit)
     if args.ent_coef is not None:
         targs.ent_coef = args.ent_coef
     targs.hidden = args.hidden
@@ -117,6 +122,14 @@ def add_train_parser(train_sub) -> argparse.ArgumentParser:
                          "(default 0: pure PPO as in the thesis)")
     bc.add_argument("--bc-epochs", type=_pos_int, default=40, metavar="E", help="supervised epochs (default 40)")
     bc.add_argument("--bc-lr", type=_pos_float, default=1e-3, metavar="X", help="supervised learning rate (1e-3)")
+    bc.add_argument("--bc-objective", choices=("composite", "L"), default="composite",
+                    help="the expert's objective (default composite; L, the load-balance optimum, for ppo-balance)")
+    bc.add_argument("--bc-teacher", choices=("exact", "heuristics", "best"), default="exact",
+                    help="exact (mapping-exact's optimum, default), heuristics (the best of flexitask, greedy-bw "
+                         "and smart by the referee's objective; far cheaper on 20-node networks) or best (the better "
+                         "of the two, the exact solve capped by --expert-time-limit; composite only)")
+    bc.add_argument("--expert-time-limit", type=_pos_float, default=60.0, metavar="S",
+                    help="seconds per exact solve of the teacher (default 60; on timeout its incumbent, if any)")
     bc.add_argument("--expert-cache", default="runs/expert-cache", metavar="DIR",
                     help="JSON cache of the exact solutions (default runs/expert-cache; 'none': no cache)")
     return p
@@ -133,8 +146,10 @@ COMPARED = (("ces-ppo", "ces-ppo", {}), ("ces-ppo-noheur", "ces-ppo-noheur", {})
 
 
 def compare(sizes=range(3, 9), seeds=range(42, 72), *, samples: int = 0, time_limit: float = 60.0,
-            out: str | None = None, log=print, nodes=(10,), exact: bool = True) -> list[dict]:
-    """Every solver of :data:`COMPARED` (and ``ces-ppo`` with ``samples=K`` when ``samples``)
+            out: str | None = None, log=print, nodes=(10,), exact: bool = True,
+            candidates: tuple[tuple[str, str], ...] = ()) -> list[dict]:
+    """Every solver of :data:`COMPARED` (and ``ces-ppo`` with ``samples=K`` when ``samples``;
+    each ``(label, checkpoint)`` of ``candidates`` played by its variant's solver under ``label``)
     on the thesis preset with ``task_nodes`` = each size and generator seeds ``seeds``;
     objectives from the referee, gap to the exact composite optimum. Returns the rows (and
     writes them as CSV to ``out``)."""
@@ -151,6 +166,10 @@ def compare(sizes=range(3, 9), seeds=range(42, 72), *, samples: int = 0, time_li
     solvers = [c for c in COMPARED if exact or c[1] != "mapping-exact"]
     if samples:
         solvers.insert(1, (f"ces-ppo-s{samples}", "ces-ppo", {"samples": samples}))
+    from edgebench.learned.ces_ppo import load_policy
+
+    for label, path in candidates:
+        solvers.insert(1, (label, load_policy(path).variant, {"checkpoint": str(path)}))
     rows = []
     for P, n, s in ((P, n, s) for P in nodes for n in sizes for s in seeds):
         inst = generate("mapping", "thesis", seed=s, task_nodes=n, **({} if P == 10 else {"nodes": P}))
@@ -211,6 +230,81 @@ def markdown_tables(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def read_rows(path: str) -> list[dict]:
+    """The rows of a ``compare --out`` CSV (InputError for a missing or malformed file)."""
+    import csv
+
+    num = {"nodes": int, "size": int, "seed": int, "composite": float, "L": float, "D_BW": float, "gap": float,
+           "seconds": float}
+    i, k = 0, "file"
+    try:
+        with open(path, newline="") as f:
+            rows = list(csv.DictReader(f))
+        if not rows:
+            raise InputError("no rows", file=path, field="rows")
+        for i, r in enumerate(rows):
+            for k, conv in num.items():
+                if k not in r:
+                    raise InputError(f"missing column {k!r}", file=path, field=k)
+                r[k] = None if r[k] in ("", None) else conv(r[k])
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", file=path, field="file") from None
+    except InputError:
+        raise
+    except (ValueError, csv.Error) as exc:
+        raise InputError(f"row {i + 1}: {exc}", file=path, field=k) from None
+    return rows
+
+
+def _mean_ci(values) -> tuple[float, float]:
+    """Mean and half-width of the 95 % Student-t interval (nan with fewer than 2 values)."""
+    import math
+
+    import numpy as np
+    from scipy.special import stdtrit
+
+    v = np.asarray(values, dtype=float)
+    if v.size < 2:
+        return float(v.mean()), math.nan
+    return float(v.mean()), float(stdtrit(v.size - 1, 0.975) * v.std(ddof=1) / math.sqrt(v.size))
+
+
+def summary_table(rows: list[dict], reference: str = "flexitask") -> str:
+    """Per node count and solver: mean composite / L / D_BW ± the 95 % Student-t interval over
+    the generator seeds (each seed's value is its mean over the job sizes), and the paired
+    difference to ``reference`` on composite and D_BW (same seeds; a missing or infeasible run
+    counts as composite 0, L 1, D_BW 0 — none occurred in the documented runs)."""
+    import numpy as np
+
+    def per_seed(rs, solver, key):
+        fill = {"composite": 0.0, "L": 1.0, "D_BW": 0.0}[key]
+        seeds = sorted({r["seed"] for r in rs})
+        return np.array([np.mean([fill if r[key] is None else r[key] for r in rs
+                                  if r["seed"] == s and r["solver"] == solver]) for s in seeds])
+
+    def fmt(m, h, signed=False):
+        return f"{m:+.3f} ± {h:.3f}" if signed else f"{m:.3f} ± {h:.3f}"
+
+    out = []
+    for P in sorted({r.get("nodes", 10) for r in rows}):
+        rs = [r for r in rows if r.get("nodes", 10) == P]
+        labels = list(dict.fromkeys(r["solver"] for r in rs))
+        out += [f"**{P} physical nodes** ({len({r['seed'] for r in rs})} seeds x {len({r['size'] for r in rs})} "
+                f"job sizes; mean ± 95 % CI over the seeds)", "",
+                f"| solver | composite | L | D_BW | composite − {reference} | D_BW − {reference} |",
+                "|---|---|---|---|---|---|"]
+        for lab in labels:
+            cells = [fmt(*_mean_ci(per_seed(rs, lab, k))) for k in ("composite", "L", "D_BW")]
+            for k in ("composite", "D_BW"):
+                if reference in labels and lab != reference:
+                    cells.append(fmt(*_mean_ci(per_seed(rs, lab, k) - per_seed(rs, reference, k)), signed=True))
+                else:
+                    cells.append("-")
+            out.append(f"| {lab} | " + " | ".join(cells) + " |")
+        out.append("")
+    return "\n".join(out).rstrip()
+
+
 def _main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m edgebench.learned.ces_ppo_cli",
                                 description="compare: the CES-PPO comparison table of docs/ces-ppo.md")
@@ -221,14 +315,36 @@ def _main(argv=None) -> int:
     c.add_argument("--first-seed", type=_nonneg_int, default=42)
     c.add_argument("--samples", type=_nonneg_int, default=0, help="also ces-ppo with samples=K")
     c.add_argument("--out", default=None, help="CSV of every run")
+    c.add_argument("--candidate", action="append", default=[], metavar="LABEL=CHECKPOINT",
+                   help="also play a CES checkpoint (by its variant's solver) under LABEL (repeatable)")
+    c.add_argument("--from-csv", default=None, metavar="CSV",
+                   help="print the tables of an earlier --out CSV, run nothing")
     c.add_argument("--nodes", type=_pos_int, nargs="+", default=[10], help="physical node counts (default 10)")
     c.add_argument("--no-exact", action="store_true", help="leave mapping-exact (and the gap table) out")
+    import sys
+
     a = p.parse_args(argv)
-    lo, hi = (int(x) for x in a.sizes.split("-"))
-    rows = compare(range(lo, hi + 1), range(a.first_seed, a.first_seed + a.seeds), samples=a.samples, out=a.out,
-                   nodes=tuple(a.nodes), exact=not a.no_exact)
+    try:
+        rows = read_rows(a.from_csv) if a.from_csv else _run_compare(a)
+    except InputError as err:
+        print(f"edgebench: error: {err.line()}", file=sys.stderr)
+        return 2
     print(markdown_tables(rows))
+    print()
+    print(summary_table(rows))
     return 0
+
+
+def _run_compare(a: argparse.Namespace) -> list[dict]:
+    lo, hi = (int(x) for x in a.sizes.split("-"))
+    cands = []
+    for c in a.candidate:
+        label, sep, path = c.partition("=")
+        if not sep or not label or not path:
+            raise InputError(f"expected LABEL=CHECKPOINT, got {c!r}", file=CMDLINE, field="--candidate")
+        cands.append((label, path))
+    return compare(range(lo, hi + 1), range(a.first_seed, a.first_seed + a.seeds), samples=a.samples, out=a.out,
+                   nodes=tuple(a.nodes), exact=not a.no_exact, candidates=tuple(cands))
 
 
 if __name__ == "__main__":

@@ -18,7 +18,10 @@ from the thesis, which trains from scratch): training instances are solved exact
 (:func:`expert_solution`, ``mapping-exact``'s model, cached as JSON), the solutions replayed
 through the env (:func:`replay_expert`) and the network fitted to the expert's actions
 (cross-entropy of the masked logits of both heads) and returns (:func:`behaviour_clone`)
-before PPO starts.
+before PPO starts. A cheaper teacher, the best of the registered heuristics per instance
+(:func:`heuristic_solution`, ``Args.bc_teacher = "heuristics"``), and the load-balance optimum
+as the objective (``Args.bc_objective = "L"``, PPO-Balance's teacher) are options; the shipped
+per-node checkpoints use the heuristic teacher.
 
 Every coefficient the thesis leaves open is a field of :class:`RewardCoefs` (documented there
 and in docs/ces-ppo.md). Entry point: :func:`train` (``edgebench train ces-ppo`` wraps it).
@@ -28,6 +31,7 @@ from __future__ import annotations
 
 import csv
 import math
+import os
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -38,12 +42,20 @@ import numpy as np
 from edgebench.errors import InputError
 from edgebench.learned import ces_ppo, checkpoint, ppo
 
-__all__ = ["Args", "BC_SEED_FLOOR", "RewardCoefs", "ThesisReward", "bc_seed", "behaviour_clone", "collect_expert_data",
+__all__ = ["Args", "BC_OBJECTIVES", "BC_SEED_FLOOR", "BC_TEACHERS", "TEACHER_HEURISTICS", "heuristic_solution",
+           "RewardCoefs", "ThesisReward", "bc_seed", "behaviour_clone", "collect_expert_data",
            "evaluate_network", "expert_level", "expert_solution", "lambda_h_at", "replay_expert", "train",
            "training_seed"]
 
 #: ideal CPU / RAM utilisation of a node after a mapping step (the thesis's 0.625)
 IDEAL_UTILISATION = 0.625
+#: objectives of the behaviour-cloning expert (``mapping-exact``): the composite optimum for
+#: ``ces-ppo`` / ``ces-ppo-noheur``, the load-balance optimum for PPO-Balance (a balance-only baseline)
+BC_OBJECTIVES = ("composite", "L")
+#: teachers of the warm start: the exact optimum (``mapping-exact``) or, far cheaper on 20-node
+#: networks, the best of the registered heuristics below by the referee's objective
+BC_TEACHERS = ("exact", "heuristics", "best")
+TEACHER_HEURISTICS = ("flexitask", "greedy-bw", "smart")
 
 
 # ======================================================================================
@@ -130,6 +142,8 @@ class Args:
     bc_batch: int = 256
     expert_cache: str | None = "runs/expert-cache"  # JSON cache of the exact solutions (None: no cache)
     expert_time_limit: float = 60.0     # seconds per exact solve
+    bc_objective: str = "composite"     # the expert's objective: "composite" or "L" (PPO-Balance's teacher)
+    bc_teacher: str = "exact"           # "exact" (mapping-exact), "heuristics" (best of TEACHER_HEURISTICS), "best" (both)
 
     def check(self) -> None:
         if self.variant not in ces_ppo.VARIANTS:
@@ -145,6 +159,15 @@ class Args:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0:
                 raise InputError(f"{name} must be a positive number, got {v!r}", field=name)
+        if self.bc_objective not in BC_OBJECTIVES:
+            raise InputError(f"unknown expert objective {self.bc_objective!r} (expected {', '.join(BC_OBJECTIVES)})",
+                             field="bc_objective")
+        if self.bc_teacher not in BC_TEACHERS:
+            raise InputError(f"unknown teacher {self.bc_teacher!r} (expected {', '.join(BC_TEACHERS)})",
+                             field="bc_teacher")
+        if self.bc_teacher == "best" and self.bc_objective != "composite":
+            raise InputError("the 'best' teacher compares composites; use it with bc_objective 'composite'",
+                             field="bc_teacher")
         if self.arch not in ces_ppo.ARCHS:
             raise InputError(f"unknown network architecture {self.arch!r} (expected {', '.join(ces_ppo.ARCHS)})",
                              field="arch")
@@ -367,13 +390,14 @@ def bc_seed(rng: np.random.Generator, args: Args) -> int:
             return s
 
 
-def expert_solution(instance, *, cache_dir: str | Path | None = None,
-                    time_limit: float = 60.0) -> dict[str, Any] | None:
-    """The exact composite optimum of ``instance`` (``mapping-exact``'s model, threads=1) as
-    a plain dict ``{"status", "composite", "jobs": [{"nodes": [...], "bandwidth": [...]}]}``
-    (per job, the physical node of each task node and the bandwidth of each task link);
-    None when the solver finds no solution. Cached as JSON under ``cache_dir`` by the
-    instance's content hash."""
+def expert_solution(instance, *, cache_dir: str | Path | None = None, time_limit: float = 60.0,
+                    objective: str = "composite") -> dict[str, Any] | None:
+    """The exact optimum of ``instance`` for ``objective`` (``mapping-exact``'s model,
+    threads=1; "composite" or "L") as a plain dict ``{"status", "composite", "jobs": [{"nodes":
+    [...], "bandwidth": [...]}]}`` (per job, the physical node of each task node and the
+    bandwidth of each task link); None when the solver finds no solution. Cached as JSON under
+    ``cache_dir`` by the instance's content hash (``HASH.json`` for the composite,
+    ``HASH-L.json`` for L)."""
     import json
 
     from edgebench.formulations.mapping import solve_exact
@@ -381,11 +405,12 @@ def expert_solution(instance, *, cache_dir: str | Path | None = None,
 
     path = None
     if cache_dir is not None:
-        path = Path(cache_dir) / f"{content_hash(instance)}.json"
+        suffix = "" if objective == "composite" else f"-{objective}"
+        path = Path(cache_dir) / f"{content_hash(instance)}{suffix}.json"
         if path.is_file():
             data = json.loads(path.read_text())
             return data if data.get("jobs") is not None else None
-    r = solve_exact(instance, objective="composite", threads=1, time_limit=time_limit)
+    r = solve_exact(instance, objective=objective, threads=1, time_limit=time_limit)
     data: dict[str, Any] = {"status": r.status, "composite": None, "jobs": None}
     dec = r.decisions() if r.status in ("optimal", "feasible") else None
     if dec is not None:
@@ -394,10 +419,36 @@ def expert_solution(instance, *, cache_dir: str | Path | None = None,
                         for j in dec.jobs]
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")  # two trainings may share a cache
         tmp.write_text(json.dumps(data))
         tmp.replace(path)
     return data if data["jobs"] is not None else None
+
+
+def heuristic_solution(instance, *, objective: str = "composite",
+                       solvers: tuple[str, ...] = TEACHER_HEURISTICS) -> dict[str, Any] | None:
+    """The best of ``solvers`` (registered mapping heuristics, seed 0) on ``instance`` by the
+    referee's ``objective`` (composite: highest; L: lowest), in :func:`expert_solution`'s dict
+    form plus ``"solver"``; None when none of them finds a feasible solution."""
+    from edgebench import registry
+    from edgebench.referee import evaluate
+
+    best: dict[str, Any] | None = None
+    for name in solvers:
+        res = registry.solve(instance, name, seed=0)
+        if res.solution.mapping is None:
+            continue
+        ev = evaluate(instance, res.solution)
+        if not ev.feasible:
+            continue
+        score = -ev.objectives["L"] if objective == "L" else ev.objectives["composite"]
+        if best is None or score > best["score"]:
+            best = {"status": res.status, "solver": name, "score": score, "composite": ev.objectives["composite"],
+                    "jobs": [{"nodes": list(j.nodes), "bandwidth": [float(lk.bandwidth) for lk in j.links]}
+                             for j in res.solution.mapping.jobs]}
+    if best is not None:
+        del best["score"]
+    return best
 
 
 def expert_level(bw_min: float, bw_max: float, bandwidth: float, levels: int, mask: np.ndarray) -> int:
@@ -464,7 +515,14 @@ def collect_expert_data(args: Args, sizes: dict[str, int], log=None) -> dict[str
     t0 = time.perf_counter()
     for i in range(args.bc_instances):
         inst = _instance(args, bc_seed(rng, args))
-        sol = expert_solution(inst, cache_dir=args.expert_cache, time_limit=args.expert_time_limit)
+        sol = None
+        if args.bc_teacher != "exact":
+            sol = heuristic_solution(inst, objective=args.bc_objective)
+        if args.bc_teacher != "heuristics":  # "best": the exact solve's incumbent when it is better
+            exact = expert_solution(inst, cache_dir=args.expert_cache, time_limit=args.expert_time_limit,
+                                    objective=args.bc_objective)
+            if exact is not None and (sol is None or (exact["composite"] or -1.0) > sol["composite"] + 1e-12):
+                sol = exact
         if sol is None:
             n_none += 1
             continue

@@ -17,8 +17,9 @@ from edgebench.errors import InputError  # noqa: E402
 from edgebench.instances.generators import generate  # noqa: E402
 from edgebench.learned import ces_ppo  # noqa: E402
 from edgebench.learned.envs.mapping import MappingEnv  # noqa: E402
-from edgebench.learned.train_ces_ppo import (BC_SEED_FLOOR, Args, RewardCoefs, ThesisReward,  # noqa: E402
-                                             bc_seed, behaviour_clone, collect_expert_data, evaluate_network,
+from edgebench.learned.train_ces_ppo import (BC_SEED_FLOOR, TEACHER_HEURISTICS, Args, RewardCoefs,  # noqa: E402
+                                             ThesisReward, bc_seed, behaviour_clone, collect_expert_data,
+                                             evaluate_network, heuristic_solution,
                                              expert_level, expert_solution, lambda_h_at, replay_expert, train)
 from edgebench.referee import evaluate, evaluate_decisions  # noqa: E402
 
@@ -202,11 +203,13 @@ def test_shipped_checkpoints(name):
     assert pol.variant == name
     rec = pol.meta["eval"]
     raw = ces_ppo.read_checkpoint(path)
-    # the documented training commands (docs/ces-ppo.md): pure PPO (the thesis procedure, no
-    # warm start), the size-independent per-node network, 10- and 20-node training networks
+    # the documented training commands (docs/ces-ppo.md): a behaviour-cloning warm start from the
+    # best heuristic (PPO-Balance: by L), then PPO with the variant's reward; the size-independent
+    # per-node network, 10- and 20-node training networks
     assert raw["arch"] == "per-node" and tuple(raw["args"]["nodes_mix"]) == (10, 20)
-    assert raw["args"].get("bc_instances", 0) == 0 and raw.get("bc") is None
-    assert raw["global_step"] >= 99000
+    assert raw["args"]["bc_instances"] == 1500 and raw["args"]["bc_teacher"] == "heuristics"
+    assert raw["args"]["bc_objective"] == ("L" if name == "ppo-balance" else "composite")
+    assert raw["bc"]["complete"] > 1400 and raw["global_step"] >= 19000
     mix = raw["args"]["nodes_mix"]
     seeds = rec["seeds"][:4]  # alternately 10- and 20-node held-out networks
     for s, want in zip(seeds, rec["per_instance"]):
@@ -282,6 +285,63 @@ def test_expert_replay_reproduces_the_exact_composite(tmp_path, seed, tasks, var
             rep["objectives"]["composite"], abs=1e-12)
     else:  # PPO-Balance: only the mapping decisions are the agent's (levels by the degree rule)
         assert len(rep["actions"]) == tasks
+
+
+def test_load_balance_expert_for_ppo_balance(tmp_path):
+    """PPO-Balance's teacher: the exact L optimum, cached beside (not over) the composite one."""
+    inst = generate("mapping", "thesis", seed=9, task_nodes=5)
+    comp = expert_solution(inst, cache_dir=tmp_path)
+    bal = expert_solution(inst, cache_dir=tmp_path, objective="L")
+    assert bal is not None and bal["status"] == "optimal"
+    assert sorted(p.name.endswith("-L.json") for p in tmp_path.glob("*.json")) == [False, True]
+    assert expert_solution(inst, cache_dir=tmp_path, objective="L") == bal  # from the cache
+    # the L optimum of mapping-exact (the referee's L counts link loads too, so its bandwidths
+    # matter), not the composite optimum
+    from edgebench.formulations.mapping import solve_exact
+
+    ref = {obj: evaluate_decisions(inst, solve_exact(inst, objective=obj, threads=1).decisions()).objectives
+           for obj in ("composite", "L")}
+    assert bal["jobs"] != comp["jobs"] and ref["L"]["L"] < ref["composite"]["L"]
+    assert bal["composite"] == pytest.approx(ref["L"]["composite"], abs=1e-9)
+    assert comp["composite"] == pytest.approx(ref["composite"]["composite"], abs=1e-9)
+    env = ces_ppo.make_env("ppo-balance", inst, **SIZES)
+    rep = replay_expert(env, inst, bal)  # PPO-Balance replays the L expert's mapping
+    assert rep["complete"] and rep["feasible"] and len(rep["actions"]) == 5
+    Args(variant="ppo-balance", bc_objective="L").check()
+    with pytest.raises(InputError):
+        Args(bc_objective="D_BW").check()
+
+
+def test_heuristic_teacher_is_the_best_heuristic():
+    """The cheap teacher: the best of the registered heuristics by the referee's objective."""
+    inst = generate("mapping", "thesis", seed=13, nodes=20, task_nodes=6)
+    got = {}
+    for name in TEACHER_HEURISTICS:
+        res = registry.solve(inst, name, seed=0)
+        got[name] = evaluate(inst, res.solution).objectives
+    for objective, key, pick in (("composite", "composite", max), ("L", "L", min)):
+        sol = heuristic_solution(inst, objective=objective)
+        assert sol["solver"] == pick(got, key=lambda n: got[n][key])
+        assert sol["composite"] == pytest.approx(got[sol["solver"]]["composite"], abs=1e-12)
+        env = ces_ppo.make_env("ces-ppo", inst, max_nodes=20, max_tasks=8, max_levels=5)
+        rep = replay_expert(env, inst, sol)
+        assert rep["complete"] and rep["feasible"]
+        if objective == "composite":  # the teacher's mapping, its bandwidths rounded to allowed levels
+            assert list(env.unwrapped.decisions().jobs[0].nodes) == sol["jobs"][0]["nodes"]
+    with pytest.raises(InputError):
+        Args(bc_teacher="oracle").check()
+    with pytest.raises(InputError):
+        Args(bc_teacher="best", bc_objective="L").check()
+
+
+def test_best_teacher_is_never_below_the_heuristics(tmp_path):
+    """``bc_teacher="best"``: the better of the heuristics and the (time-capped) exact solve."""
+    kw = dict(bc_instances=3, seed=6, params={"task_nodes_range": [3, 4]}, expert_cache=str(tmp_path / "c"))
+    sizes = {"max_nodes": 10, "max_tasks": 4, "max_levels": 5}
+    got = {t: collect_expert_data(Args(bc_teacher=t, **kw), sizes)["expert_composite"]
+           for t in ("heuristics", "exact", "best")}
+    assert got["best"] == pytest.approx(got["exact"], abs=1e-12)  # small jobs: the exact optimum wins
+    assert got["best"] >= got["heuristics"] - 1e-12
 
 
 def test_expert_level_is_nearest_allowed():
@@ -440,13 +500,46 @@ def test_registry_lists_the_ces_checkpoints_with_their_training():
 
     from edgebench import registry
 
-    for name, default in (("ces-ppo", "ces-ppo-mix.pt"), ("ces-ppo-noheur", "ces-ppo-noheur-mix.pt"),
-                          ("ppo-balance", "ces-ppo-balance-mix.pt")):
+    for name, default in (("ces-ppo", "ces-ppo-bc-mix.pt"), ("ces-ppo-noheur", "ces-ppo-noheur-bc-mix.pt"),
+                          ("ppo-balance", "ces-ppo-balance-bc-mix.pt")):
         recs = registry.get(name).as_dict()["checkpoints"]
         files = {r["file"]: r for r in recs}
-        assert len(recs) == 2 and default in files, name  # the default and the earlier flat one, nothing else
+        # the default, the earlier pure-PPO per-node one and the earlier flat one, nothing else
+        assert len(recs) == 3 and default in files, name
+        assert [r["file"] for r in recs if r.get("default")] == [default], name
         rec = files[default]
-        assert rec["variant"] == name and rec["algorithm"] == "ppo" and rec["env_steps"] > 0
+        assert rec["variant"] == name and rec["algorithm"] == "bc+ppo" and rec["env_steps"] > 0
         path = ces_ppo.CHECKPOINT_DIR / default
         assert rec["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
         assert ces_ppo.DEFAULT_CHECKPOINTS[name] == path
+
+
+def test_compare_summary_and_candidates(tmp_path, capsys):
+    """The thesis comparison: a candidate checkpoint plays under its label, the summary gives
+    mean ± 95 % CI over the seeds and the paired difference to FlexiTask, and a written CSV
+    re-renders the same tables; bad input is one error line."""
+    from edgebench.learned.ces_ppo_cli import _main, compare, markdown_tables, read_rows, summary_table
+
+    out = tmp_path / "cmp.csv"
+    rows = compare([4], [42, 43, 44], nodes=(10,), exact=False, out=str(out), log=None,
+                   candidates=(("cand", str(ces_ppo.DEFAULT_CHECKPOINTS["ces-ppo"])),))
+    by = {(r["solver"], r["seed"]): r for r in rows}
+    assert all(by[("cand", s)]["composite"] == by[("ces-ppo", s)]["composite"] for s in (42, 43, 44))
+    text = summary_table(rows)
+    lines = {ln.split(" | ")[0].lstrip("| "): ln for ln in text.splitlines() if ln.startswith("| ")}
+    fx = [by[("flexitask", s)]["composite"] for s in (42, 43, 44)]  # t(0.975, 2 dof) = 4.3027
+    assert lines["flexitask"].split(" | ")[1] == f"{np.mean(fx):.3f} ± {4.3027 * np.std(fx, ddof=1) / 3**0.5:.3f}"
+    assert lines["cand"].split(" | ")[4] == lines["ces-ppo"].split(" | ")[4]  # same paired difference
+    assert lines["flexitask"].endswith("| - | - |")
+    again = read_rows(str(out))
+    assert summary_table(again) == text and markdown_tables(again) == markdown_tables(rows)
+    assert _main(["compare", "--from-csv", str(out)]) == 0
+    assert "mean ± 95 % CI over the seeds" in capsys.readouterr().out
+    bad = tmp_path / "bad.csv"
+    bad.write_text("nodes,size\n10,x\n")
+    for argv in (["compare", "--from-csv", str(bad)], ["compare", "--from-csv", str(tmp_path / "none.csv")],
+                 ["compare", "--candidate", "no-equals-sign"],
+                 ["compare", "--seeds", "1", "--candidate", f"x={tmp_path / 'none.pt'}"]):
+        assert _main(argv) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith("edgebench: error: "), argv
