@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from edgebench.errors import InputError
-from edgebench.referee.common import ATOL, RTOL
+from edgebench.referee.common import ATOL, RTOL, SENSE
 
 TINY = 1e-9
 
@@ -273,12 +273,14 @@ def certificate(objective: float | None, bound: float | None, sense: str) -> tup
     return False, abs(objective - bound) / den, "open"
 
 
-def write_manifests(store, data_dir: str | Path | None = None) -> list[str]:
+def write_manifests(store, data_dir: str | Path | None = None, *, refresh_bounds: bool = False) -> list[str]:
     """Write the store's best-known values into the ``best_known`` fields of every instance
     set manifest under ``data_dir`` (default: the embedded sets) whose instances are in the
     store, with the best-known solution as ``solutions/<instance id>.json`` in the set folder
     (``.json.gz`` for a set of gzipped instances);
     the instance-only combinatorial bound (:mod:`edgebench.runner.bounds`) joins the store's.
+    With ``refresh_bounds`` an instance with a best-known entry but no run in the store gets the
+    current combinatorial bound too (after a stronger bound was added; no solver runs needed).
     Only improvements. Every shipped solution is checked first (:func:`verify_entry`): a
     manifest whose solution does not reproduce its objective, or is for another instance,
     is an InputError and nothing is written. Files are written atomically, solutions before
@@ -302,13 +304,15 @@ def write_manifests(store, data_dir: str | Path | None = None) -> list[str]:
         touched = False
         for entry in manifest.get("instances", []):
             rec = best.get(entry.get("hash"))
-            if rec is None or rec.get("sense") not in ("min", "max"):
+            if rec is None and refresh_bounds and entry.get("best_known"):
+                rec = {}  # no run in the store: only a (newer) combinatorial bound may join
+            elif rec is None or rec.get("sense") not in ("min", "max"):
                 continue
             inst = load_instance(folder / entry["file"])
             verify_entry(folder, entry, inst)
             bk = dict(entry.get("best_known") or {})
             old = dict(bk)
-            sense = rec["sense"]
+            sense = rec.get("sense") or SENSE[inst.family]
             o = _finite(rec.get("objective"))
             if o is not None and obj_better(o, _finite(bk.get("objective")), sense):
                 text, value = _store_solution(store, rec.get("obj_run"), inst)
@@ -325,8 +329,12 @@ def write_manifests(store, data_dir: str | Path | None = None) -> list[str]:
                           bound_kind=_bound_kind(store, rec.get("bound_run"),
                                                  bool(run and run.get("proven") and close(b, run["primary_value"]))))
             comb = combinatorial_bound(inst)
-            if comb is not None and bound_better(comb[0], _finite(bk.get("bound")), sense):
-                bk.update(bound=comb[0], bound_solver=None, bound_run=None, bound_date=rec.get("obj_date"),
+            cb, ob = (comb[0] if comb else None), _finite(bk.get("objective"))
+            if cb is not None and ob is not None and close(cb, ob) and bound_better(cb, ob, sense):
+                cb = ob  # beyond a referee-checked objective by float noise only
+            old_b = _finite(bk.get("bound"))
+            if cb is not None and bound_better(cb, old_b, sense) and (old_b is None or not close(cb, old_b)):
+                bk.update(bound=cb, bound_solver=None, bound_run=None, bound_date=rec.get("obj_date"),
                           bound_kind=comb[1])
             bo, bb = _finite(bk.get("objective")), _finite(bk.get("bound"))
             if bo is None and bb is None:

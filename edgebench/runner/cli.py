@@ -7,8 +7,10 @@ happen inside the commands.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -188,9 +190,18 @@ def cmd_bestknown(args: argparse.Namespace) -> int:
 
     if args.data_dir is not None and not Path(args.data_dir).is_dir():
         raise InputError(f"no such folder: {args.data_dir}", file=CMDLINE, field="--data-dir")
-    with Store.open(args.db, create=False) as store:
+    if args.db is None and not args.refresh_bounds:
+        raise InputError("--db is required (it may be left out only with --refresh-bounds)", file=CMDLINE, field="--db")
+    if args.refresh_bounds:
+        args.write_manifests = True
+    with contextlib.ExitStack() as stack:
+        db = args.db
+        if db is None:  # --refresh-bounds alone: an empty store, only combinatorial bounds join
+            db = Path(stack.enter_context(tempfile.TemporaryDirectory())) / "empty.sqlite"
+        store = stack.enter_context(Store.open(db, create=args.db is None))
         rows = store.bestknown()
-        changes = write_manifests(store, args.data_dir) if args.write_manifests else []
+        changes = (write_manifests(store, args.data_dir, refresh_bounds=args.refresh_bounds)
+                   if args.write_manifests else [])
     if args.json:
         print(json.dumps({"bestknown": rows, "manifest_changes": changes}, indent=2))
         return 0
@@ -282,9 +293,13 @@ def add_run_parsers(sub: Any) -> None:
              "provenance. With --write-manifests, write improvements into the best_known fields of the instance "
              "set manifests (atomically; values only improve).",
              "  edgebench bestknown --db runs/default/results.sqlite\n"
-             "  edgebench bestknown --db runs/default/results.sqlite --write-manifests\n",
+             "  edgebench bestknown --db runs/default/results.sqlite --write-manifests\n"
+             "  edgebench bestknown --refresh-bounds\n",
              cmd_bestknown)
-    p.add_argument("--db", required=True, metavar="FILE", help="results store")
+    p.add_argument("--db", metavar="FILE", help="results store (required unless --refresh-bounds)")
     p.add_argument("--write-manifests", action="store_true", help="update the instance-set manifests")
+    p.add_argument("--refresh-bounds", action="store_true",
+                   help="also give every shipped best-known entry the current combinatorial bound where it is "
+                        "better (implies --write-manifests; without --db no runs are read)")
     p.add_argument("--data-dir", metavar="DIR", help="folder of instance sets (default: the embedded sets)")
     p.add_argument("--json", action="store_true", help="print JSON")

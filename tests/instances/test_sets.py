@@ -275,3 +275,37 @@ def test_combinatorial_bounds_hold_for_heuristic_solutions(name):
             if ev.feasible:
                 v = ev.primary_value
                 assert (v >= bound - 1e-9) if inst.family != "mapping" else (v <= bound + 1e-9), (info.name, v, bound)
+
+
+def test_bestknown_refresh_bounds_raises_weaker_shipped_bounds_only(tmp_path, capsys):
+    """`bestknown --refresh-bounds` gives shipped entries the current combinatorial bound where it
+    is better (no runs needed), never lowers one, and the shipped manifests are already refreshed."""
+    from edgebench.runner.bounds import combinatorial_bound
+
+    name = "offloading-edge-poisson-v2"
+    shutil.copytree(sets.DATA_DIR / name, tmp_path / name)
+    assert cli_main(["bestknown", "--refresh-bounds", "--data-dir", str(tmp_path)]) == 0
+    assert "0 manifest entries improved" in capsys.readouterr().out  # shipped = refreshed
+    path = tmp_path / name / "manifest.json"
+    m = json.loads(path.read_text())
+    entry = m["instances"][0]
+    inst = load_instance(tmp_path / name / entry["file"])
+    bound, kind = combinatorial_bound(inst)
+    entry["best_known"].update(bound=0.5 * bound, bound_kind="combinatorial: critical path", status="open")
+    m["instances"][1]["best_known"]["bound"] = None  # an entry without a bound gets one
+    path.write_text(json.dumps(m, indent=1) + "\n")
+    assert cli_main(["bestknown", "--refresh-bounds", "--data-dir", str(tmp_path)]) == 0
+    assert "2 manifest entries improved" in capsys.readouterr().out
+    new = json.loads(path.read_text())["instances"]
+    assert new[0]["best_known"]["bound"] == pytest.approx(min(bound, new[0]["best_known"]["objective"]))
+    assert new[0]["best_known"]["bound"] <= new[0]["best_known"]["objective"]
+    assert new[0]["best_known"]["bound_kind"] == kind
+    assert new[1]["best_known"]["bound"] is not None
+    assert cli_main(["bestknown", "--refresh-bounds", "--data-dir", str(tmp_path)]) == 0
+    assert "0 manifest entries improved" in capsys.readouterr().out
+
+
+def test_bestknown_needs_a_store_unless_refreshing_bounds(capsys):
+    assert cli_main(["bestknown"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "--db" in err
