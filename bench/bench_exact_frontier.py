@@ -61,7 +61,19 @@ def run_case(args: list[str], limit: float, threads: int) -> dict:
     return {"case": args, "solver": solver, "params": params, "time_limit": limit, "status": res.status,
             "objective": res.solution.objective, "bound": res.solution.bound, "gap": res.stats.get("mip_gap"),
             "wall_s": round(wall, 2), "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-            "message": str(res.stats.get("message", ""))[:300]}
+            "message": str(res.stats.get("message", ""))[:300]} | _placement_phases(fam, res)
+
+
+def _placement_phases(fam: str, res) -> dict:
+    """For placement: where the time and the bound came from (local search, LP widening, MILP rounds)."""
+    if fam != "placement":
+        return {}
+    st = res.stats
+    its = [{k: it.get(k) for k in ("status", "objective", "bound", "build_time", "solve_time", "size", "late")}
+           for it in st.get("iterations", [])]
+    return {"phases": {"local_search": st.get("local_search"), "lp_widen": st.get("lp_widen"),
+                       "lp_bound": st.get("lp_bound"), "incumbent_source": st.get("incumbent_source"),
+                       "iterations": its}}
 
 
 def main(argv: list[str]) -> None:

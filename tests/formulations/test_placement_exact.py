@@ -196,6 +196,22 @@ def test_ring_variables_and_local_search_keep_the_optimum(variant):
     assert base.solution.objective <= info["end"] <= info["start"] == P.schedule_objective(data, greedy)
 
 
+def test_local_search_passes_improve_on_one_pass():
+    """Further passes (shifted, then larger blocks) find what one pass over the blocks misses,
+    and stay feasible and above the optimum."""
+    inst = generate("placement", "synthetic-3", seed=0, num_tasks=24, variant="multi")
+    data = P.prepare(inst.placement)
+    greedy = P.best_greedy(data)
+    fb = P.finish_bounds(data, P.schedule_objective(data, greedy))
+    _, one = P.improve_schedule(data, greedy, fb, backend="highspy", block=6, passes=1)
+    more, info = P.improve_schedule(data, greedy, fb, backend="highspy", block=6)
+    assert not P.schedule_violations(data, more)
+    assert P.schedule_objective(data, more) == info["end"] < one["end"]
+    assert info["passes"] > 1 and one["passes"] == 1
+    opt = P.solve(inst, backend="highspy", time_limit=TL)
+    assert opt.status == "optimal" and opt.solution.objective <= info["end"]
+
+
 @pytest.mark.parametrize("variant", ["single", "multi"])
 def test_lp_widening_and_clique_rows_keep_the_optimum(variant):
     """The LP pre-widening of the windows and the clique rows change the path, not the answer;
