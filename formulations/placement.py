@@ -64,6 +64,8 @@ LNS_BLOCK = 32
 LNS_PASSES = 12
 #: a local-search pass that improves the objective by less than this (relative) moves on to larger blocks
 LNS_ESCALATE = 0.01
+#: the local search grows its blocks only on instances of at least this many blocks' worth of tasks
+LNS_GROW_TASKS_PER_BLOCK = 4
 #: coarse late-start ring variables (2 steps each) after every window
 DEFAULT_RINGS = 0
 #: share of the time limit the local search may use
@@ -604,15 +606,19 @@ def improve_schedule(data: PlacementData, schedule: Schedule, finish_by: Sequenc
     passes over the tasks while time is left: after a pass that improved by at least
     ``LNS_ESCALATE`` (relative), the next one shifts the blocks by a quarter block (other
     neighbours meet); after one that did not, the blocks grow (1.5x, then 2x, slack at least
-    doubled); the search ends when a pass with the largest blocks improves nothing."""
+    doubled; only with at least ``LNS_GROW_TASKS_PER_BLOCK`` blocks' worth of tasks); the
+    search ends when a pass with the largest blocks improves nothing."""
     J = data.num_tasks
     order = sorted(range(J), key=lambda j: (data.arrivals[j], j))
     cur = list(schedule)
     cur_val = schedule_objective(data, cur)
     info: dict[str, Any] = {"start": cur_val, "blocks": 0, "improved": 0, "passes": 0}
     # (block, slack) levels: the next level starts when a pass of the current one improves nothing
-    levels = [(block, slack)] + [(b, max(2 * slack, 2 * DEFAULT_WINDOW)) for b in (block * 3 // 2, block * 2)
-                                 if b < J]
+    # (larger blocks only on instances of at least LNS_GROW_TASKS_PER_BLOCK blocks: on smaller ones the
+    # whole MILP improves the schedule better than the larger blocks' hard sub-MILPs)
+    levels = [(block, slack)]
+    if J >= LNS_GROW_TASKS_PER_BLOCK * block:
+        levels += [(b, max(2 * slack, 2 * DEFAULT_WINDOW)) for b in (block * 3 // 2, block * 2)]
     level = shift = 0
     for _ in range(max(1, passes)):
         blk, slk = levels[level]
