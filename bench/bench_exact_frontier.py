@@ -33,6 +33,8 @@ GRIDS = {
                + [["mapping", "10", str(k), "0", "ortools-highs"] for k in (4, 6)],
     "offloading-daggen": [["offloading", "daggen", str(n), str(s)] for n in (50, 100) for s in (3, 4, 8)],
     "placement": [["placement", "hetero-6", "96", v] for v in ("single", "multi")],
+    # the whole-episode target: run with --limit 600 --threads 2
+    "placement-episodes": [["placement", "hetero-6", str(n), v] for n in (192, 384) for v in ("single", "multi")],
 }
 
 
