@@ -33,6 +33,8 @@ GRIDS = {
                + [["mapping", "10", str(k), "0", "ortools-highs"] for k in (4, 6)],
     "offloading-daggen": [["offloading", "daggen", str(n), str(s)] for n in (50, 100) for s in (3, 4, 8)],
     "placement": [["placement", "hetero-6", "96", v] for v in ("single", "multi")],
+    # the issue's whole-episode target: run with --limit 600 --threads 2
+    "placement-episodes": [["placement", "hetero-6", str(n), v] for n in (192, 384) for v in ("single", "multi")],
 }
 
 
@@ -61,10 +63,22 @@ def run_case(args: list[str], limit: float, threads: int) -> dict:
     out = {"case": args, "solver": solver, "params": params, "time_limit": limit, "status": res.status,
            "objective": res.solution.objective, "bound": res.solution.bound, "gap": res.stats.get("mip_gap"),
            "wall_s": round(wall, 2), "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-           "message": str(res.stats.get("message", ""))[:300]}
+           "message": str(res.stats.get("message", ""))[:300]} | _placement_phases(fam, res)
     if fam == "offloading":  # where the bound and the incumbent come from
         out["detail"] = {k: res.stats.get(k) for k in ("combinatorial_bound", "ceiled_bound", "cpsat_objective", "lns")}
     return out
+
+
+def _placement_phases(fam: str, res) -> dict:
+    """For placement: where the time and the bound came from (local search, LP widening, MILP rounds)."""
+    if fam != "placement":
+        return {}
+    st = res.stats
+    its = [{k: it.get(k) for k in ("status", "objective", "bound", "build_time", "solve_time", "size", "late")}
+           for it in st.get("iterations", [])]
+    return {"phases": {"local_search": st.get("local_search"), "lp_widen": st.get("lp_widen"),
+                       "lp_bound": st.get("lp_bound"), "incumbent_source": st.get("incumbent_source"),
+                       "iterations": its}}
 
 
 def main(argv: list[str]) -> None:

@@ -60,6 +60,12 @@ DEFAULT_WINDOW = 4
 NEIGHBOUR_STEP = 2
 #: local search before the exact solve: blocks of this many tasks (by arrival), half overlapping
 LNS_BLOCK = 32
+#: at most this many local-search passes (each only while the previous one improved)
+LNS_PASSES = 12
+#: a local-search pass that improves the objective by less than this (relative) moves on to larger blocks
+LNS_ESCALATE = 0.01
+#: the local search grows its blocks only on instances of at least this many blocks' worth of tasks
+LNS_GROW_TASKS_PER_BLOCK = 4
 #: coarse late-start ring variables (2 steps each) after every window
 DEFAULT_RINGS = 0
 #: share of the time limit the local search may use
@@ -592,36 +598,62 @@ def solve_model(bm: BuiltModel, backend: str, *, time_limit: float | None = None
 def improve_schedule(data: PlacementData, schedule: Schedule, finish_by: Sequence[int], *, backend: str,
                      block: int = LNS_BLOCK, slack: int = DEFAULT_WINDOW, deadline: float | None = None,
                      block_limit: float | None = None, threads: int = 1, seed: int = 0,
-                     horizon: int | None = None) -> tuple[Schedule, dict[str, Any]]:
+                     horizon: int | None = None, passes: int = LNS_PASSES) -> tuple[Schedule, dict[str, Any]]:
     """Local search (fix and re-optimise): blocks of ``block`` tasks in arrival order, half
     overlapping; the tasks of a block are freed, all others stay fixed, and the block's
     restricted model (windows ``arrival .. arrival + max(slack, current delay + 1)``, no late
-    variables) is solved; a better schedule replaces the current one."""
+    variables) is solved; a better schedule replaces the current one.  Up to ``passes``
+    passes over the tasks while time is left: after a pass that improved by at least
+    ``LNS_ESCALATE`` (relative), the next one shifts the blocks by a quarter block (other
+    neighbours meet); after one that did not, the blocks grow (1.5x, then 2x, slack at least
+    doubled; only with at least ``LNS_GROW_TASKS_PER_BLOCK`` blocks' worth of tasks); the
+    search ends when a pass with the largest blocks improves nothing."""
     J = data.num_tasks
     order = sorted(range(J), key=lambda j: (data.arrivals[j], j))
     cur = list(schedule)
     cur_val = schedule_objective(data, cur)
-    info: dict[str, Any] = {"start": cur_val, "blocks": 0, "improved": 0}
-    step = max(1, block // 2)
-    for first in range(0, max(1, J - step), step):
+    info: dict[str, Any] = {"start": cur_val, "blocks": 0, "improved": 0, "passes": 0}
+    # (block, slack) levels: the next level starts when a pass of the current one improves nothing
+    # (larger blocks only on instances of at least LNS_GROW_TASKS_PER_BLOCK blocks: on smaller ones the
+    # whole MILP improves the schedule better than the larger blocks' hard sub-MILPs)
+    levels = [(block, slack)]
+    if J >= LNS_GROW_TASKS_PER_BLOCK * block:
+        levels += [(b, max(2 * slack, 2 * DEFAULT_WINDOW)) for b in (block * 3 // 2, block * 2)]
+    level = shift = 0
+    for _ in range(max(1, passes)):
+        blk, slk = levels[level]
+        step = max(1, blk // 2)
+        val_before = cur_val
+        for first in range(shift, max(1, J - step), step):
+            rem = _remaining(deadline)
+            if rem is not None and rem <= 0.05:
+                break
+            free = set(order[first:first + blk])
+            fixed = [None if j in free else cur[j] for j in range(J)]
+            last = [data.arrivals[j] + max(slk, cur[j][1] - data.arrivals[j] + 1) for j in range(J)]
+            bm = build_model(data, finish_by, last, fixed=fixed, late=False, name="placement-lns")
+            tl = rem if block_limit is None else (block_limit if rem is None else min(rem, block_limit))
+            sol = solve_model(bm, backend, time_limit=tl, threads=threads, seed=seed, hint=cur)
+            info["blocks"] += 1
+            if sol.values is None:
+                continue
+            part = decode_partial(bm, sol.values)
+            new = [part[j] if part[j] is not None else cur[j] for j in range(J)]
+            val = schedule_objective(data, new)
+            if val < cur_val and not schedule_violations(data, new, horizon):
+                cur, cur_val = new, val
+                info["improved"] += 1
+        info["passes"] += 1
         rem = _remaining(deadline)
         if rem is not None and rem <= 0.05:
             break
-        free = set(order[first:first + block])
-        fixed = [None if j in free else cur[j] for j in range(J)]
-        last = [data.arrivals[j] + max(slack, cur[j][1] - data.arrivals[j] + 1) for j in range(J)]
-        bm = build_model(data, finish_by, last, fixed=fixed, late=False, name="placement-lns")
-        tl = rem if block_limit is None else (block_limit if rem is None else min(rem, block_limit))
-        sol = solve_model(bm, backend, time_limit=tl, threads=threads, seed=seed, hint=cur)
-        info["blocks"] += 1
-        if sol.values is None:
-            continue
-        part = decode_partial(bm, sol.values)
-        new = [part[j] if part[j] is not None else cur[j] for j in range(J)]
-        val = schedule_objective(data, new)
-        if val < cur_val and not schedule_violations(data, new, horizon):
-            cur, cur_val = new, val
-            info["improved"] += 1
+        last_level = level + 1 == len(levels)
+        if cur_val == val_before and last_level:
+            break
+        if not last_level and cur_val > (1 - LNS_ESCALATE) * val_before:
+            level, shift = level + 1, 0
+        else:
+            shift = (step // 2) if shift == 0 else 0  # the next pass's blocks straddle this one's
     info["end"] = cur_val
     return cur, info
 

@@ -150,3 +150,11 @@ def lp_solution(model: LinearModel, *, time_limit: float | None = None, threads:
     if h is None:
         return None
     return float(h.getInfo().objective_function_value), np.array(h.getSolution().col_value, dtype=float)
+
+
+def lp_row_duals(model: LinearModel, *, time_limit: float | None = None, threads: int = 1,
+                 seed: int = 0) -> np.ndarray | None:
+    """The LP relaxation's row duals (HiGHS's sign: reduced cost = c - A^T duals), None if
+    not solved to optimality (used by bench/probe_placement_bounds.py's Lagrangian probe)."""
+    h = _solve_lp(model, time_limit, threads, seed)
+    return None if h is None else np.array(h.getSolution().row_dual, dtype=float)

@@ -196,6 +196,22 @@ def test_ring_variables_and_local_search_keep_the_optimum(variant):
     assert base.solution.objective <= info["end"] <= info["start"] == P.schedule_objective(data, greedy)
 
 
+def test_local_search_passes_improve_on_one_pass():
+    """Further passes (shifted, then larger blocks) find what one pass over the blocks misses,
+    and stay feasible and above the optimum."""
+    inst = generate("placement", "synthetic-3", seed=0, num_tasks=24, variant="multi")
+    data = P.prepare(inst.placement)
+    greedy = P.best_greedy(data)
+    fb = P.finish_bounds(data, P.schedule_objective(data, greedy))
+    _, one = P.improve_schedule(data, greedy, fb, backend="highspy", block=6, passes=1)
+    more, info = P.improve_schedule(data, greedy, fb, backend="highspy", block=6)
+    assert not P.schedule_violations(data, more)
+    assert P.schedule_objective(data, more) == info["end"] < one["end"]
+    assert info["passes"] > 1 and one["passes"] == 1
+    opt = P.solve(inst, backend="highspy", time_limit=TL)
+    assert opt.status == "optimal" and opt.solution.objective <= info["end"]
+
+
 @pytest.mark.parametrize("variant", ["single", "multi"])
 def test_lp_widening_and_clique_rows_keep_the_optimum(variant):
     """The LP pre-widening of the windows and the clique rows change the path, not the answer;
@@ -375,3 +391,27 @@ def test_highspy_without_presolve_on_large_models(monkeypatch):
     assert seen and set(seen) == {False}
     assert res.status == "optimal" and res.solution.objective == expected
     check_solution(inst, res)
+
+
+def test_lp_row_duals_follow_highs_sign_convention():
+    """The row duals of the LP relaxation (used by the Lagrangian probe in bench/) satisfy
+    reduced cost = c - A^T duals, and strong duality gives the LP value: the sign convention
+    the probe's multipliers rely on."""
+    import numpy as np
+
+    from edgebench.formulations.placement_highs import lp_row_duals, lp_with_reduced_costs
+
+    inst = generate("placement", "hetero-6", seed=1, num_tasks=12, variant="single")
+    data = P.prepare(inst.placement)
+    fb = P.finish_bounds(data, P.schedule_objective(data, P.best_greedy(data)))
+    m = P.build_model(data, fb, [a + 2 for a in data.arrivals]).model
+    duals = lp_row_duals(m)
+    value, reduced = lp_with_reduced_costs(m)
+    cost = np.array([m.obj.get(i, 0.0) for i in range(m.num_vars)])
+    at = np.zeros(m.num_vars)
+    for (idx, vals), y in zip(m.rows, duals):
+        at[idx] += np.asarray(vals) * y
+    assert np.allclose(reduced, cost - at, atol=1e-6)
+    # strong duality with 0 <= x <= 1: value = sum(active row bound * dual) + sum(min(0, reduced))
+    rhs = sum(y * (hi if y < 0 else lo) for y, lo, hi in zip(duals, m.row_lo, m.row_hi) if abs(y) > 1e-12)
+    assert value == pytest.approx(m.obj_const + rhs + float(np.minimum(reduced, 0.0).sum()), abs=1e-5)
