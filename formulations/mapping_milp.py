@@ -54,7 +54,7 @@ class MilpModel:
 
 
 #: default depth of the polyhedral second-order-cone approximation (rotations per 2-D cone)
-CONE_DEPTH = 6
+CONE_DEPTH = 4
 
 
 def cone_accuracy(depth: int, elements: int) -> float:
