@@ -55,6 +55,8 @@ class MilpModel:
 
 #: default depth of the polyhedral second-order-cone approximation (rotations per 2-D cone)
 CONE_DEPTH = 4
+#: with a warm start, add the objective cutoff row (False: only the tangents at the incumbent)
+CUTOFF = True
 
 
 def cone_accuracy(depth: int, elements: int) -> float:
@@ -138,6 +140,12 @@ def build_milp(pr: MappingProblem, g: Goal, *, d_min: float | None = None,
                     continue
                 for r in np.nonzero(pr.inc[p, q])[0]:
                     yv.setdefault(int(r), []).append((k, 1.0))
+            # one variable per crossed link (Y = sum of its pair variables): the z rows below
+            # then have 2-3 terms instead of every pair's w
+            for r, terms in list(yv.items()):
+                y = m.add_var(f"Y[{v},{r}]", 0.0, 1.0)
+                m.add_eq([(y, 1.0)] + [(k, -c) for k, c in terms], 0.0, f"Y[{v},{r}]")
+                yv[r] = [(y, 1.0)]
             Y.append(yv)
     else:
         out = [[] for _ in range(P)]
@@ -383,7 +391,8 @@ def solve_milp(pr: MappingProblem, g: Goal, backend: str, *, time_limit: float |
                 util = point_utilisations(pr, x0, bb0, routes_incidence(pr, routes0))
                 for key in mm.s:
                     add_tangent(mm, key, util[key])
-                cutoff = mm.model.add_ge(list(mm.model.obj.items()), -math.inf, "objective_cutoff")
+                if CUTOFF:
+                    cutoff = mm.model.add_ge(list(mm.model.obj.items()), -math.inf, "objective_cutoff")
     while True:
         left = None if time_limit is None else time_limit - (time.perf_counter() - t0)
         if left is not None and left <= 0.05:
