@@ -436,3 +436,22 @@ def test_bad_warm_start_still_reaches_the_optimum():
     assert o.status == "optimal"
     assert o.value == pytest.approx(ref.value, abs=1e-7)
     assert o.rounds >= 2
+
+
+def test_bnb_first_incumbent_is_exact_and_keeps_the_optimum():
+    from edgebench.formulations.mapping_bnb import _Search, branch_and_bound
+
+    inst = tiny(4, nodes=5, tasks=4)
+    pr = build_problem(inst)
+    g = GOALS["composite"]
+    s = _Search(pr, g, time_limit=None, tol=1e-9)
+    s.dive()
+    assert s.inc_x is not None
+    assert s.inc_value == pytest.approx(pr.value(g, s.inc_x, s.inc_b), abs=1e-9)
+    first = s.inc_value
+    s.improve()
+    assert s.inc_value >= first
+    assert s.inc_value == pytest.approx(pr.value(g, s.inc_x, s.inc_b), abs=1e-9)
+    a, b = branch_and_bound(pr, g, warm=True), branch_and_bound(pr, g, warm=False)
+    assert a.status == b.status == "optimal"
+    assert a.value == pytest.approx(b.value, abs=1e-9)
