@@ -19,8 +19,10 @@ Variables (thesis numbering):
   BW(r)`` (4-7).  A co-located link has Y = 0 everywhere, so it consumes nothing and its B is
   free: the model sets it to BWmax (delta = 1), as the decoder does.
 * ``D_BW = (sum of constant deltas + sum_v (B[v] - BWmin)/(BWmax - BWmin)) / |V|`` (4-18), (4-19).
-* standard deviations (4-14)-(4-16): a continuous ``s`` per resource bounded below by linear
-  *under-estimators* of the std — the mean absolute deviation ``(1/P) sum_p |U_p - mean|``
+* standard deviations (4-14)-(4-16): a continuous ``s`` per resource bounded below by a
+  polyhedral approximation of the second-order cone ``||U - mean|| <= sqrt(E) s`` of
+  relative accuracy :func:`cone_accuracy` (:func:`add_norm_cone`; ``cone_depth=0``: the
+  older, weaker bound below) or by linear *under-estimators* of the std — the mean absolute deviation ``(1/P) sum_p |U_p - mean|``
   (``e_p >= +-(U_p - mean)``; MAD <= std by Cauchy-Schwarz) and tangent planes ``s >= g.U /
   sqrt(P)`` for unit centred directions g.  With MAD alone the model optimises the **MAD
   proxy** of L, and its optimum is a valid *bound* (L_proxy <= L); the outer-approximation
