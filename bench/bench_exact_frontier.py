@@ -12,7 +12,8 @@ on a shared machine)::
         --out runs/frontier-offloading.jsonl
 
 Cases: ``offloading GEN TASKS SERVERS`` (offloading-cpsat, one thread, seed-0 instance of
-preset GEN); ``mapping NODES TASK_NODES SEED BACKEND`` (mapping-exact, composite objective);
+preset GEN); ``mapping NODES TASK_NODES SEED BACKEND`` (mapping-exact, composite objective; grids
+``mapping-<backend>`` run 10 x 4 / 6 / 8 on seeds 0-2, ``mapping-bnb`` 20 x 10 on seeds 0-2);
 ``placement PRESET TASKS VARIANT`` (placement-milp, threads from --threads).
 Not a pytest module: the speed tables of bench_exact_*.py stay with pytest-benchmark.
 """
@@ -31,6 +32,12 @@ GRIDS = {
                    for s in (3, 4, 8)],
     "mapping": [["mapping", "20", "10", str(seed), "bnb"] for seed in range(3)]
                + [["mapping", "10", str(k), "0", "ortools-highs"] for k in (4, 6)],
+    # issue 17 item 3: every MILP backend on the thesis sizes (10 nodes x 4 / 6 / 8 task nodes, seeds 0-2)
+    **{f"mapping-{be}": [["mapping", "10", str(k), str(seed), be] for k in (4, 6, 8) for seed in range(3)]
+       for be in ("ortools-highs", "ortools-scip", "ortools-cbc", "pulp-cbc", "pulp-highs", "pyomo-highs")},
+    "mapping-bnb": [["mapping", "20", "10", str(seed), "bnb"] for seed in range(3)],
+    "mapping-milp-others": [["mapping", "10", str(k), "0", be] for k in (4, 6)
+                            for be in ("pyomo-highs", "ortools-scip", "pulp-highs", "ortools-cbc", "pulp-cbc")],
     "offloading-daggen": [["offloading", "daggen", str(n), str(s)] for n in (50, 100) for s in (3, 4, 8)],
     "placement": [["placement", "hetero-6", "96", v] for v in ("single", "multi")],
     # the issue's whole-episode target: run with --limit 600 --threads 2
@@ -58,12 +65,16 @@ def run_case(args: list[str], limit: float, threads: int) -> dict:
     else:
         raise SystemExit(f"unknown family {fam!r}")
     t0 = time.perf_counter()
+    c0 = time.process_time()
     res = registry.solve(inst, solver, time_limit=limit, seed=0, **params)
     wall = time.perf_counter() - t0
     out = {"case": args, "solver": solver, "params": params, "time_limit": limit, "status": res.status,
            "objective": res.solution.objective, "bound": res.solution.bound, "gap": res.stats.get("mip_gap"),
            "wall_s": round(wall, 2), "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
            "message": str(res.stats.get("message", ""))[:300]} | _placement_phases(fam, res)
+    if fam == "mapping":  # the machine is shared: CPU seconds of this process beside the wall time
+        out.update(cpu_s=round(time.process_time() - c0, 2), rounds=res.stats.get("rounds"),
+                   warm_start=res.stats.get("warm_start"))
     if fam == "offloading":  # where the bound and the incumbent come from
         out["detail"] = {k: res.stats.get(k) for k in ("combinatorial_bound", "ceiled_bound", "cpsat_objective", "lns")}
     return out

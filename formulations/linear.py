@@ -262,8 +262,10 @@ def _solve_pywraplp(model, solver_id, time_limit, threads, seed, mip_gap, log) -
     s.SetNumThreads(max(1, threads))
     if log:
         s.EnableOutput()
-    elif solver_id == "HIGHS":
-        s.SetSolverSpecificParametersAsString("output_flag=false")  # silences HiGHS's banner on stdout
+    if solver_id == "HIGHS":
+        # HiGHS through pywraplp ignores RELATIVE_MIP_GAP (it kept its default 1e-4): pass it
+        # natively; output_flag=false silences HiGHS's banner on stdout
+        s.SetSolverSpecificParametersAsString(("" if log else "output_flag=false\n") + f"mip_rel_gap={mip_gap!r}")
     params = pywraplp.MPSolverParameters()
     params.SetDoubleParam(pywraplp.MPSolverParameters.RELATIVE_MIP_GAP, mip_gap)
     t_start = time.perf_counter()

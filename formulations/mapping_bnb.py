@@ -162,6 +162,7 @@ class _Search:
         self.timed_out = False
         self.t0 = time.perf_counter()
         self.trace: list[tuple[float, float]] = []
+        self._open: list[float] = []
 
     # ---- incumbent --------------------------------------------------------------------
     def offer(self, x: np.ndarray, b: np.ndarray, value: float) -> None:
@@ -380,11 +381,65 @@ class _Search:
         out[alive] = ub
         return out
 
+    # ---- first incumbent: a beam dive and a local search ----------------------------------
+    def dive(self, width: int = 8) -> None:
+        """Beam search down the tree: at each depth only the ``width`` children with the
+        largest bounds are kept; the leaves reached offer incumbents. Only incumbents come out
+        of it (every offered value is exact), so the search's proof is unchanged."""
+        pr = self.pr
+        R = pr.R
+        depth, asg = 0, np.zeros((1, 0), dtype=int)
+        lc, lr, ul, um = np.zeros((1, pr.P)), np.zeros((1, pr.P)), np.zeros((1, R)), np.zeros((1, R))
+        while not self._out_of_time():
+            asg, lc, lr, ul, um = self._expand(depth, asg, lc, lr, ul, um)
+            if asg.shape[0] == 0:
+                return
+            if depth + 1 == pr.n:
+                self._leaves(asg, lc, lr, ul)
+                return
+            ub = self._bound(depth + 1, asg, lc, lr, ul)
+            idx = np.nonzero(np.isfinite(ub))[0]
+            idx = idx[np.argsort(-ub[idx], kind="stable")][:width]
+            if len(idx) == 0:
+                return
+            asg, lc, lr, ul, um = asg[idx], lc[idx], lr[idx], ul[idx], um[idx]
+            depth += 1
+
+    def improve(self, max_rounds: int = 50) -> None:
+        """Local search from the incumbent: every move of one task node to another node and
+        every swap of two task nodes' nodes, scored exactly by the leaf routine; repeated
+        while it improves."""
+        pr = self.pr
+        n, P = pr.n, pr.P
+        for _ in range(max_rounds):
+            if self.inc_x is None or self._out_of_time():
+                return
+            x0 = self.inc_x
+            before = self.inc_value
+            moves = np.repeat(x0[None, :], n * P, axis=0)
+            moves[np.arange(n * P), np.repeat(np.arange(n), P)] = np.tile(np.arange(P), n)
+            pairs = [(i, j) for i in range(n) for j in range(i + 1, n) if x0[i] != x0[j]]
+            swaps = np.repeat(x0[None, :], len(pairs), axis=0)
+            for k, (i, j) in enumerate(pairs):
+                swaps[k, i], swaps[k, j] = x0[j], x0[i]
+            X = np.unique(np.concatenate([moves, swaps]), axis=0)
+            X = X[(X != x0[None, :]).any(axis=1)]
+            X = X[pr.fits(X) & pr.routable_all(X)]
+            if pr.V and pr.R and len(X):
+                um = (pr.bmin[None, :, None] * pr.link_inc(X)).sum(axis=1)
+                X = X[(um <= pr.res_bw[None] + CAP_EPS * (1 + pr.bw[None])).all(axis=1)]
+            if len(X) == 0:
+                return
+            lc, lr = pr.loads(X)
+            ul = (self.b0[None, :, None] * pr.link_inc(X)).sum(axis=1) if pr.V and pr.R else np.zeros((len(X), pr.R))
+            self._leaves(X[:, self.order], lc, lr, ul)
+            if self.inc_value <= before:
+                return
+
     # ---- driver -----------------------------------------------------------------------
     def run(self) -> None:
         pr = self.pr
         R = pr.R
-        self._open: list[float] = []
         root = (0, np.zeros((1, 0), dtype=int), np.zeros((1, pr.P)), np.zeros((1, pr.P)), np.zeros((1, R)),
                 np.zeros((1, R)), np.array([np.inf]))
         stack = [root]
@@ -429,7 +484,7 @@ def _pstd(u: np.ndarray) -> np.ndarray:
 
 def branch_and_bound(pr: MappingProblem, g: Goal, *, time_limit: float | None = None, tol: float = PRUNE_TOL,
                      incumbent: tuple[np.ndarray, np.ndarray] | None = None, order: list[int] | None = None,
-                     symmetry: bool = True) -> BnBResult:
+                     symmetry: bool = True, warm: bool = True) -> BnBResult:
     """Solve the mapping problem exactly (shortest-path routing) for goal ``g``.
 
     ``incumbent`` (x, b) seeds the search (its exact value is recomputed). Returns the best
@@ -456,6 +511,9 @@ def branch_and_bound(pr: MappingProblem, g: Goal, *, time_limit: float | None = 
                 node_part = g.const - g.beta * (pr.weights[0] * pr.node_std(x[None])[0][0]
                                                 + pr.weights[1] * pr.node_std(x[None])[1][0])
                 s.offer(x, res.b, float(node_part + res.value))
+    if warm:
+        s.dive()
+        s.improve()
     s.run()
     stats = {"nodes": s.nodes, "leaves": s.leaves, "subproblems": s.subproblems, "order": s.order,
              "symmetric_pairs": sum(len(v) for v in s.twin_prev), "runtime": time.perf_counter() - t0,

@@ -19,8 +19,10 @@ Variables (thesis numbering):
   BW(r)`` (4-7).  A co-located link has Y = 0 everywhere, so it consumes nothing and its B is
   free: the model sets it to BWmax (delta = 1), as the decoder does.
 * ``D_BW = (sum of constant deltas + sum_v (B[v] - BWmin)/(BWmax - BWmin)) / |V|`` (4-18), (4-19).
-* standard deviations (4-14)-(4-16): a continuous ``s`` per resource bounded below by linear
-  *under-estimators* of the std — the mean absolute deviation ``(1/P) sum_p |U_p - mean|``
+* standard deviations (4-14)-(4-16): a continuous ``s`` per resource bounded below by a
+  polyhedral approximation of the second-order cone ``||U - mean|| <= sqrt(E) s`` of
+  relative accuracy :func:`cone_accuracy` (:func:`add_norm_cone`; ``cone_depth=0``: the
+  older, weaker bound below) or by linear *under-estimators* of the std — the mean absolute deviation ``(1/P) sum_p |U_p - mean|``
   (``e_p >= +-(U_p - mean)``; MAD <= std by Cauchy-Schwarz) and tangent planes ``s >= g.U /
   sqrt(P)`` for unit centred directions g.  With MAD alone the model optimises the **MAD
   proxy** of L, and its optimum is a valid *bound* (L_proxy <= L); the outer-approximation
@@ -53,8 +55,57 @@ class MilpModel:
     cuts: int = 0
 
 
-def build_milp(pr: MappingProblem, g: Goal, *, d_min: float | None = None) -> MilpModel:
-    """The MILP of goal ``g`` (D_BW exact; L through its MAD under-estimator + tangent cuts)."""
+#: default depth of the polyhedral second-order-cone approximation (rotations per 2-D cone)
+CONE_DEPTH = 4
+#: with a warm start, add the objective cutoff row (False: only the tangents at the incumbent)
+CUTOFF = True
+
+
+def cone_accuracy(depth: int, elements: int) -> float:
+    """Relative accuracy of :func:`add_norm_cone`: every feasible point has
+    ``||d|| <= (1 + eps) * t`` with ``eps = (1 / cos(pi / 2**(depth+1)))**levels - 1``."""
+    levels = max(1, math.ceil(math.log2(max(elements, 2))))
+    return (1.0 / math.cos(math.pi / 2 ** (depth + 1))) ** levels - 1.0
+
+
+def add_norm_cone(m: LinearModel, mags: list[int], depth: int, name: str) -> int:
+    """A variable t with ``sqrt(sum_k a_k^2) <= (1 + eps) t`` for the non-negative variables
+    ``mags`` (Ben-Tal & Nemirovski's polyhedral approximation of the second-order cone: a
+    binary tree of 2-D cones, each by ``depth`` rotations that halve the angle of the vector
+    (xi, eta)). A *relaxation*: every point with ``t >= ||a||`` extends to a feasible point
+    (rotations keep the norm; the angle after ``depth`` halvings is at most pi/2**(depth+1),
+    so ``eta <= tan(.) xi``); conversely ``||a|| <= xi_depth / cos(pi/2**(depth+1))``."""
+    level = list(mags)
+    k = 0
+    while len(level) > 1:
+        nxt = []
+        for i in range(0, len(level) - 1, 2):
+            xi, eta = level[i], level[i + 1]
+            for j in range(1, depth + 1):
+                th = math.pi / 2 ** (j + 1)
+                c, s = math.cos(th), math.sin(th)
+                xi2 = m.add_var(f"{name}_xi[{k},{j}]", 0.0, math.inf)
+                eta2 = m.add_var(f"{name}_eta[{k},{j}]", 0.0, math.inf)
+                m.add_eq([(xi2, 1.0), (xi, -c), (eta, -s)], 0.0, f"{name}_rot[{k},{j}]")
+                m.add_ge([(eta2, 1.0), (xi, s), (eta, -c)], 0.0, f"{name}_absp[{k},{j}]")
+                m.add_ge([(eta2, 1.0), (xi, -s), (eta, c)], 0.0, f"{name}_absm[{k},{j}]")
+                xi, eta = xi2, eta2
+            m.add_le([(eta, 1.0), (xi, -math.tan(math.pi / 2 ** (depth + 1)))], 0.0, f"{name}_tip[{k}]")
+            nxt.append(xi)
+            k += 1
+        if len(level) % 2:
+            nxt.append(level[-1])
+        level = nxt
+    return level[0]
+
+
+def build_milp(pr: MappingProblem, g: Goal, *, d_min: float | None = None,
+               cone_depth: int | None = None) -> MilpModel:
+    """The MILP of goal ``g`` (D_BW exact; each std through a polyhedral cone approximation of
+    relative accuracy :func:`cone_accuracy` when ``cone_depth`` is set, else through its MAD
+    under-estimator; tangent cuts close what is left). ``cone_depth`` None: :data:`CONE_DEPTH`;
+    0: the MAD under-estimator instead of the cone."""
+    cone_depth = CONE_DEPTH if cone_depth is None else int(cone_depth)
     m = LinearModel(name=f"mapping-{g.name}", sense="max")
     P, R, n, V = pr.P, pr.R, pr.n, pr.V
     balance = g.beta > 0
@@ -91,6 +142,12 @@ def build_milp(pr: MappingProblem, g: Goal, *, d_min: float | None = None) -> Mi
                     continue
                 for r in np.nonzero(pr.inc[p, q])[0]:
                     yv.setdefault(int(r), []).append((k, 1.0))
+            # one variable per crossed link (Y = sum of its pair variables): the z rows below
+            # then have 2-3 terms instead of every pair's w
+            for r, terms in list(yv.items()):
+                y = m.add_var(f"Y[{v},{r}]", 0.0, 1.0)
+                m.add_eq([(y, 1.0)] + [(k, -c) for k, c in terms], 0.0, f"Y[{v},{r}]")
+                yv[r] = [(y, 1.0)]
             Y.append(yv)
     else:
         out = [[] for _ in range(P)]
@@ -122,9 +179,13 @@ def build_milp(pr: MappingProblem, g: Goal, *, d_min: float | None = None) -> Mi
             z = m.add_var(f"z[{v},{r}]", 0.0, hi)
             # z >= B - hi (1 - Y)  <=>  z - B - hi*Y >= -hi
             m.add_ge([(z, 1.0), (b[v], -1.0)] + [(k, -hi * c) for k, c in terms], -hi, f"zlo[{v},{r}]")
-            if balance:
-                m.add_le([(z, 1.0), (b[v], -1.0)], 0.0, f"zb[{v},{r}]")
+            if balance:  # the rest of the McCormick envelope of z = B*Y, B in [lo, hi], Y in [0, 1]
+                lo = pr.bmin[v]
+                # z <= B - lo (1 - Y)  <=>  z - B - lo*Y <= -lo
+                m.add_le([(z, 1.0), (b[v], -1.0)] + [(k, -lo * c) for k, c in terms], -lo, f"zb[{v},{r}]")
                 m.add_le([(z, 1.0)] + [(k, -hi * c) for k, c in terms], 0.0, f"zy[{v},{r}]")
+                if lo > 0:
+                    m.add_ge([(z, 1.0)] + [(k, -lo * c) for k, c in terms], 0.0, f"zl[{v},{r}]")
             load[r].append((z, 1.0))
     for r in range(R):
         if load[r]:
@@ -166,24 +227,26 @@ def build_milp(pr: MappingProblem, g: Goal, *, d_min: float | None = None) -> Mi
             s = m.add_var(f"std_{key}", 0.0, math.inf)
             s_idx[key] = s
             obj.append((s, -g.beta * wk))
-            # mean = (sum base + sum terms) / E ; e_k >= +-(U_k - mean)
+            # mean = (sum base + sum terms) / E as one variable; e_k >= +-(U_k - mean)
             mean_terms: dict[int, float] = {}
             for row in terms:
                 for k, c in row:
                     mean_terms[k] = mean_terms.get(k, 0.0) + c / E
-            mean_const = float(base.sum()) / E
+            mu = m.add_var(f"mean_{key}", -math.inf, math.inf)
+            m.add_eq([(mu, 1.0)] + [(k, -c) for k, c in mean_terms.items()], float(base.sum()) / E, f"mean_{key}")
             es = []
             for e_i, row in enumerate(terms):
                 e = m.add_var(f"dev_{key}[{e_i}]", 0.0, math.inf)
                 es.append(e)
-                diff: dict[int, float] = {k: -c for k, c in mean_terms.items()}
-                for k, c in row:
-                    diff[k] = diff.get(k, 0.0) + c
-                dconst = base[e_i] - mean_const
-                # e >= diff + dconst ; e >= -(diff + dconst)
-                m.add_ge([(e, 1.0)] + [(k, -c) for k, c in diff.items()], dconst, f"devp_{key}[{e_i}]")
-                m.add_ge([(e, 1.0)] + [(k, c) for k, c in diff.items()], -dconst, f"devm_{key}[{e_i}]")
-            m.add_ge([(s, 1.0)] + [(e, -1.0 / E) for e in es], 0.0, f"mad_{key}")
+                # e >= row + base - mu ; e >= -(row + base - mu)
+                m.add_ge([(e, 1.0), (mu, 1.0)] + [(k, -c) for k, c in row], float(base[e_i]), f"devp_{key}[{e_i}]")
+                m.add_ge([(e, 1.0), (mu, -1.0)] + [(k, c) for k, c in row], -float(base[e_i]), f"devm_{key}[{e_i}]")
+            if cone_depth:
+                # ||U - mean|| <= (1 + eps) * sqrt(E) * s, the deviations e_k >= |U_k - mean| as leaves
+                root = add_norm_cone(m, es, int(cone_depth), f"cone_{key}")
+                m.add_le([(root, 1.0), (s, -math.sqrt(E))], 0.0, f"cone_root_{key}")
+            else:
+                m.add_ge([(s, 1.0)] + [(e, -1.0 / E) for e in es], 0.0, f"mad_{key}")
     # The constant is kept outside the model (some backends report a best bound without the
     # objective offset); solve_milp adds it back to objective and bound.
     m.set_objective(obj, constant=0.0, sense="max")
@@ -218,6 +281,16 @@ def add_tangent(mm: MilpModel, key: str, util: np.ndarray) -> bool:
     mm.model.add_ge(terms, rhs, f"tangent_{key}[{mm.cuts}]")
     mm.cuts += 1
     return True
+
+
+def point_utilisations(pr: MappingProblem, x: np.ndarray, b: np.ndarray, routes_inc: np.ndarray) -> dict[str, np.ndarray]:
+    """Exact utilisation vectors (cpu, ram, bw) of a complete mapping x with bandwidths b on
+    the routes ``routes_inc`` (V, R); co-located links carry nothing."""
+    lc, lr = pr.loads(np.asarray(x, dtype=np.intp)[None, :])
+    out = {"cpu": pr.base_uc + lc[0] / pr.cpu, "ram": pr.base_ur + lr[0] / pr.ram}
+    if pr.R:
+        out["bw"] = pr.base_ub + (np.asarray(b, dtype=float)[:, None] * routes_inc).sum(axis=0) / pr.bw
+    return out
 
 
 def decode_x(pr: MappingProblem, mm: MilpModel, values: np.ndarray) -> np.ndarray:
@@ -284,14 +357,20 @@ def _exact_value(pr: MappingProblem, g: Goal, x: np.ndarray, routes: list[tuple[
 
 def solve_milp(pr: MappingProblem, g: Goal, backend: str, *, time_limit: float | None = None, threads: int = 1,
                seed: int = 0, exact: bool = True, max_rounds: int = 200, tol: float = 1e-7,
-               d_min: float | None = None) -> MilpOutcome:
+               d_min: float | None = None, cone_depth: int | None = None,
+               incumbent: np.ndarray | None = None) -> MilpOutcome:
     """Solve through ``backend``. For the balance goals (composite, L) with ``exact`` the
     outer-approximation loop adds tangent cuts until bound - value <= tol (absolute), else
-    one MILP of the MAD proxy is solved; the returned (x, b) is always re-evaluated exactly
-    (bandwidths re-optimised for the mapping) and ``bound`` is a proven bound of the exact
-    problem (the proxy's optimum under-estimates L)."""
+    one MILP of the proxy (cone or MAD under-estimators of the stds) is solved; the returned
+    (x, b) is always re-evaluated exactly (bandwidths re-optimised for the mapping) and
+    ``bound`` is a proven bound of the exact problem (the proxy under-estimates L).
+
+    ``incumbent`` (a mapping, shortest-path routing) warm-starts the outer approximation: its
+    exact value is the first incumbent, tangents at its utilisations are added before the
+    first MILP, and every MILP gets the *objective cutoff* ``objective >= incumbent + tol/2``.
+    A MILP that is then infeasible proves that no mapping beats the incumbent by tol/2."""
     t0 = time.perf_counter()
-    mm = build_milp(pr, g, d_min=d_min)
+    mm = build_milp(pr, g, d_min=d_min, cone_depth=cone_depth)
     gg = g.with_d_min(d_min)
     best = (None, None, None, -math.inf)
     bound = math.inf
@@ -301,16 +380,39 @@ def solve_milp(pr: MappingProblem, g: Goal, backend: str, *, time_limit: float |
     last: LinearSolution | None = None
     proxy_value = None
     balance = g.beta > 0
+    cutoff = None  # row index of the objective cutoff
+    seen: set = set()
+    if incumbent is not None and pr.routing == "shortest_path" and exact and balance:
+        x0 = np.asarray(incumbent, dtype=int)
+        if pr.fits(x0[None])[0] and pr.routable_all(x0[None])[0]:
+            routes0 = [() if x0[pr.lsrc[v]] == x0[pr.ldst[v]] else tuple(pr.routes[x0[pr.lsrc[v]]][x0[pr.ldst[v]]])
+                       for v in range(pr.V)]
+            bb0, val0, _ = _exact_value(pr, gg, x0, routes0)
+            if bb0 is not None:
+                best = (x0, bb0, routes0, val0)
+                util = point_utilisations(pr, x0, bb0, routes_incidence(pr, routes0))
+                for key in mm.s:
+                    add_tangent(mm, key, util[key])
+                if CUTOFF:
+                    cutoff = mm.model.add_ge(list(mm.model.obj.items()), -math.inf, "objective_cutoff")
     while True:
         left = None if time_limit is None else time_limit - (time.perf_counter() - t0)
         if left is not None and left <= 0.05:
             msg = msg or "time limit"
             break
+        if cutoff is not None:
+            mm.model.row_lo[cutoff] = best[3] - mm.const + tol / 2
         sol = solve_linear(mm.model, backend, time_limit=left, threads=threads, seed=seed, mip_gap=1e-9)
         rounds += 1
         solver_rt += sol.runtime
         last = sol
         msg = sol.message
+        if cutoff is not None and sol.status == "infeasible":
+            # no mapping reaches incumbent + tol/2 in the relaxation: the incumbent is optimal
+            bound = min(bound, best[3] + tol / 2)
+            msg = "outer approximation closed by the objective cutoff (MILP infeasible)"
+            last = LinearSolution("optimal", None, None, None, sol.runtime, backend, msg)
+            break
         if sol.status in ("infeasible", "error"):
             if best[0] is None:
                 return MilpOutcome(sol.status, None, None, None, -math.inf, None, sol.message, mm.model.size(),
@@ -321,7 +423,10 @@ def solve_milp(pr: MappingProblem, g: Goal, backend: str, *, time_limit: float |
         if proxy_value is None and sol.objective is not None:
             proxy_value = sol.objective + mm.const
         if sol.bound is not None and math.isfinite(sol.bound):
-            bound = min(bound, float(sol.bound) + mm.const)  # every round's relaxation over-estimates the exact value
+            # every round's relaxation over-estimates the exact value; with a cutoff, the points
+            # it excludes are below incumbent + tol/2
+            rb = float(sol.bound) + mm.const
+            bound = min(bound, rb if cutoff is None else max(rb, best[3] + tol / 2))
         x = decode_x(pr, mm, sol.values)
         routes = decode_routes(pr, mm, x, sol.values)
         bb, val, gap = _exact_value(pr, gg, x, routes)
@@ -331,6 +436,11 @@ def solve_milp(pr: MappingProblem, g: Goal, backend: str, *, time_limit: float |
             break
         if bound - best[3] <= tol or rounds >= max_rounds:
             break
+        point = (tuple(int(v) for v in x), tuple(np.round(sol.values[mm.b], 9)))
+        if point in seen:  # the same point again: its tangents are in; only solver tolerance is left
+            msg = f"{msg}; outer approximation stalled (same point twice)"
+            break
+        seen.add(point)
         # tangent cuts at this solution (exact utilisations of the MILP point)
         added = False
         vals = sol.values

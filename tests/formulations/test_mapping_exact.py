@@ -374,3 +374,84 @@ def test_jobs_with_different_intervals_are_not_claimed_optimal():
     assert ev.feasible
     assert res.status == "feasible" and res.solution.bound is None
     assert res.solution.objective == ev.objectives["composite"]
+
+
+# ---- the stronger MILP (issue 17): cone approximation, warm start, objective cutoff ------------
+
+
+@pytest.mark.parametrize("depth", [2, 4, 7])
+def test_norm_cone_is_a_relaxation_of_the_stated_accuracy(depth):
+    """min t over the polyhedral cone with fixed leaves a: ||a|| / (1 + eps) <= t <= ||a||."""
+    from edgebench.formulations.linear import LinearModel, solve_linear
+    from edgebench.formulations.mapping_milp import add_norm_cone, cone_accuracy
+
+    rng = np.random.default_rng(depth)
+    for dim in (1, 2, 3, 5, 8, 9):
+        a = rng.uniform(0, 1, dim) * (rng.random(dim) < 0.8)
+        m = LinearModel(name="cone", sense="min")
+        leaves = [m.add_var(f"a{i}", v, v) for i, v in enumerate(a)]
+        t = add_norm_cone(m, leaves, depth, "c")
+        m.set_objective([(t, 1.0)], sense="min")
+        sol = solve_linear(m, "ortools-highs")
+        assert sol.status == "optimal"
+        nrm = float(np.linalg.norm(a))
+        eps = cone_accuracy(depth, dim)
+        assert nrm / (1 + eps) - 1e-9 <= sol.objective <= nrm + 1e-9, (dim, nrm, sol.objective)
+    assert cone_accuracy(depth, 8) > cone_accuracy(depth + 1, 8) > 0
+
+
+@pytest.mark.parametrize("seed,objective", [(0, "composite"), (1, "L"), (2, "composite")])
+def test_cone_milp_matches_bnb_with_and_without_warm_start(seed, objective):
+    inst = tiny(seed, nodes=4, tasks=3)
+    ref = solve_exact(inst, objective=objective, backend="bnb")
+    for ws in (True, False):
+        r = solve_exact(inst, objective=objective, backend="ortools-highs", time_limit=60, warm_start=ws)
+        assert r.status == "optimal", (ws, r.message)
+        assert r.value == pytest.approx(ref.value, abs=1e-6)
+        assert (r.bound >= r.value - 1e-12) if objective == "composite" else (r.bound <= r.value + 1e-12)
+        assert r.stats["warm_start"]["used"] is ws
+    # the proxy (one MILP, cone under-estimators) is a valid bound within the cone's accuracy
+    p = solve_exact(inst, objective=objective, backend="ortools-highs", time_limit=60, exact=False)
+    if objective == "composite":
+        assert ref.value - 1e-7 <= p.bound <= ref.value + 1e-3
+    else:
+        assert ref.value - 1e-3 <= p.bound <= ref.value + 1e-7
+
+
+def test_bad_warm_start_still_reaches_the_optimum():
+    """The cutoff is set from the incumbent's exact value: a poor incumbent only makes the MILP
+    look for better points, it never cuts the optimum off."""
+    from edgebench.formulations.mapping_bnb import branch_and_bound
+    from edgebench.formulations.mapping_milp import solve_milp
+
+    inst = tiny(3, nodes=4, tasks=3)
+    pr = build_problem(inst)
+    g = GOALS["composite"]
+    ref = branch_and_bound(pr, g)
+    cands = [x for x in itertools.product(range(pr.P), repeat=pr.n)
+             if pr.fits(np.array(x)[None])[0] and pr.routable_all(np.array(x)[None])[0]]
+    worst = min(cands, key=lambda x: g.const - g.beta * sum(
+        w * s[0] for w, s in zip(pr.weights[:2], pr.node_std(np.array(x)[None]))))
+    o = solve_milp(pr, g, "ortools-highs", incumbent=np.array(worst), time_limit=60)
+    assert o.status == "optimal"
+    assert o.value == pytest.approx(ref.value, abs=1e-7)
+    assert o.rounds >= 2
+
+
+def test_bnb_first_incumbent_is_exact_and_keeps_the_optimum():
+    from edgebench.formulations.mapping_bnb import _Search, branch_and_bound
+
+    inst = tiny(4, nodes=5, tasks=4)
+    pr = build_problem(inst)
+    g = GOALS["composite"]
+    s = _Search(pr, g, time_limit=None, tol=1e-9)
+    s.dive()
+    assert s.inc_x is not None
+    assert s.inc_value == pytest.approx(pr.value(g, s.inc_x, s.inc_b), abs=1e-9)
+    first = s.inc_value
+    s.improve()
+    assert s.inc_value >= first
+    assert s.inc_value == pytest.approx(pr.value(g, s.inc_x, s.inc_b), abs=1e-9)
+    a, b = branch_and_bound(pr, g, warm=True), branch_and_bound(pr, g, warm=False)
+    assert a.status == b.status == "optimal"
+    assert a.value == pytest.approx(b.value, abs=1e-9)
