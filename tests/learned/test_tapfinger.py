@@ -443,6 +443,34 @@ def test_critic_warmup_freezes_the_actor_then_mappo_selects_on_validation(tmp_pa
     assert again["eval_mean_ct"] == last["val_mean_ct"]
 
 
+def test_init_from_another_presets_checkpoint_keeps_its_shapes(tmp_path):
+    """--init from a checkpoint of another preset (issue 16: warm starts for presets without
+    their own): the run keeps its own clusters and task types and takes the checkpoint's grid
+    and running rows, so every weight loads unchanged; a layout that cannot hold the run's
+    instances is an InputError naming the difference."""
+    from edgebench.learned.train_tapfinger import transfer_layout
+
+    _, lay, model = _tiny()
+    init = tmp_path / "s3.pt"
+    tf.save_checkpoint(init, model, lay)
+    args = TrainArgs(preset="sjf-ablation", variant="multi", gen_params=SMALL, steps=0, eval_episodes=1,
+                     model=model.cfg, init=str(init))
+    res = train(args, log=None)
+    assert res["layout"].type_names == ["long", "short"] and res["layout"].grid == lay.grid
+    assert res["layout"].max_running == lay.max_running != tf.EnvLayout.of_env(
+        tf.make_env(preset="sjf-ablation", params=SMALL)).max_running
+    for k, v in model.state_dict().items():
+        assert torch.equal(v, res["model"].state_dict()[k]), k
+    h6 = tf.EnvLayout.of_env(tf.make_env(preset="hetero-6", params=SMALL))
+    s6 = tf.EnvLayout.of_env(tf.make_env(preset="synthetic-6", params=SMALL))
+    got = transfer_layout(s6, h6, file="h6.pt")
+    assert got.caps == s6.caps and (got.max_cpu, got.max_gpu, got.max_running) == (32, 32, h6.max_running)
+    with pytest.raises(tf.InputError, match="clusters is 6, this run's 3"):
+        transfer_layout(lay, h6, file="h6.pt")
+    with pytest.raises(tf.InputError, match="exceed the checkpoint's grid"):
+        transfer_layout(h6, s6, file="s6.pt")
+
+
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.name)
 def test_shipped_checkpoint_reproduces_its_evaluation(path):
     """The shipped checkpoint is small, came from the documented training command, reproduces the
