@@ -379,8 +379,8 @@ def test_mappo_checkpoints_play_their_preset(solver, preset):
 @pytest.mark.parametrize("preset,variant,expect", [
     ("synthetic-6", "multi", "tapfinger-bc-hetero-6-multi.pt"),  # 6 clusters: hetero-6's grid holds them
     ("hetero-6", "single", "tapfinger-bc-hetero-6-single.pt"),
-    ("sjf-ablation", "multi", None),  # task types no shipped checkpoint knows: a clear refusal
-    ("testbed", "single", None),
+    ("sjf-ablation", "multi", "tapfinger-bc-sjf-ablation-single.pt"),  # its own preset, the other variant
+    ("testbed", "single", None),  # task types no shipped checkpoint knows: a clear refusal
 ])
 def test_nearest_checkpoint_or_a_clear_refusal(preset, variant, expect):
     try:
@@ -394,7 +394,8 @@ def test_nearest_checkpoint_or_a_clear_refusal(preset, variant, expect):
         assert "tapfinger-bc-synthetic-3-" in st["reason"]
     else:
         assert res.status == "feasible" and st["checkpoint"] == expect
-        assert st["checkpoint_match"] == ("exact" if preset == "hetero-6" else f"nearest (hetero-6 {variant})")
+        near = "sjf-ablation single" if preset == "sjf-ablation" else f"hetero-6 {variant}"
+        assert st["checkpoint_match"] == ("exact" if preset == "hetero-6" else f"nearest ({near})")
         assert evaluate_solution(inst, res.solution).feasible
     path, why = tf.nearest_checkpoint(inst, "no-such-policy")
     assert path is None and why == "no shipped no-such-policy-*.pt checkpoint"
