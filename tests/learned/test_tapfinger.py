@@ -357,20 +357,21 @@ def test_checkpoints_are_shipped_with_provenance():
     assert "checkpoints" not in registry.get("optimus").as_dict()
 
 
-@pytest.mark.parametrize("solver,preset", [("tapfinger", "synthetic-3"), ("tapfinger", "hetero-6"),
-                                            ("tapfinger-nopointer", "hetero-6"), ("tapfinger-nograph", "synthetic-3")])
-def test_mappo_checkpoints_play_their_preset(solver, preset):
+@pytest.mark.parametrize("solver,preset,variant", [
+    ("tapfinger", "synthetic-3", "multi"), ("tapfinger", "hetero-6", "multi"), ("tapfinger-nopointer", "hetero-6", "multi"),
+    ("tapfinger-nograph", "synthetic-3", "multi"), ("tapfinger", "hetero-6", "single"), ("tapfinger", "synthetic-6", "multi")])
+def test_mappo_checkpoints_play_their_preset(solver, preset, variant):
     """The MAPPO-trained solvers find their own preset's checkpoint without being told (hetero-6
     multi and the no-graph ablation on synthetic-3 multi since the issue-16 follow-up) and play a
     short held-out episode that the referee accepts; the file's provenance says bc+mappo."""
     from edgebench.learned.provenance import sidecar
 
-    inst = generate("placement", preset, seed=10**9 + 1, variant="multi", num_tasks=12)
+    inst = generate("placement", preset, seed=10**9 + 1, variant=variant, num_tasks=12)
     res = registry.solve(inst, solver, seed=0)
     st = res.solution.stats
     prefix = tf.SOLVERS[solver][0]
     assert res.status == "feasible", st.get("reason")
-    assert (st["checkpoint"], st["checkpoint_match"]) == (f"{prefix}-{preset}-multi.pt", "exact")
+    assert (st["checkpoint"], st["checkpoint_match"]) == (f"{prefix}-{preset}-{variant}.pt", "exact")
     assert evaluate_solution(inst, res.solution).feasible
     meta = sidecar(tf.CHECKPOINT_DIR / st["checkpoint"])
     assert meta["algorithm"] == "bc+mappo" and meta["env_steps"] > 0 and meta["preset"] == preset
