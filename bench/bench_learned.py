@@ -34,6 +34,10 @@ checkpoints drop in), and the training throughput of a tiny training run of each
   or 16 synthetic-3 multi envs, one batched forward pass per step), 512 env steps,
   ``extra_info["env_steps_per_s"]``; the ratio of the two is the gain of batching.
 
+* ``test_network_size[shipped-64x2 | paper-256x6]``: the shipped network size against the
+  paper's (hidden 256, 6 graph layers), side by side: ``forward_ms`` (one batched joint
+  decision of 16 envs), ``env_steps_per_s`` (a 512-step MAPPO update), ``params``.
+
 Torch runs on one thread. Run:
     .venv/bin/python -m pytest bench/bench_learned.py --benchmark-enable -q
 (without ``--benchmark-enable`` each test runs once, as a smoke test).
@@ -128,14 +132,14 @@ def _last_sps(path: Path) -> float | None:
     return float(rows[-1]["sps"]) if rows else None
 
 
-def _train_tapfinger(out: Path, num_envs: int = 16) -> tuple[int, Path]:
+def _train_tapfinger(out: Path, num_envs: int = 16, model=None) -> tuple[int, Path]:
     from edgebench.learned import tapfinger
     from edgebench.learned import train_tapfinger as tt
 
     steps = 512
     args = tt.TrainArgs(preset="synthetic-3", variant="multi", steps=steps, seed=0, num_envs=num_envs,
-                        rollout_steps=512 // num_envs, device="cpu",
-                        eval_every=0, eval_episodes=1, threads=1, out=str(out), model=tapfinger.ModelConfig())
+                        rollout_steps=512 // num_envs, device="cpu", eval_every=0, eval_episodes=1, threads=1,
+                        out=str(out), model=model or tapfinger.ModelConfig())
     tt.train(args, log=None)
     return steps, out / "metrics.csv"
 
@@ -214,3 +218,63 @@ def test_rollout_throughput(benchmark, num_envs):
 
     benchmark.pedantic(run, rounds=1, iterations=1, warmup_rounds=0)
     benchmark.extra_info.update({"num_envs": num_envs, "steps": steps, "env_steps_per_s": steps / min(walls)})
+
+
+#: network sizes compared by ``test_network_size``: the shipped checkpoints' and the paper's
+NET_SIZES = {"shipped-64x2": (64, 2), "paper-256x6": (256, 6)}
+
+
+@pytest.mark.parametrize("size", list(NET_SIZES))
+def test_network_size(benchmark, size, tmp_path):
+    """The paper's TapFinger network (hidden 256, 6 graph layers, 4 heads) against the shipped
+    size (hidden 64, 2 layers) on this CPU, side by side in one run (issue 16, item 1's
+    "measured reason"): ``forward_ms`` = one batched joint decision of 16 synthetic-3 multi
+    environments (``act_batch``, sampled, critic on: the rollout's forward pass; the fastest
+    of 3 rounds of 64 steps), ``env_steps_per_s`` = the trainer's own ``sps`` of a 512-step
+    MAPPO update (16 envs x 32 steps, 4 epochs x minibatch 64: rollout + backward), and
+    ``params`` = the number of weights. Freshly initialised weights: the cost does not
+    depend on their values."""
+    import numpy as np
+
+    from edgebench.learned import tapfinger as tf
+    from edgebench.learned.envs.placement import PlacementVectorEnv
+
+    hidden, layers = NET_SIZES[size]
+    cfg = tf.ModelConfig(hidden=hidden, layers=layers, heads=4)
+    envs = [tf.make_env(preset="synthetic-3", params={"num_tasks": 24}, variant="multi") for _ in range(16)]
+    lay = tf.EnvLayout.of_env(envs[0])
+    import torch
+
+    torch.manual_seed(0)
+    model = tf.make_model(cfg, lay)
+    seeds = iter(range(10**6))
+    venv = PlacementVectorEnv(envs, lambda env: env.reset(seed=next(seeds))[0])
+    rng = np.random.default_rng(0)
+    fwd: list[float] = []
+
+    def rollout():
+        obs = venv.reset()
+        spent = 0.0
+        for _ in range(64):
+            t0 = time.perf_counter()
+            actions, _ = tf.act_batch(model, envs, obs, lay, rng, greedy=False)
+            spent += time.perf_counter() - t0
+            obs, *_ = venv.step(actions)
+        fwd.append(1000.0 * spent / 64)
+
+    for _ in range(3):
+        rollout()
+    walls: list[float] = []
+    sps: list[float] = []
+
+    def run():
+        t0 = time.perf_counter()
+        steps, csv_path = _train_tapfinger(tmp_path / "run", model=cfg)
+        walls.append(steps / (time.perf_counter() - t0))
+        sps.append(_last_sps(csv_path) or float("nan"))
+        return steps
+
+    benchmark.pedantic(run, rounds=1, iterations=1, warmup_rounds=0)
+    benchmark.extra_info.update({"hidden": hidden, "layers": layers, "params": sum(p.numel() for p in model.parameters()),
+                                 "forward_ms": min(fwd), "env_steps_per_s": max(sps),
+                                 "wall_steps_per_s": max(walls)})

@@ -40,7 +40,7 @@ import numpy as np
 from edgebench.learned import checkpoint, ppo
 from edgebench.learned import tapfinger as tf
 
-__all__ = ["TrainArgs", "train", "evaluate", "EVAL_SEED_BASE", "expert_schedule", "replay_expert", "expert_seeds",
+__all__ = ["TrainArgs", "train", "evaluate", "transfer_layout", "EVAL_SEED_BASE", "expert_schedule", "replay_expert", "expert_seeds",
            "expert_dataset", "behaviour_cloning", "expert_from_state", "student_states", "dagger_dataset"]
 
 EVAL_SEED_BASE = 10**9
@@ -125,6 +125,25 @@ def evaluate(model, args: TrainArgs, lay: tf.EnvLayout, *, episodes: int | None 
             "ms_per_decision": 1000.0 * float(np.mean(dt)), "eval_cts": [float(c) for c in cts]}
 
 
+def transfer_layout(own: tf.EnvLayout, init: tf.EnvLayout, *, file: str) -> tf.EnvLayout:
+    """The layout of a run started from a checkpoint (``--init``) of another preset: the run's
+    clusters and task-type names with the checkpoint's tensor shapes (allocation grid, running
+    rows), so that every weight keeps its shape. Allowed when the cluster count, the pending
+    window and the number of task types are equal and the run's capacities lie within the
+    checkpoint's grid (e.g. synthetic-6 from a hetero-6 file, sjf-ablation from a synthetic-3
+    file: the type one-hots keep their positions, their meaning is re-learned); otherwise
+    InputError naming the difference."""
+    for what, a, b in (("clusters", own.n, init.n), ("pending window", own.pending_size, init.pending_size),
+                       ("number of task types", own.types, init.types)):
+        if a != b:
+            raise tf.InputError(f"the checkpoint's {what} is {b}, this run's {a}", file=file, field="init")
+    if own.max_cpu > init.max_cpu or own.max_gpu > init.max_gpu:
+        raise tf.InputError(f"this run's capacities {own.caps} exceed the checkpoint's grid ({init.max_cpu}, "
+                            f"{init.max_gpu})", file=file, field="init")
+    return tf.EnvLayout(list(own.caps), own.pending_size, init.max_running, list(own.type_names),
+                        init.max_cpu, init.max_gpu)
+
+
 def _logp_entropy(model, batch: dict, idx: np.ndarray, *, critic_grad: bool = True):
     """Recompute log pi and entropies of the stored actions with the stored masks
     (``critic_grad=False``: the value loss does not reach the shared encoder)."""
@@ -159,15 +178,18 @@ def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.threads)
     rng = np.random.default_rng(args.seed)
-    envs = [tf.make_env(preset=args.preset, params=args.gen_params, variant=args.variant)
-            for _ in range(args.num_envs)]
-    lay = tf.EnvLayout.of_env(envs[0])
-    device = tf.resolve_device(args.device)
-    model = tf.make_model(args.model, lay)
+    init_model = None
+    lay = tf.EnvLayout.of_env(tf.make_env(preset=args.preset, params=args.gen_params, variant=args.variant))
     if args.init:
         init_model, init_lay, _ = tf.load_checkpoint(args.init)
-        if asdict(init_lay) != asdict(lay) or asdict(init_model.cfg) != asdict(model.cfg):
-            raise tf.InputError("the --init checkpoint's model or layout differs from this run's", file=str(args.init),
+        lay = transfer_layout(lay, init_lay, file=str(args.init))
+    envs = [tf.make_env(preset=args.preset, params=args.gen_params, variant=args.variant, lay=lay)
+            for _ in range(args.num_envs)]
+    device = tf.resolve_device(args.device)
+    model = tf.make_model(args.model, lay)
+    if init_model is not None:
+        if asdict(init_model.cfg) != asdict(model.cfg):
+            raise tf.InputError("the --init checkpoint's model differs from this run's", file=str(args.init),
                                 field="init")
         model.load_state_dict(init_model.state_dict())
     model.to(device)

@@ -357,20 +357,21 @@ def test_checkpoints_are_shipped_with_provenance():
     assert "checkpoints" not in registry.get("optimus").as_dict()
 
 
-@pytest.mark.parametrize("solver,preset", [("tapfinger", "synthetic-3"), ("tapfinger", "hetero-6"),
-                                            ("tapfinger-nopointer", "hetero-6"), ("tapfinger-nograph", "synthetic-3")])
-def test_mappo_checkpoints_play_their_preset(solver, preset):
+@pytest.mark.parametrize("solver,preset,variant", [
+    ("tapfinger", "synthetic-3", "multi"), ("tapfinger", "hetero-6", "multi"), ("tapfinger-nopointer", "hetero-6", "multi"),
+    ("tapfinger-nograph", "synthetic-3", "multi"), ("tapfinger", "hetero-6", "single"), ("tapfinger", "synthetic-6", "multi")])
+def test_mappo_checkpoints_play_their_preset(solver, preset, variant):
     """The MAPPO-trained solvers find their own preset's checkpoint without being told (hetero-6
     multi and the no-graph ablation on synthetic-3 multi since the issue-16 follow-up) and play a
     short held-out episode that the referee accepts; the file's provenance says bc+mappo."""
     from edgebench.learned.provenance import sidecar
 
-    inst = generate("placement", preset, seed=10**9 + 1, variant="multi", num_tasks=12)
+    inst = generate("placement", preset, seed=10**9 + 1, variant=variant, num_tasks=12)
     res = registry.solve(inst, solver, seed=0)
     st = res.solution.stats
     prefix = tf.SOLVERS[solver][0]
     assert res.status == "feasible", st.get("reason")
-    assert (st["checkpoint"], st["checkpoint_match"]) == (f"{prefix}-{preset}-multi.pt", "exact")
+    assert (st["checkpoint"], st["checkpoint_match"]) == (f"{prefix}-{preset}-{variant}.pt", "exact")
     assert evaluate_solution(inst, res.solution).feasible
     meta = sidecar(tf.CHECKPOINT_DIR / st["checkpoint"])
     assert meta["algorithm"] == "bc+mappo" and meta["env_steps"] > 0 and meta["preset"] == preset
@@ -379,8 +380,8 @@ def test_mappo_checkpoints_play_their_preset(solver, preset):
 @pytest.mark.parametrize("preset,variant,expect", [
     ("synthetic-6", "multi", "tapfinger-bc-hetero-6-multi.pt"),  # 6 clusters: hetero-6's grid holds them
     ("hetero-6", "single", "tapfinger-bc-hetero-6-single.pt"),
-    ("sjf-ablation", "multi", None),  # task types no shipped checkpoint knows: a clear refusal
-    ("testbed", "single", None),
+    ("sjf-ablation", "multi", "tapfinger-bc-sjf-ablation-single.pt"),  # its own preset, the other variant
+    ("testbed", "single", None),  # task types no shipped checkpoint knows: a clear refusal
 ])
 def test_nearest_checkpoint_or_a_clear_refusal(preset, variant, expect):
     try:
@@ -394,7 +395,8 @@ def test_nearest_checkpoint_or_a_clear_refusal(preset, variant, expect):
         assert "tapfinger-bc-synthetic-3-" in st["reason"]
     else:
         assert res.status == "feasible" and st["checkpoint"] == expect
-        assert st["checkpoint_match"] == ("exact" if preset == "hetero-6" else f"nearest (hetero-6 {variant})")
+        near = "sjf-ablation single" if preset == "sjf-ablation" else f"hetero-6 {variant}"
+        assert st["checkpoint_match"] == ("exact" if preset == "hetero-6" else f"nearest ({near})")
         assert evaluate_solution(inst, res.solution).feasible
     path, why = tf.nearest_checkpoint(inst, "no-such-policy")
     assert path is None and why == "no shipped no-such-policy-*.pt checkpoint"
@@ -441,6 +443,34 @@ def test_critic_warmup_freezes_the_actor_then_mappo_selects_on_validation(tmp_pa
     assert last["val_mean_ct"] == min(vals) and last["selected_update"] >= 0
     again = evaluate(res2["model"], args2, lay, episodes=2, seed_base=args2.val_seed_base)
     assert again["eval_mean_ct"] == last["val_mean_ct"]
+
+
+def test_init_from_another_presets_checkpoint_keeps_its_shapes(tmp_path):
+    """--init from a checkpoint of another preset (issue 16: warm starts for presets without
+    their own): the run keeps its own clusters and task types and takes the checkpoint's grid
+    and running rows, so every weight loads unchanged; a layout that cannot hold the run's
+    instances is an InputError naming the difference."""
+    from edgebench.learned.train_tapfinger import transfer_layout
+
+    _, lay, model = _tiny()
+    init = tmp_path / "s3.pt"
+    tf.save_checkpoint(init, model, lay)
+    args = TrainArgs(preset="sjf-ablation", variant="multi", gen_params=SMALL, steps=0, eval_episodes=1,
+                     model=model.cfg, init=str(init))
+    res = train(args, log=None)
+    assert res["layout"].type_names == ["long", "short"] and res["layout"].grid == lay.grid
+    assert res["layout"].max_running == lay.max_running != tf.EnvLayout.of_env(
+        tf.make_env(preset="sjf-ablation", params=SMALL)).max_running
+    for k, v in model.state_dict().items():
+        assert torch.equal(v, res["model"].state_dict()[k]), k
+    h6 = tf.EnvLayout.of_env(tf.make_env(preset="hetero-6", params=SMALL))
+    s6 = tf.EnvLayout.of_env(tf.make_env(preset="synthetic-6", params=SMALL))
+    got = transfer_layout(s6, h6, file="h6.pt")
+    assert got.caps == s6.caps and (got.max_cpu, got.max_gpu, got.max_running) == (32, 32, h6.max_running)
+    with pytest.raises(tf.InputError, match="clusters is 6, this run's 3"):
+        transfer_layout(lay, h6, file="h6.pt")
+    with pytest.raises(tf.InputError, match="exceed the checkpoint's grid"):
+        transfer_layout(h6, s6, file="s6.pt")
 
 
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.name)
