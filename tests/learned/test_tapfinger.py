@@ -381,21 +381,22 @@ def test_mappo_checkpoints_play_their_preset(solver, preset, variant):
     ("synthetic-6", "multi", "tapfinger-bc-hetero-6-multi.pt"),  # 6 clusters: hetero-6's grid holds them
     ("hetero-6", "single", "tapfinger-bc-hetero-6-single.pt"),
     ("sjf-ablation", "multi", "tapfinger-bc-sjf-ablation-single.pt"),  # its own preset, the other variant
-    ("testbed", "single", None),  # task types no shipped checkpoint knows: a clear refusal
+    ("testbed", "multi", "tapfinger-bc-testbed-single.pt"),  # its own (12-task cloned) file, other variant
+    ("testbed", "single", None),  # no-graph: task types none of its checkpoints knows: a clear refusal
 ])
 def test_nearest_checkpoint_or_a_clear_refusal(preset, variant, expect):
     try:
         inst = generate("placement", preset, seed=5, variant=variant, num_tasks=12)
     except Exception as exc:  # the test-bed preset needs the traces
         pytest.skip(f"{preset}: {exc}")
-    res = registry.solve(inst, "tapfinger-bc", seed=0)
+    res = registry.solve(inst, "tapfinger-bc" if expect else "tapfinger-nograph-bc", seed=0)
     st = res.solution.stats
     if expect is None:
         assert res.status == "error" and st["reason"].startswith("no shipped checkpoint fits this instance")
-        assert "tapfinger-bc-synthetic-3-" in st["reason"]
+        assert "tapfinger-nograph-bc-synthetic-3-" in st["reason"]
     else:
         assert res.status == "feasible" and st["checkpoint"] == expect
-        near = "sjf-ablation single" if preset == "sjf-ablation" else f"hetero-6 {variant}"
+        near = {"sjf-ablation": "sjf-ablation single", "testbed": "testbed single"}.get(preset, f"hetero-6 {variant}")
         assert st["checkpoint_match"] == ("exact" if preset == "hetero-6" else f"nearest ({near})")
         assert evaluate_solution(inst, res.solution).feasible
     path, why = tf.nearest_checkpoint(inst, "no-such-policy")
