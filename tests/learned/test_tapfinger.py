@@ -381,7 +381,7 @@ def test_mappo_checkpoints_play_their_preset(solver, preset, variant):
     ("synthetic-6", "multi", "tapfinger-bc-hetero-6-multi.pt"),  # 6 clusters: hetero-6's grid holds them
     ("hetero-6", "single", "tapfinger-bc-hetero-6-single.pt"),
     ("sjf-ablation", "multi", "tapfinger-bc-sjf-ablation-single.pt"),  # its own preset, the other variant
-    ("testbed", "multi", "tapfinger-bc-testbed-single.pt"),  # its own (12-task cloned) file, other variant
+    ("testbed", "multi", "tapfinger-bc-testbed-multi.pt"),  # its own file (cloned on 12-task instances)
     ("testbed", "single", None),  # no-graph: task types none of its checkpoints knows: a clear refusal
 ])
 def test_nearest_checkpoint_or_a_clear_refusal(preset, variant, expect):
@@ -396,8 +396,8 @@ def test_nearest_checkpoint_or_a_clear_refusal(preset, variant, expect):
         assert "tapfinger-nograph-bc-synthetic-3-" in st["reason"]
     else:
         assert res.status == "feasible" and st["checkpoint"] == expect
-        near = {"sjf-ablation": "sjf-ablation single", "testbed": "testbed single"}.get(preset, f"hetero-6 {variant}")
-        assert st["checkpoint_match"] == ("exact" if preset == "hetero-6" else f"nearest ({near})")
+        near = "sjf-ablation single" if preset == "sjf-ablation" else f"hetero-6 {variant}"
+        assert st["checkpoint_match"] == ("exact" if preset in ("hetero-6", "testbed") else f"nearest ({near})")
         assert evaluate_solution(inst, res.solution).feasible
     path, why = tf.nearest_checkpoint(inst, "no-such-policy")
     assert path is None and why == "no shipped no-such-policy-*.pt checkpoint"
