@@ -359,14 +359,18 @@ def test_checkpoints_are_shipped_with_provenance():
 
 @pytest.mark.parametrize("solver,preset,variant", [
     ("tapfinger", "synthetic-3", "multi"), ("tapfinger", "hetero-6", "multi"), ("tapfinger-nopointer", "hetero-6", "multi"),
-    ("tapfinger-nograph", "synthetic-3", "multi"), ("tapfinger", "hetero-6", "single"), ("tapfinger", "synthetic-6", "multi")])
+    ("tapfinger-nograph", "synthetic-3", "multi"), ("tapfinger", "hetero-6", "single"), ("tapfinger", "synthetic-6", "multi"),
+    ("tapfinger", "testbed", "single")])
 def test_mappo_checkpoints_play_their_preset(solver, preset, variant):
     """The MAPPO-trained solvers find their own preset's checkpoint without being told (hetero-6
     multi and the no-graph ablation on synthetic-3 multi since the issue-16 follow-up) and play a
     short held-out episode that the referee accepts; the file's provenance says bc+mappo."""
     from edgebench.learned.provenance import sidecar
 
-    inst = generate("placement", preset, seed=10**9 + 1, variant=variant, num_tasks=12)
+    try:
+        inst = generate("placement", preset, seed=10**9 + 1, variant=variant, num_tasks=12)
+    except Exception as exc:  # the test-bed preset needs the traces
+        pytest.skip(f"{preset}: {exc}")
     res = registry.solve(inst, solver, seed=0)
     st = res.solution.stats
     prefix = tf.SOLVERS[solver][0]
@@ -381,22 +385,23 @@ def test_mappo_checkpoints_play_their_preset(solver, preset, variant):
     ("synthetic-6", "multi", "tapfinger-bc-hetero-6-multi.pt"),  # 6 clusters: hetero-6's grid holds them
     ("hetero-6", "single", "tapfinger-bc-hetero-6-single.pt"),
     ("sjf-ablation", "multi", "tapfinger-bc-sjf-ablation-single.pt"),  # its own preset, the other variant
-    ("testbed", "single", None),  # task types no shipped checkpoint knows: a clear refusal
+    ("testbed", "multi", "tapfinger-bc-testbed-multi.pt"),  # its own file (cloned on 12-task instances)
+    ("testbed", "single", None),  # no-graph: task types none of its checkpoints knows: a clear refusal
 ])
 def test_nearest_checkpoint_or_a_clear_refusal(preset, variant, expect):
     try:
         inst = generate("placement", preset, seed=5, variant=variant, num_tasks=12)
     except Exception as exc:  # the test-bed preset needs the traces
         pytest.skip(f"{preset}: {exc}")
-    res = registry.solve(inst, "tapfinger-bc", seed=0)
+    res = registry.solve(inst, "tapfinger-bc" if expect else "tapfinger-nograph-bc", seed=0)
     st = res.solution.stats
     if expect is None:
         assert res.status == "error" and st["reason"].startswith("no shipped checkpoint fits this instance")
-        assert "tapfinger-bc-synthetic-3-" in st["reason"]
+        assert "tapfinger-nograph-bc-synthetic-3-" in st["reason"]
     else:
         assert res.status == "feasible" and st["checkpoint"] == expect
         near = "sjf-ablation single" if preset == "sjf-ablation" else f"hetero-6 {variant}"
-        assert st["checkpoint_match"] == ("exact" if preset == "hetero-6" else f"nearest ({near})")
+        assert st["checkpoint_match"] == ("exact" if preset in ("hetero-6", "testbed") else f"nearest ({near})")
         assert evaluate_solution(inst, res.solution).feasible
     path, why = tf.nearest_checkpoint(inst, "no-such-policy")
     assert path is None and why == "no shipped no-such-policy-*.pt checkpoint"
