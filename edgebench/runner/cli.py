@@ -192,16 +192,14 @@ def cmd_bestknown(args: argparse.Namespace) -> int:
         raise InputError(f"no such folder: {args.data_dir}", file=CMDLINE, field="--data-dir")
     if args.db is None and not args.refresh_bounds:
         raise InputError("--db is required (it may be left out only with --refresh-bounds)", file=CMDLINE, field="--db")
-    if args.refresh_bounds:
-        args.write_manifests = True
+    write = args.write_manifests or args.refresh_bounds
     with contextlib.ExitStack() as stack:
         db = args.db
         if db is None:  # --refresh-bounds alone: an empty store, only combinatorial bounds join
             db = Path(stack.enter_context(tempfile.TemporaryDirectory())) / "empty.sqlite"
         store = stack.enter_context(Store.open(db, create=args.db is None))
         rows = store.bestknown()
-        changes = (write_manifests(store, args.data_dir, refresh_bounds=args.refresh_bounds)
-                   if args.write_manifests else [])
+        changes = write_manifests(store, args.data_dir, refresh_bounds=args.refresh_bounds) if write else []
     if args.json:
         print(json.dumps({"bestknown": rows, "manifest_changes": changes}, indent=2))
         return 0
@@ -209,7 +207,7 @@ def cmd_bestknown(args: argparse.Namespace) -> int:
              fmt_num(r["objective"], 10), r["obj_solver"] or "", fmt_num(r["bound"], 10), r["bound_solver"] or "",
              "yes" if r["optimal"] else "no", "CONFLICT" if r["conflict"] else ""] for r in rows]
     print(text_table(["family", "set", "instance", "sense", "objective", "by", "bound", "by", "optimal", ""], body))
-    if args.write_manifests:
+    if write:
         for c in changes:
             print(f"updated {c}")
         print(f"{len(changes)} manifest entries improved")
