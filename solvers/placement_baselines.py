@@ -108,13 +108,28 @@ def _rounds(sim: PlacementSim, cluster_order: Callable[[], Any], pick: Callable[
 
 
 class RandomPolicy:
-    """The ``random`` baseline: clusters in random order, each starts a random pending task
-    (random candidate order, first that can start) with a random allocation among
-    ``semantics.allocation_options`` that fits the free resources and lets it finish."""
+    """The ``random`` baseline.
 
-    def __init__(self, rng: np.random.Generator, runnable: list[set[int]]):
+    ``rounds="pack"`` (the default): clusters in random order, each starts a random pending
+    task (random candidate order, first that can start) with a random allocation among
+    ``semantics.allocation_options`` that fits the free resources and lets it finish; variant
+    multi repeats such rounds until no cluster can start more.
+
+    ``rounds="authors"``: the authors' ``random_select_random_allocate`` in their multi-agent
+    step loop. A pass: the clusters in index order each draw ONE task uniformly from their
+    pending set as it was at the beginning of the pass; a task drawn by an earlier cluster of
+    the pass is a conflict (void); otherwise an allocation is drawn uniformly from the fitting
+    options that let the task finish plus the void allocation (so a cluster with k fitting
+    options stays idle with probability 1/(k+1), and always when nothing fits). Variant multi
+    repeats passes until a pass in which no cluster starts a task (then time advances);
+    variant single makes one pass per step."""
+
+    def __init__(self, rng: np.random.Generator, runnable: list[set[int]], *, rounds: str = "pack"):
+        if rounds not in ("pack", "authors"):
+            raise ValueError(f"rounds must be 'pack' or 'authors', got {rounds!r}")
         self.rng = rng
         self.runnable = runnable
+        self.rounds = rounds
         self._options: dict[tuple, list[tuple[int, int]]] = {}
 
     def reset(self, sim: PlacementSim) -> None:
@@ -164,9 +179,45 @@ class RandomPolicy:
             return True
         return False
 
+    def _fitting(self, sim: PlacementSim, n: int, j: int) -> list[tuple[int, int]]:
+        """The allocation options of j on n that fit the free resources and let j finish."""
+        if not sim.fits(j, n, sim.min_cpu[j], sim.min_gpu[j]):
+            return []
+        cpu, gpu, _ = sim.free(n)
+        opts, _ = self._opts(sim, j, n)
+        return [o for o in opts if o[0] <= cpu and o[1] <= gpu and sim.run_steps(j, o[0], o[1]) is not None]
+
+    def _act_authors(self, sim: PlacementSim) -> bool:
+        rng = self.rng
+        clusters = range(sim.num_clusters)
+        while True:
+            drawn: set[int] = set()
+            started = False
+            snapshot = [[j for j in sim.pending(n) if n in self.runnable[j]] for n in clusters]
+            for n in clusters:
+                cands = snapshot[n]
+                if not cands:
+                    continue
+                j = cands[int(rng.integers(len(cands)))]
+                if j in drawn:  # drawn (and maybe started) by an earlier cluster of this pass
+                    continue
+                drawn.add(j)
+                fitting = self._fitting(sim, n, j)
+                i = int(rng.integers(len(fitting) + 1))
+                if i < len(fitting):  # i == len(fitting): the void allocation
+                    sim.start(j, n, *fitting[i])
+                    started = True
+            if not sim.multi or not started:
+                break
+        # idle until the next arrival or completion only when no pending task fits anywhere
+        # (a void draw is random: the next step may start what this one did not)
+        return not any(self._fitting(sim, n, j) for n in clusters for j in sim.pending(n) if n in self.runnable[j])
+
     def act(self, sim: PlacementSim) -> bool:
         if sim.t < self.first_arrival or sim.num_started == sim.num_tasks:
             return True
+        if self.rounds == "authors":
+            return self._act_authors(sim)
         rng = self.rng
 
         def pick(n: int, started: set[int]) -> bool:
@@ -452,9 +503,13 @@ class OptimusPolicy:
 class TiresiasPolicy:
     """Tiresias (see the module docstring). ``preemptive`` False is ``tiresias-np``."""
 
-    def __init__(self, *, preemptive: bool = True, elastic: bool = True, runnable: list[set[int]] | None = None):
+    def __init__(self, *, preemptive: bool = True, elastic: bool = True, admission: str = "fit",
+                 runnable: list[set[int]] | None = None):
+        if admission not in ("fit", "authors"):
+            raise ValueError(f"admission must be 'fit' or 'authors', got {admission!r}")
         self.preemptive = preemptive
         self.elastic = elastic
+        self.admission = admission
         self.runnable = runnable
 
     def reset(self, sim: PlacementSim) -> None:
@@ -506,9 +561,53 @@ class TiresiasPolicy:
             free_c -= 1
         return {j: ((cpu[j], gpu[j]) if j in gpu else (0, 0)) for j in tasks}
 
+    @staticmethod
+    def _count_cap(sim: PlacementSim, n: int, j: int) -> int:
+        """The authors' admission cap of cluster n for task j: how many tasks at j's minimum
+        the whole cluster holds (their ``min(capacity // minimum)``)."""
+        caps = [cap // need for cap, need in ((sim.cap_cpu[n], sim.min_cpu[j]), (sim.cap_gpu[n], sim.min_gpu[j]))
+                if need > 0]
+        return min(caps) if caps else sim.cap_cpu[n] + sim.cap_gpu[n]
+
+    def _act_authors(self, sim: PlacementSim) -> bool:
+        """``admission="authors"``: the authors' ``tiresias()`` in their multi-agent step loop.
+        A pass: the clusters in index order; a cluster holding fewer placed tasks (paused
+        ones included) than its count cap takes the first pending task (queue order) that no
+        earlier cluster of the pass took, plans the LAS allocation of its tasks with it and
+        starts it when the plan gives it resources; every cluster re-plans its tasks. Variant
+        multi repeats passes until a pass starts nothing; variant single makes one pass."""
+        t = sim.t
+        while True:
+            taken: set[int] = set()
+            started = False
+            for n in range(sim.num_clusters):
+                tasks = sim.running(n)
+                att = {j: sim.attained_gpu(j) for j in tasks}
+                start = {j: sim.start_step(j) for j in tasks}
+                plan = self._plan(sim, n, tasks, att, start) if tasks else {}
+                cand = next((j for j in sim.pending(n) if n in self.runnable[j] and j not in taken), None)
+                new = None
+                if cand is not None and len(tasks) < self._count_cap(sim, n, cand):
+                    taken.add(cand)
+                    att[cand], start[cand] = 0, t
+                    trial = self._plan(sim, n, tasks + [cand], att, start)
+                    # a task started in this step cannot be paused in it
+                    if trial[cand] != (0, 0) and all(trial[j] != (0, 0) for j in tasks if start[j] == t):
+                        plan, new = trial, cand
+                changes = {j: plan[j] for j in tasks if plan[j] != sim.allocation(j)}
+                if changes:
+                    sim.set_allocations(n, changes)
+                if new is not None:
+                    sim.start(new, n, *plan[new])
+                    started = True
+            if not sim.multi or not started:
+                return False  # attained service grows every step: priorities change
+
     def act(self, sim: PlacementSim) -> bool:
         if not self.preemptive:
             return self._act_np(sim)
+        if self.admission == "authors":
+            return self._act_authors(sim)
         t = sim.t
         for n in range(sim.num_clusters):
             tasks = sim.running(n)
@@ -661,7 +760,14 @@ _OPTIMUS_SPEC = {"gain": ("per-unit", lambda v: v in ("drop", "per-unit"), "'dro
 _TIRESIAS_PARAMS = {"elastic": "bool, default True (the authors' call, which made their saved figures): after the "
                                "minimum GPUs, hand out the remaining GPUs one at a time by least attained service; "
                                "False: minimum GPUs only (the paper's wording, the suite's earlier default)"}
-_TIRESIAS_SPEC = {"elastic": (True, _bool, "a boolean")}
+_TIRESIAS_PARAMS["admission"] = (
+    "'fit' (default: a pending task is admitted whenever the LAS plan gives it resources, pausing "
+    "lower-priority tasks, and several per cluster in the same pass in variant multi) or 'authors' "
+    "(the authors' tiresias() in their step loop: a cluster admits only while it holds fewer than "
+    "min(capacity // minimum) placed tasks, paused ones included, one task per cluster and pass, the "
+    "first pending one no earlier cluster of the pass took; docs/calibration.md)")
+_TIRESIAS_SPEC = {"elastic": (True, _bool, "a boolean"),
+                  "admission": ("fit", lambda v: v in ("fit", "authors"), "'fit' or 'authors'")}
 
 
 @register("optimus", families=("placement",), kind="heuristic", params=_OPTIMUS_PARAMS,
@@ -696,7 +802,7 @@ def solve_tiresias(instance: Instance, *, time_limit: float | None = None, seed:
     opts = _parse("tiresias", params, _TIRESIAS_SPEC)
     return run_episode(instance, "tiresias",
                        lambda sim, rng, runnable: TiresiasPolicy(preemptive=True, elastic=opts["elastic"],
-                                                                 runnable=runnable),
+                                                                 admission=opts["admission"], runnable=runnable),
                        at_minimum=not opts["elastic"], time_limit=time_limit, seed=seed, params=params, started=started)
 
 
