@@ -17,8 +17,8 @@ Settings, each in two forms:
   with our default fit="authors" beside it; ``tiresias`` elastic with admission="authors" (their
   count cap and one task per cluster and pass) and ``random`` rounds="authors" (their step
   loop), each with our default beside it; ``optimus-np`` /
-  ``tiresias-np`` for the test-bed run, whose saved figures come from the non-preemptive
-  versions);
+  ``tiresias-np`` with rule="authors" (their ``non_preemptable_*`` rules) for the test-bed
+  run, whose saved figures come from the non-preemptive versions);
 * rows with the suite's earlier baseline defaults and with our presets as shipped.
 
 The TapFinger column is read from the shipped ``tapfinger`` checkpoints when they fit the
@@ -83,8 +83,12 @@ _AUTHORS_METHODS = {"Optimus": ("optimus", {"fit": "authors-transposed", "gain":
 _OLD_METHODS = {"Optimus": ("optimus", {"fit": "bounded", "gain": "drop"}),
                 "Tiresias": ("tiresias", {"elastic": False}),
                 "Random": ("random", {}), "Min": ("min", {})}
-_NP_METHODS = {"Optimus": ("optimus-np", {"fit": "authors-transposed", "gain": "per-unit"}),
-               "Tiresias": ("tiresias-np", {}), "Random": ("random", {}), "Min": ("min", {})}
+_NP_METHODS = {"Optimus": ("optimus-np", {"fit": "authors-transposed", "gain": "per-unit", "rule": "authors"}),
+               "Optimus (rule=suite, our default)": ("optimus-np", {"fit": "authors-transposed", "gain": "per-unit",
+                                                                    "rule": "suite"}),
+               "Tiresias": ("tiresias-np", {"rule": "authors"}),
+               "Tiresias (rule=suite, our default)": ("tiresias-np", {"rule": "suite"}),
+               "Random": ("random", {"rounds": "authors"}), "Min": ("min", {})}
 
 #: the settings of the table: the authors' img/synthetic (the paper's single-task run),
 #: img/multiple-gamma=1 (multi-task), img/hetero_6_agent and img/container_version
@@ -189,7 +193,8 @@ def main(argv: list[str] | None = None) -> int:
     for s in SETTINGS:
         if a.only and s.key not in a.only:
             continue
-        rows.append((s, run_setting(s, seeds, tapfinger=a.tapfinger and s.methods is _AUTHORS_METHODS and not s.authors_speed_model,
+        with_tapfinger = a.tapfinger and s.methods is _AUTHORS_METHODS and not s.authors_speed_model
+        rows.append((s, run_setting(s, seeds, tapfinger=with_tapfinger,
                                     log=lambda x: print(x, file=sys.stderr, flush=True))))
     text = f"Seeds {seeds[0]}..{seeds[-1]}, whole episodes.\n\n" + markdown_table(rows)
     if a.out:

@@ -342,10 +342,13 @@ class OptimusPolicy:
     """Optimus (see the module docstring). ``preemptive`` False is ``optimus-np``."""
 
     def __init__(self, *, preemptive: bool = True, gain: str = "per-unit", fit: str = "authors",
-                 runnable: list[set[int]] | None = None):
+                 rule: str = "suite", runnable: list[set[int]] | None = None):
+        if rule not in ("suite", "authors"):
+            raise ValueError(f"rule must be 'suite' or 'authors', got {rule!r}")
         self.preemptive = preemptive
         self.gain = gain
         self.fit = fit
+        self.rule = rule  # optimus-np only
         self.runnable = runnable
         self.params: dict[str, list[float]] = {}
 
@@ -447,9 +450,78 @@ class OptimusPolicy:
             free[r] -= 1
             q[j] = gains(j)
 
+    # ---- the authors' non-preemptive rule (optimus-np rule="authors") ---------------------
+
+    def _authors_np_choice(self, sim: PlacementSim, n: int, cands: list[int]) -> tuple[int, int, int]:
+        """The authors' ``non_preemptable_optimus`` on one cluster: every candidate starts at
+        its minimum; the free resources (the candidates' minimums not taken off) go one unit
+        at a time to the largest ``1 + (remaining now - remaining after) / units held``
+        (first candidate, CPU before GPU, on ties) until every such value is <= 0 or both
+        resources are used up; the candidate holding the most GPUs (the first on ties) is
+        chosen, capped by the free resources, and, when it holds more than one GPU, gives
+        back one unit of the resource handed out last (never below its minimum here).
+        Returns (task, cpu, gpu)."""
+        free = list(sim.free(n)[:2])
+        res = list(free)
+        cap = (sim.cap_cpu[n], sim.cap_gpu[n])
+        pre = {j: [sim.min_cpu[j], sim.min_gpu[j]] for j in cands}
+        last = 0
+        while True:
+            best, best_q = None, 0.0
+            for j in cands:
+                tab = self.table[sim.type_index[j]]
+                now = self._remaining(tab, 1.0, *pre[j])
+                for r in (0, 1):
+                    if res[r] <= 0 or pre[j][r] + 1 > cap[r]:
+                        continue
+                    nxt = list(pre[j])
+                    nxt[r] += 1
+                    after = self._remaining(tab, 1.0, *nxt)
+                    if math.isinf(now):
+                        q = math.inf if not math.isinf(after) else 1.0
+                    else:
+                        q = 1.0 + (now - after) / max(pre[j][r], 1)
+                    if q > best_q:
+                        best, best_q = (j, r), q
+            if best is None:
+                break
+            j, last = best
+            pre[j][last] += 1
+            res[last] -= 1
+        j = max(cands, key=lambda k: (pre[k][1], -cands.index(k)))
+        c, g = min(pre[j][0], free[0]), min(pre[j][1], free[1])
+        if g > 1:  # the authors' "pre allocation bias", never below the minimum here
+            if last == 0:
+                c = max(c - 1, sim.min_cpu[j])
+            else:
+                g = max(g - 1, sim.min_gpu[j])
+        return j, c, g
+
+    def _act_np_authors(self, sim: PlacementSim) -> bool:
+        """``rule="authors"``: a call visits the clusters in reverse index order on the pending
+        sets as they were at its beginning; each starts the task of
+        :meth:`_authors_np_choice` unless a cluster started it earlier in the call or the
+        allocation is below its minimum. Variant multi repeats calls until one starts
+        nothing."""
+        clusters = range(sim.num_clusters)
+        while True:
+            pending = [[j for j in sim.pending(n) if n in self.runnable[j]] for n in clusters]
+            taken: set[int] = set()
+            for n in reversed(clusters):
+                if not pending[n]:
+                    continue
+                j, c, g = self._authors_np_choice(sim, n, pending[n])
+                if j not in taken and sim.fits(j, n, c, g) and sim.run_steps(j, c, g) is not None:
+                    sim.start(j, n, c, g)
+                    taken.add(j)
+            if not sim.multi or not taken:
+                return not taken
+
     # ---- one step -------------------------------------------------------------------
 
     def act(self, sim: PlacementSim) -> bool:
+        if not self.preemptive and self.rule == "authors":
+            return self._act_np_authors(sim)
         any_change = False
         for n in range(sim.num_clusters):
             running = sim.running(n)
@@ -504,12 +576,15 @@ class TiresiasPolicy:
     """Tiresias (see the module docstring). ``preemptive`` False is ``tiresias-np``."""
 
     def __init__(self, *, preemptive: bool = True, elastic: bool = True, admission: str = "fit",
-                 runnable: list[set[int]] | None = None):
+                 rule: str = "suite", runnable: list[set[int]] | None = None):
         if admission not in ("fit", "authors"):
             raise ValueError(f"admission must be 'fit' or 'authors', got {admission!r}")
+        if rule not in ("suite", "authors"):
+            raise ValueError(f"rule must be 'suite' or 'authors', got {rule!r}")
         self.preemptive = preemptive
         self.elastic = elastic
         self.admission = admission
+        self.rule = rule  # tiresias-np only
         self.runnable = runnable
 
     def reset(self, sim: PlacementSim) -> None:
@@ -656,7 +731,37 @@ class TiresiasPolicy:
         share = sim.cap_cpu[n] // max(slots, 1)
         return max(mc, share), mg
 
+    def _act_np_authors(self, sim: PlacementSim) -> bool:
+        """``rule="authors"``: the authors' ``non_preemptable_tiresias`` in their step loop.
+        A call: the clusters in reverse index order, on the pending sets as they were at the
+        beginning of the call; a cluster takes the first pending task that no cluster took
+        in the call and gives it ``ceil(capacity / max(1, pending + placed))`` of each
+        resource (pending counted at the beginning of the call, placed = its unfinished
+        tasks), at least its minimum, at most the free resources; it starts when that fits.
+        Variant multi repeats calls until one starts nothing."""
+        clusters = range(sim.num_clusters)
+        while True:
+            pending = [[j for j in sim.pending(n) if n in self.runnable[j]] for n in clusters]
+            taken: set[int] = set()
+            for n in reversed(clusters):
+                j = next((j for j in pending[n] if j not in taken), None)
+                if j is None:
+                    continue
+                share = max(1, len(pending[n]) + len(sim.running(n)))
+                c = max(sim.min_cpu[j], -(-sim.cap_cpu[n] // share))
+                g = max(sim.min_gpu[j], -(-sim.cap_gpu[n] // share))
+                free_c, free_g, _ = sim.free(n)
+                c, g = min(c, free_c), min(g, free_g)
+                if sim.fits(j, n, c, g) and sim.run_steps(j, c, g) is not None:
+                    sim.start(j, n, c, g)
+                    taken.add(j)
+            if not sim.multi or not taken:
+                return not taken
+
     def _act_np(self, sim: PlacementSim) -> bool:
+        if self.rule == "authors":
+            return self._act_np_authors(sim)
+
         def pick(n: int, started: set[int]) -> bool:
             for j in sim.pending(n):
                 if n not in self.runnable[j]:
@@ -757,6 +862,19 @@ _OPTIMUS_PARAMS["fit"] = ("'authors' (default: the authors' pre-run: unbounded l
 _OPTIMUS_SPEC = {"gain": ("per-unit", lambda v: v in ("drop", "per-unit"), "'drop' or 'per-unit'"),
                  "fit": ("authors", lambda v: v in ("authors", "authors-transposed", "bounded"),
                          "'authors', 'authors-transposed' or 'bounded'")}
+_RULE_DOC = ("'suite' (default: {suite}) or 'authors' (the authors' {fn} in their step loop: "
+             "clusters in reverse index order, one start per cluster and call; docs/calibration.md)")
+_NP_RULE_SPEC = ("suite", lambda v: v in ("suite", "authors"), "'suite' or 'authors'")
+_OPTIMUS_NP_PARAMS = {**_OPTIMUS_PARAMS, "rule": _RULE_DOC.format(
+    suite="the greedy over the free resources for the tasks started in the step",
+    fn="non_preemptable_optimus: a greedy pre-allocation of the free resources over all pending tasks, "
+       "the one holding most GPUs starts with its share minus one unit")}
+_OPTIMUS_NP_SPEC = {**_OPTIMUS_SPEC, "rule": _NP_RULE_SPEC}
+_TIRESIAS_NP_PARAMS = {"rule": _RULE_DOC.format(
+    suite="FIFO at the minimum GPUs and the even CPU share of a full cluster",
+    fn="non_preemptable_tiresias: the first pending task gets ceil(capacity / (pending + placed)) "
+       "of each resource")}
+_TIRESIAS_NP_SPEC = {"rule": _NP_RULE_SPEC}
 _TIRESIAS_PARAMS = {"elastic": "bool, default True (the authors' call, which made their saved figures): after the "
                                "minimum GPUs, hand out the remaining GPUs one at a time by least attained service; "
                                "False: minimum GPUs only (the paper's wording, the suite's earlier default)"}
@@ -782,15 +900,15 @@ def solve_optimus(instance: Instance, *, time_limit: float | None = None, seed: 
                        at_minimum=False, time_limit=time_limit, seed=seed, params=params, started=started)
 
 
-@register("optimus-np", families=("placement",), kind="heuristic", params=_OPTIMUS_PARAMS,
-          check=lambda p: _parse("optimus-np", p, _OPTIMUS_SPEC),
+@register("optimus-np", families=("placement",), kind="heuristic", params=_OPTIMUS_NP_PARAMS,
+          check=lambda p: _parse("optimus-np", p, _OPTIMUS_NP_SPEC),
           description="Optimus without re-allocation: greedy allocation at start, fixed for the task's life")
 def solve_optimus_np(instance: Instance, *, time_limit: float | None = None, seed: int = 0, **params: Any) -> Result:
     started = time.perf_counter()
-    opts = _parse("optimus-np", params, _OPTIMUS_SPEC)
+    opts = _parse("optimus-np", params, _OPTIMUS_NP_SPEC)
     return run_episode(instance, "optimus-np",
                        lambda sim, rng, runnable: OptimusPolicy(preemptive=False, gain=opts["gain"], fit=opts["fit"],
-                                                                runnable=runnable),
+                                                                rule=opts["rule"], runnable=runnable),
                        at_minimum=False, time_limit=time_limit, seed=seed, params=params, started=started)
 
 
@@ -806,11 +924,12 @@ def solve_tiresias(instance: Instance, *, time_limit: float | None = None, seed:
                        at_minimum=not opts["elastic"], time_limit=time_limit, seed=seed, params=params, started=started)
 
 
-@register("tiresias-np", families=("placement",), kind="heuristic", params={},
+@register("tiresias-np", families=("placement",), kind="heuristic", params=_TIRESIAS_NP_PARAMS,
+          check=lambda p: _parse("tiresias-np", p, _TIRESIAS_NP_SPEC),
           description="Tiresias without preemption: FIFO start at the minimum GPUs and an even CPU share, fixed")
 def solve_tiresias_np(instance: Instance, *, time_limit: float | None = None, seed: int = 0, **params: Any) -> Result:
     started = time.perf_counter()
-    _parse("tiresias-np", params, {})
+    opts = _parse("tiresias-np", params, _TIRESIAS_NP_SPEC)
     return run_episode(instance, "tiresias-np",
-                       lambda sim, rng, runnable: TiresiasPolicy(preemptive=False, runnable=runnable),
+                       lambda sim, rng, runnable: TiresiasPolicy(preemptive=False, rule=opts["rule"], runnable=runnable),
                        at_minimum=True, time_limit=time_limit, seed=seed, params=params, started=started)

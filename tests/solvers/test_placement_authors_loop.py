@@ -1,7 +1,8 @@
 """The TapFinger authors' step loop as parameters of our baselines (docs/calibration.md):
 ``tiresias admission="authors"`` (their count cap on placed tasks, one task per cluster and
-pass) and ``random rounds="authors"`` (one drawn task per cluster and pass, conflicts and the
-void allocation start nothing). Small hand-checkable cases, then the referee on whole
+pass), ``random rounds="authors"`` (one drawn task per cluster and pass, conflicts and the
+void allocation start nothing) and their non-preemptive test-bed rules (``tiresias-np`` /
+``optimus-np`` ``rule="authors"``). Small hand-checkable cases, then the referee on whole
 generated episodes."""
 
 from __future__ import annotations
@@ -115,6 +116,37 @@ def test_random_authors_rounds_repeat_passes_in_variant_multi():
         assert all(starts.count(t) <= 1 for t in set(starts)), starts
 
 
+# ---- the authors' non-preemptive test-bed rules ----------------------------------------
+
+
+def test_tiresias_np_authors_rule_shares_the_capacity_among_pending_and_placed():
+    """A 16 CPU / 4 GPU cluster, minimum 1 + 1, three tasks at step 0 (variant multi).
+    Call 1: 3 pending, 0 placed: ceil(16/3) = 6 CPU, ceil(4/3) = 2 GPU for task 0. Call 2:
+    2 pending + 1 placed: (6, 2) again. Call 3: 1 + 2 = 3: (6, 2) capped by the free (4, 0):
+    no GPU, nothing starts; task 2 starts when tasks 0 and 1 finish (step 10) with the whole
+    cluster (1 pending, 0 placed). Ours (rule="suite"): the minimum GPU and the CPU share of
+    a full cluster, 16 // min(16, 4) = 4: (4, 1) each, all at step 0."""
+    inst = _instance([(16, 4)], [0, 0, 0], minimum=(1, 1))
+    authors = _solve(inst, "tiresias-np", rule="authors")
+    assert [(d.start, d.cpu, d.gpu) for d in authors] == [(0, 6, 2), (0, 6, 2), (10, 16, 4)]
+    suite = _solve(inst, "tiresias-np")
+    assert [(d.start, d.cpu, d.gpu) for d in suite] == [(0, 4, 1)] * 3
+
+
+def test_optimus_np_authors_rule_hands_out_the_free_resources_minus_one_unit():
+    """A lone task on an empty 4 CPU / 2 GPU cluster, minimum 1 + 1, speed independent of
+    the allocation: the authors' pre-allocation value 1 + gain / units held stays positive,
+    so every free unit is handed out (5 CPU, 3 GPU counted from the minimum, capped at the
+    free 4 and 2); holding 2 GPUs, it gives back one unit: 5 units in all. Ours
+    (rule="suite") stops where its fitted model sees no more gain (the fit of a constant
+    speed is not exactly flat: 2 + 2 here), short of the whole cluster."""
+    inst = _instance([(4, 2)], [0], minimum=(1, 1))
+    (d,) = _solve(inst, "optimus-np", rule="authors")
+    assert d.cpu + d.gpu == 5 and 1 <= d.gpu <= 2 and d.cpu <= 4
+    (d,) = _solve(inst, "optimus-np")
+    assert d.cpu + d.gpu < 5
+
+
 # ---- parameters and the referee ---------------------------------------------------------
 
 
@@ -130,16 +162,25 @@ def test_parameters_are_declared_and_checked():
     with pytest.raises(InputError) as exc:
         registry.check_params("random", {"rounds": 3})
     assert exc.value.field == "params.rounds"
+    for name in ("optimus-np", "tiresias-np"):
+        assert "rule" in registry.get(name).params
+        with pytest.raises(InputError) as exc:
+            registry.solve(inst, name, rule="paper")
+        assert exc.value.field == "params.rule", name
 
 
 @pytest.mark.parametrize("preset,overrides", [
+    ("testbed", {"num_tasks": 60, "variant": "multi", "rate": 1.0,
+                 "capacity": [{"cpu": 16, "gpu": 4}, {"cpu": 16, "gpu": 4}, {"cpu": 16, "gpu": 8}]}),
     ("synthetic-3", {"num_tasks": 60}),
     ("synthetic-3", {"num_tasks": 60, "variant": "multi", "rate": 3.0}),
     ("hetero-6", {"num_tasks": 60, "variant": "multi", "max_eligible": 6}),
 ])
 @pytest.mark.parametrize("name,params", [("tiresias", {"admission": "authors"}),
                                          ("tiresias", {"admission": "authors", "elastic": False}),
-                                         ("random", {"rounds": "authors"})])
+                                         ("random", {"rounds": "authors"}),
+                                         ("tiresias-np", {"rule": "authors"}),
+                                         ("optimus-np", {"rule": "authors", "fit": "authors-transposed"})])
 def test_feasible_seeded_and_the_referees_objective(preset, overrides, name, params):
     inst = generate("placement", preset, seed=3, **overrides)
     a = registry.solve(inst, name, seed=5, time_limit=60, **params)
