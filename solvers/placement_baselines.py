@@ -21,9 +21,13 @@ by the referee); the modelling choices and where they differ from the authors' c
   median), FIFO by start step within a queue; tasks get their minimum GPUs in priority order
   (``elastic=True``, the default: then the remaining GPUs one at a time, the authors' call), the CPUs
   are split evenly among the tasks holding GPUs; a task left without GPUs is paused (0, 0).
-  A new task is admitted when this allocation gives it resources (it may preempt).
+  A new task is admitted when this allocation gives it resources (it may preempt);
+  ``admission="authors"``: the authors' count cap ``min(capacity // minimum)`` on placed
+  tasks (paused ones included), one task per cluster and pass.
 * ``tiresias-np``: non-preemptive: waiting tasks (all with zero attained service) start in
   FIFO order at their minimum GPUs and an even CPU share, fixed for their life.
+  ``rule="authors"`` (``tiresias-np`` and ``optimus-np``): the authors' non-preemptive
+  test-bed rules ``non_preemptable_tiresias`` / ``non_preemptable_optimus``.
 * ``min``: a random pending task at its minimum allocation; ``placement-fifo`` (``fifo`` is
   the mapping family's queue policy): the earliest arrived pending task that fits, at its
   minimum; ``sjf``: ORACLE shortest job first: the pending task with the fewest steps at its minimum allocation (``semantics.fixed_run_steps``, read
@@ -31,7 +35,8 @@ by the referee); the modelling choices and where they differ from the authors' c
 
 :class:`RandomPolicy` is the policy of the ``random`` baseline (``random_baseline.py``).
 Variant ``"single"``: at most one start per cluster and step; ``"multi"``: rounds of one
-start per cluster until no cluster can start more.
+start per cluster until no cluster can start more (the ``"authors"`` parameter values: until
+a pass of the authors' step loop starts nothing, docs/calibration.md).
 """
 
 from __future__ import annotations
@@ -931,5 +936,6 @@ def solve_tiresias_np(instance: Instance, *, time_limit: float | None = None, se
     started = time.perf_counter()
     opts = _parse("tiresias-np", params, _TIRESIAS_NP_SPEC)
     return run_episode(instance, "tiresias-np",
-                       lambda sim, rng, runnable: TiresiasPolicy(preemptive=False, rule=opts["rule"], runnable=runnable),
+                       lambda sim, rng, runnable: TiresiasPolicy(preemptive=False, rule=opts["rule"],
+                                                                 runnable=runnable),
                        at_minimum=True, time_limit=time_limit, seed=seed, params=params, started=started)

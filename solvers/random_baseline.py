@@ -14,8 +14,9 @@ times, bandwidth levels) comes from :mod:`edgebench.instances.semantics`.
   ``semantics.allocation_options`` that fits the free capacity and lets the task finish —
   one start per cluster per step in variant "single", rounds of one start per cluster until
   nobody can start more in variant "multi" (``rounds="authors"``: the TapFinger authors' step
-  loop, see :class:`~edgebench.solvers.placement_baselines.RandomPolicy`). The allocation is fixed for the task's life and
-  its duration is ``semantics.fixed_run_steps`` (noise included). Steps in which nothing can
+  loop, see :class:`~edgebench.solvers.placement_baselines.RandomPolicy`). The allocation
+  is fixed for the task's life and its duration is ``semantics.fixed_run_steps`` (noise
+  included). Steps in which nothing can
   start are skipped up to the next arrival or completion.
 * mapping: jobs in arrival order, each at the time the previous one started or later: a
   random node per task node among the nodes with enough free CPU/RAM, canonical routes, a
