@@ -11,11 +11,14 @@ Settings, each in two forms:
 
 * ``authors``: our generator with the authors' simulator settings where our preset differs
   (variant, arrival rate, switching overhead, eligibility 1..N clusters, test-bed capacities,
-  rate and task count of the saved run) and the authors' baseline semantics (``optimus``
+  rate and task count of the saved run; rows "the authors' speed model": no CPU bottleneck,
+  and noise 0 where their saved config says so) and the authors' baseline semantics (``optimus``
   fit="authors-transposed": their pre-run as their code runs it, gain="per-unit"; ``optimus``
-  with our default fit="authors" beside it; ``tiresias`` elastic; ``optimus-np`` /
-  ``tiresias-np`` for the test-bed run, whose saved figures come from the non-preemptive
-  versions);
+  with our default fit="authors" beside it; ``tiresias`` elastic with admission="authors" (their
+  count cap and one task per cluster and pass) and ``random`` rounds="authors" (their step
+  loop), each with our default beside it; ``optimus-np`` /
+  ``tiresias-np`` with rule="authors" (their ``non_preemptable_*`` rules) for the test-bed
+  run, whose saved figures come from the non-preemptive versions);
 * rows with the suite's earlier baseline defaults and with our presets as shipped.
 
 The TapFinger column is read from the shipped ``tapfinger`` checkpoints when they fit the
@@ -51,17 +54,41 @@ class Setting:
     preset: str
     overrides: dict[str, Any]
     methods: dict[str, tuple[str, dict[str, Any]]] = field(default_factory=dict)
+    #: the authors' speed model: the resource-sensitive type's speed depends on its GPUs only
+    #: (``cpu_per_gpu`` null, no CPU bottleneck), as in their ``config.py`` (``lm_weight``)
+    authors_speed_model: bool = False
+
+
+def authors_speed_model(inst):
+    """The instance with every synthetic type's CPU bottleneck removed (``cpu_per_gpu`` null):
+    the authors' ``lm_weight = tanh(gpu / 16)``, whatever the CPUs."""
+    import json
+
+    from edgebench.instances import io
+
+    data = json.loads(io.dump_json_text(inst))
+    for t in data["placement"]["performance"]["types"].values():
+        t["cpu_per_gpu"] = None
+    data["id"] += "-authors-speed"
+    return io.instance_from_dict(data)
 
 
 _AUTHORS_METHODS = {"Optimus": ("optimus", {"fit": "authors-transposed", "gain": "per-unit"}),
                     "Optimus (fit=authors, our default)": ("optimus", {"fit": "authors", "gain": "per-unit"}),
-                    "Tiresias": ("tiresias", {"elastic": True}),
-                    "Random": ("random", {}), "Min": ("min", {})}
+                    "Tiresias": ("tiresias", {"elastic": True, "admission": "authors"}),
+                    "Tiresias (admission=fit, our default)": ("tiresias", {"elastic": True, "admission": "fit"}),
+                    "Random": ("random", {"rounds": "authors"}),
+                    "Random (rounds=pack, our default)": ("random", {"rounds": "pack"}),
+                    "Min": ("min", {})}
 _OLD_METHODS = {"Optimus": ("optimus", {"fit": "bounded", "gain": "drop"}),
                 "Tiresias": ("tiresias", {"elastic": False}),
                 "Random": ("random", {}), "Min": ("min", {})}
-_NP_METHODS = {"Optimus": ("optimus-np", {"fit": "authors-transposed", "gain": "per-unit"}),
-               "Tiresias": ("tiresias-np", {}), "Random": ("random", {}), "Min": ("min", {})}
+_NP_METHODS = {"Optimus": ("optimus-np", {"fit": "authors-transposed", "gain": "per-unit", "rule": "authors"}),
+               "Optimus (rule=suite, our default)": ("optimus-np", {"fit": "authors-transposed", "gain": "per-unit",
+                                                                    "rule": "suite"}),
+               "Tiresias": ("tiresias-np", {"rule": "authors"}),
+               "Tiresias (rule=suite, our default)": ("tiresias-np", {"rule": "suite"}),
+               "Random": ("random", {"rounds": "authors"}), "Min": ("min", {})}
 
 #: the settings of the table: the authors' img/synthetic (the paper's single-task run),
 #: img/multiple-gamma=1 (multi-task), img/hetero_6_agent and img/container_version
@@ -73,10 +100,17 @@ SETTINGS: tuple[Setting, ...] = (
             {"variant": "single", "switching_overhead": 0.5}, _OLD_METHODS),
     Setting("synthetic-3", "same at the authors' load (rate 1.8: their noise model's shorter tasks)", "synthetic-3",
             {"variant": "single", "switching_overhead": 0.5, "rate": 1.8}, _AUTHORS_METHODS),
+    Setting("synthetic-3", "same with the authors' speed model (no CPU bottleneck)", "synthetic-3",
+            {"variant": "single", "switching_overhead": 0.5}, _AUTHORS_METHODS, authors_speed_model=True),
     Setting("synthetic-3-multi", "synthetic-3 multi-task (rate 3, no overhead)", "synthetic-3",
             {"variant": "multi", "switching_overhead": 0.0, "rate": 3.0}, _AUTHORS_METHODS),
+    Setting("synthetic-3-multi", "same with the authors' speed model (no CPU bottleneck)", "synthetic-3",
+            {"variant": "multi", "switching_overhead": 0.0, "rate": 3.0}, _AUTHORS_METHODS, authors_speed_model=True),
     Setting("hetero-6", "hetero-6 multi-task (rate 6, no overhead, 1..6 clusters per task)", "hetero-6",
             {"variant": "multi", "switching_overhead": 0.0, "max_eligible": 6}, _AUTHORS_METHODS),
+    Setting("hetero-6", "same with the authors' speed model and noise 0 (their saved config)", "hetero-6",
+            {"variant": "multi", "switching_overhead": 0.0, "max_eligible": 6, "noise": 0.0}, _AUTHORS_METHODS,
+            authors_speed_model=True),
     Setting("hetero-6", "same with our preset's 1..3 clusters per task", "hetero-6",
             {"variant": "multi", "switching_overhead": 0.0}, _AUTHORS_METHODS),
     Setting("testbed", "test-bed, our preset (single, 16/8 x 3, rate 1.5, 192 tasks)", "testbed",
@@ -110,6 +144,8 @@ def run_setting(setting: Setting, seeds: list[int], *, tapfinger: bool = False, 
     out: dict[str, list[float]] = {m: [] for m in methods}
     for seed in seeds:
         inst = generate("placement", setting.preset, seed=seed, **setting.overrides)
+        if setting.authors_speed_model:
+            inst = authors_speed_model(inst)
         for method, (solver, params) in methods.items():
             t0 = time.perf_counter()
             res = solve(inst, solver, seed=seed, **params)
@@ -157,7 +193,8 @@ def main(argv: list[str] | None = None) -> int:
     for s in SETTINGS:
         if a.only and s.key not in a.only:
             continue
-        rows.append((s, run_setting(s, seeds, tapfinger=a.tapfinger and s.methods is _AUTHORS_METHODS,
+        with_tapfinger = a.tapfinger and s.methods is _AUTHORS_METHODS and not s.authors_speed_model
+        rows.append((s, run_setting(s, seeds, tapfinger=with_tapfinger,
                                     log=lambda x: print(x, file=sys.stderr, flush=True))))
     text = f"Seeds {seeds[0]}..{seeds[-1]}, whole episodes.\n\n" + markdown_table(rows)
     if a.out:

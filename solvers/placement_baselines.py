@@ -21,9 +21,13 @@ by the referee); the modelling choices and where they differ from the authors' c
   median), FIFO by start step within a queue; tasks get their minimum GPUs in priority order
   (``elastic=True``, the default: then the remaining GPUs one at a time, the authors' call), the CPUs
   are split evenly among the tasks holding GPUs; a task left without GPUs is paused (0, 0).
-  A new task is admitted when this allocation gives it resources (it may preempt).
+  A new task is admitted when this allocation gives it resources (it may preempt);
+  ``admission="authors"``: the authors' count cap ``min(capacity // minimum)`` on placed
+  tasks (paused ones included), one task per cluster and pass.
 * ``tiresias-np``: non-preemptive: waiting tasks (all with zero attained service) start in
   FIFO order at their minimum GPUs and an even CPU share, fixed for their life.
+  ``rule="authors"`` (``tiresias-np`` and ``optimus-np``): the authors' non-preemptive
+  test-bed rules ``non_preemptable_tiresias`` / ``non_preemptable_optimus``.
 * ``min``: a random pending task at its minimum allocation; ``placement-fifo`` (``fifo`` is
   the mapping family's queue policy): the earliest arrived pending task that fits, at its
   minimum; ``sjf``: ORACLE shortest job first: the pending task with the fewest steps at its minimum allocation (``semantics.fixed_run_steps``, read
@@ -31,7 +35,8 @@ by the referee); the modelling choices and where they differ from the authors' c
 
 :class:`RandomPolicy` is the policy of the ``random`` baseline (``random_baseline.py``).
 Variant ``"single"``: at most one start per cluster and step; ``"multi"``: rounds of one
-start per cluster until no cluster can start more.
+start per cluster until no cluster can start more (the ``"authors"`` parameter values: until
+a pass of the authors' step loop starts nothing, docs/calibration.md).
 """
 
 from __future__ import annotations
@@ -108,13 +113,28 @@ def _rounds(sim: PlacementSim, cluster_order: Callable[[], Any], pick: Callable[
 
 
 class RandomPolicy:
-    """The ``random`` baseline: clusters in random order, each starts a random pending task
-    (random candidate order, first that can start) with a random allocation among
-    ``semantics.allocation_options`` that fits the free resources and lets it finish."""
+    """The ``random`` baseline.
 
-    def __init__(self, rng: np.random.Generator, runnable: list[set[int]]):
+    ``rounds="pack"`` (the default): clusters in random order, each starts a random pending
+    task (random candidate order, first that can start) with a random allocation among
+    ``semantics.allocation_options`` that fits the free resources and lets it finish; variant
+    multi repeats such rounds until no cluster can start more.
+
+    ``rounds="authors"``: the authors' ``random_select_random_allocate`` in their multi-agent
+    step loop. A pass: the clusters in index order each draw ONE task uniformly from their
+    pending set as it was at the beginning of the pass; a task drawn by an earlier cluster of
+    the pass is a conflict (void); otherwise an allocation is drawn uniformly from the fitting
+    options that let the task finish plus the void allocation (so a cluster with k fitting
+    options stays idle with probability 1/(k+1), and always when nothing fits). Variant multi
+    repeats passes until a pass in which no cluster starts a task (then time advances);
+    variant single makes one pass per step."""
+
+    def __init__(self, rng: np.random.Generator, runnable: list[set[int]], *, rounds: str = "pack"):
+        if rounds not in ("pack", "authors"):
+            raise ValueError(f"rounds must be 'pack' or 'authors', got {rounds!r}")
         self.rng = rng
         self.runnable = runnable
+        self.rounds = rounds
         self._options: dict[tuple, list[tuple[int, int]]] = {}
 
     def reset(self, sim: PlacementSim) -> None:
@@ -164,9 +184,45 @@ class RandomPolicy:
             return True
         return False
 
+    def _fitting(self, sim: PlacementSim, n: int, j: int) -> list[tuple[int, int]]:
+        """The allocation options of j on n that fit the free resources and let j finish."""
+        if not sim.fits(j, n, sim.min_cpu[j], sim.min_gpu[j]):
+            return []
+        cpu, gpu, _ = sim.free(n)
+        opts, _ = self._opts(sim, j, n)
+        return [o for o in opts if o[0] <= cpu and o[1] <= gpu and sim.run_steps(j, o[0], o[1]) is not None]
+
+    def _act_authors(self, sim: PlacementSim) -> bool:
+        rng = self.rng
+        clusters = range(sim.num_clusters)
+        while True:
+            drawn: set[int] = set()
+            started = False
+            snapshot = [[j for j in sim.pending(n) if n in self.runnable[j]] for n in clusters]
+            for n in clusters:
+                cands = snapshot[n]
+                if not cands:
+                    continue
+                j = cands[int(rng.integers(len(cands)))]
+                if j in drawn:  # drawn (and maybe started) by an earlier cluster of this pass
+                    continue
+                drawn.add(j)
+                fitting = self._fitting(sim, n, j)
+                i = int(rng.integers(len(fitting) + 1))
+                if i < len(fitting):  # i == len(fitting): the void allocation
+                    sim.start(j, n, *fitting[i])
+                    started = True
+            if not sim.multi or not started:
+                break
+        # idle until the next arrival or completion only when no pending task fits anywhere
+        # (a void draw is random: the next step may start what this one did not)
+        return not any(self._fitting(sim, n, j) for n in clusters for j in sim.pending(n) if n in self.runnable[j])
+
     def act(self, sim: PlacementSim) -> bool:
         if sim.t < self.first_arrival or sim.num_started == sim.num_tasks:
             return True
+        if self.rounds == "authors":
+            return self._act_authors(sim)
         rng = self.rng
 
         def pick(n: int, started: set[int]) -> bool:
@@ -291,10 +347,13 @@ class OptimusPolicy:
     """Optimus (see the module docstring). ``preemptive`` False is ``optimus-np``."""
 
     def __init__(self, *, preemptive: bool = True, gain: str = "per-unit", fit: str = "authors",
-                 runnable: list[set[int]] | None = None):
+                 rule: str = "suite", runnable: list[set[int]] | None = None):
+        if rule not in ("suite", "authors"):
+            raise ValueError(f"rule must be 'suite' or 'authors', got {rule!r}")
         self.preemptive = preemptive
         self.gain = gain
         self.fit = fit
+        self.rule = rule  # optimus-np only
         self.runnable = runnable
         self.params: dict[str, list[float]] = {}
 
@@ -396,9 +455,78 @@ class OptimusPolicy:
             free[r] -= 1
             q[j] = gains(j)
 
+    # ---- the authors' non-preemptive rule (optimus-np rule="authors") ---------------------
+
+    def _authors_np_choice(self, sim: PlacementSim, n: int, cands: list[int]) -> tuple[int, int, int]:
+        """The authors' ``non_preemptable_optimus`` on one cluster: every candidate starts at
+        its minimum; the free resources (the candidates' minimums not taken off) go one unit
+        at a time to the largest ``1 + (remaining now - remaining after) / units held``
+        (first candidate, CPU before GPU, on ties) until every such value is <= 0 or both
+        resources are used up; the candidate holding the most GPUs (the first on ties) is
+        chosen, capped by the free resources, and, when it holds more than one GPU, gives
+        back one unit of the resource handed out last (never below its minimum here).
+        Returns (task, cpu, gpu)."""
+        free = list(sim.free(n)[:2])
+        res = list(free)
+        cap = (sim.cap_cpu[n], sim.cap_gpu[n])
+        pre = {j: [sim.min_cpu[j], sim.min_gpu[j]] for j in cands}
+        last = 0
+        while True:
+            best, best_q = None, 0.0
+            for j in cands:
+                tab = self.table[sim.type_index[j]]
+                now = self._remaining(tab, 1.0, *pre[j])
+                for r in (0, 1):
+                    if res[r] <= 0 or pre[j][r] + 1 > cap[r]:
+                        continue
+                    nxt = list(pre[j])
+                    nxt[r] += 1
+                    after = self._remaining(tab, 1.0, *nxt)
+                    if math.isinf(now):
+                        q = math.inf if not math.isinf(after) else 1.0
+                    else:
+                        q = 1.0 + (now - after) / max(pre[j][r], 1)
+                    if q > best_q:
+                        best, best_q = (j, r), q
+            if best is None:
+                break
+            j, last = best
+            pre[j][last] += 1
+            res[last] -= 1
+        j = max(cands, key=lambda k: (pre[k][1], -cands.index(k)))
+        c, g = min(pre[j][0], free[0]), min(pre[j][1], free[1])
+        if g > 1:  # the authors' "pre allocation bias", never below the minimum here
+            if last == 0:
+                c = max(c - 1, sim.min_cpu[j])
+            else:
+                g = max(g - 1, sim.min_gpu[j])
+        return j, c, g
+
+    def _act_np_authors(self, sim: PlacementSim) -> bool:
+        """``rule="authors"``: a call visits the clusters in reverse index order on the pending
+        sets as they were at its beginning; each starts the task of
+        :meth:`_authors_np_choice` unless a cluster started it earlier in the call or the
+        allocation is below its minimum. Variant multi repeats calls until one starts
+        nothing."""
+        clusters = range(sim.num_clusters)
+        while True:
+            pending = [[j for j in sim.pending(n) if n in self.runnable[j]] for n in clusters]
+            taken: set[int] = set()
+            for n in reversed(clusters):
+                if not pending[n]:
+                    continue
+                j, c, g = self._authors_np_choice(sim, n, pending[n])
+                if j not in taken and sim.fits(j, n, c, g) and sim.run_steps(j, c, g) is not None:
+                    sim.start(j, n, c, g)
+                    taken.add(j)
+            if not sim.multi or not taken:
+                return not taken
+
     # ---- one step -------------------------------------------------------------------
 
     def act(self, sim: PlacementSim) -> bool:
+        if not self.preemptive and self.rule == "authors":
+            return self._act_np_authors(sim)
         any_change = False
         for n in range(sim.num_clusters):
             running = sim.running(n)
@@ -452,9 +580,16 @@ class OptimusPolicy:
 class TiresiasPolicy:
     """Tiresias (see the module docstring). ``preemptive`` False is ``tiresias-np``."""
 
-    def __init__(self, *, preemptive: bool = True, elastic: bool = True, runnable: list[set[int]] | None = None):
+    def __init__(self, *, preemptive: bool = True, elastic: bool = True, admission: str = "fit",
+                 rule: str = "suite", runnable: list[set[int]] | None = None):
+        if admission not in ("fit", "authors"):
+            raise ValueError(f"admission must be 'fit' or 'authors', got {admission!r}")
+        if rule not in ("suite", "authors"):
+            raise ValueError(f"rule must be 'suite' or 'authors', got {rule!r}")
         self.preemptive = preemptive
         self.elastic = elastic
+        self.admission = admission
+        self.rule = rule  # tiresias-np only
         self.runnable = runnable
 
     def reset(self, sim: PlacementSim) -> None:
@@ -506,9 +641,53 @@ class TiresiasPolicy:
             free_c -= 1
         return {j: ((cpu[j], gpu[j]) if j in gpu else (0, 0)) for j in tasks}
 
+    @staticmethod
+    def _count_cap(sim: PlacementSim, n: int, j: int) -> int:
+        """The authors' admission cap of cluster n for task j: how many tasks at j's minimum
+        the whole cluster holds (their ``min(capacity // minimum)``)."""
+        caps = [cap // need for cap, need in ((sim.cap_cpu[n], sim.min_cpu[j]), (sim.cap_gpu[n], sim.min_gpu[j]))
+                if need > 0]
+        return min(caps) if caps else sim.cap_cpu[n] + sim.cap_gpu[n]
+
+    def _act_authors(self, sim: PlacementSim) -> bool:
+        """``admission="authors"``: the authors' ``tiresias()`` in their multi-agent step loop.
+        A pass: the clusters in index order; a cluster holding fewer placed tasks (paused
+        ones included) than its count cap takes the first pending task (queue order) that no
+        earlier cluster of the pass took, plans the LAS allocation of its tasks with it and
+        starts it when the plan gives it resources; every cluster re-plans its tasks. Variant
+        multi repeats passes until a pass starts nothing; variant single makes one pass."""
+        t = sim.t
+        while True:
+            taken: set[int] = set()
+            started = False
+            for n in range(sim.num_clusters):
+                tasks = sim.running(n)
+                att = {j: sim.attained_gpu(j) for j in tasks}
+                start = {j: sim.start_step(j) for j in tasks}
+                plan = self._plan(sim, n, tasks, att, start) if tasks else {}
+                cand = next((j for j in sim.pending(n) if n in self.runnable[j] and j not in taken), None)
+                new = None
+                if cand is not None and len(tasks) < self._count_cap(sim, n, cand):
+                    taken.add(cand)
+                    att[cand], start[cand] = 0, t
+                    trial = self._plan(sim, n, tasks + [cand], att, start)
+                    # a task started in this step cannot be paused in it
+                    if trial[cand] != (0, 0) and all(trial[j] != (0, 0) for j in tasks if start[j] == t):
+                        plan, new = trial, cand
+                changes = {j: plan[j] for j in tasks if plan[j] != sim.allocation(j)}
+                if changes:
+                    sim.set_allocations(n, changes)
+                if new is not None:
+                    sim.start(new, n, *plan[new])
+                    started = True
+            if not sim.multi or not started:
+                return False  # attained service grows every step: priorities change
+
     def act(self, sim: PlacementSim) -> bool:
         if not self.preemptive:
             return self._act_np(sim)
+        if self.admission == "authors":
+            return self._act_authors(sim)
         t = sim.t
         for n in range(sim.num_clusters):
             tasks = sim.running(n)
@@ -557,7 +736,37 @@ class TiresiasPolicy:
         share = sim.cap_cpu[n] // max(slots, 1)
         return max(mc, share), mg
 
+    def _act_np_authors(self, sim: PlacementSim) -> bool:
+        """``rule="authors"``: the authors' ``non_preemptable_tiresias`` in their step loop.
+        A call: the clusters in reverse index order, on the pending sets as they were at the
+        beginning of the call; a cluster takes the first pending task that no cluster took
+        in the call and gives it ``ceil(capacity / max(1, pending + placed))`` of each
+        resource (pending counted at the beginning of the call, placed = its unfinished
+        tasks), at least its minimum, at most the free resources; it starts when that fits.
+        Variant multi repeats calls until one starts nothing."""
+        clusters = range(sim.num_clusters)
+        while True:
+            pending = [[j for j in sim.pending(n) if n in self.runnable[j]] for n in clusters]
+            taken: set[int] = set()
+            for n in reversed(clusters):
+                j = next((j for j in pending[n] if j not in taken), None)
+                if j is None:
+                    continue
+                share = max(1, len(pending[n]) + len(sim.running(n)))
+                c = max(sim.min_cpu[j], -(-sim.cap_cpu[n] // share))
+                g = max(sim.min_gpu[j], -(-sim.cap_gpu[n] // share))
+                free_c, free_g, _ = sim.free(n)
+                c, g = min(c, free_c), min(g, free_g)
+                if sim.fits(j, n, c, g) and sim.run_steps(j, c, g) is not None:
+                    sim.start(j, n, c, g)
+                    taken.add(j)
+            if not sim.multi or not taken:
+                return not taken
+
     def _act_np(self, sim: PlacementSim) -> bool:
+        if self.rule == "authors":
+            return self._act_np_authors(sim)
+
         def pick(n: int, started: set[int]) -> bool:
             for j in sim.pending(n):
                 if n not in self.runnable[j]:
@@ -658,10 +867,30 @@ _OPTIMUS_PARAMS["fit"] = ("'authors' (default: the authors' pre-run: unbounded l
 _OPTIMUS_SPEC = {"gain": ("per-unit", lambda v: v in ("drop", "per-unit"), "'drop' or 'per-unit'"),
                  "fit": ("authors", lambda v: v in ("authors", "authors-transposed", "bounded"),
                          "'authors', 'authors-transposed' or 'bounded'")}
+_RULE_DOC = ("'suite' (default: {suite}) or 'authors' (the authors' {fn} in their step loop: "
+             "clusters in reverse index order, one start per cluster and call; docs/calibration.md)")
+_NP_RULE_SPEC = ("suite", lambda v: v in ("suite", "authors"), "'suite' or 'authors'")
+_OPTIMUS_NP_PARAMS = {**_OPTIMUS_PARAMS, "rule": _RULE_DOC.format(
+    suite="the greedy over the free resources for the tasks started in the step",
+    fn="non_preemptable_optimus: a greedy pre-allocation of the free resources over all pending tasks, "
+       "the one holding most GPUs starts with its share minus one unit")}
+_OPTIMUS_NP_SPEC = {**_OPTIMUS_SPEC, "rule": _NP_RULE_SPEC}
+_TIRESIAS_NP_PARAMS = {"rule": _RULE_DOC.format(
+    suite="FIFO at the minimum GPUs and the even CPU share of a full cluster",
+    fn="non_preemptable_tiresias: the first pending task gets ceil(capacity / (pending + placed)) "
+       "of each resource")}
+_TIRESIAS_NP_SPEC = {"rule": _NP_RULE_SPEC}
 _TIRESIAS_PARAMS = {"elastic": "bool, default True (the authors' call, which made their saved figures): after the "
                                "minimum GPUs, hand out the remaining GPUs one at a time by least attained service; "
                                "False: minimum GPUs only (the paper's wording, the suite's earlier default)"}
-_TIRESIAS_SPEC = {"elastic": (True, _bool, "a boolean")}
+_TIRESIAS_PARAMS["admission"] = (
+    "'fit' (default: a pending task is admitted whenever the LAS plan gives it resources, pausing "
+    "lower-priority tasks, and several per cluster in the same pass in variant multi) or 'authors' "
+    "(the authors' tiresias() in their step loop: a cluster admits only while it holds fewer than "
+    "min(capacity // minimum) placed tasks, paused ones included, one task per cluster and pass, the "
+    "first pending one no earlier cluster of the pass took; docs/calibration.md)")
+_TIRESIAS_SPEC = {"elastic": (True, _bool, "a boolean"),
+                  "admission": ("fit", lambda v: v in ("fit", "authors"), "'fit' or 'authors'")}
 
 
 @register("optimus", families=("placement",), kind="heuristic", params=_OPTIMUS_PARAMS,
@@ -676,15 +905,15 @@ def solve_optimus(instance: Instance, *, time_limit: float | None = None, seed: 
                        at_minimum=False, time_limit=time_limit, seed=seed, params=params, started=started)
 
 
-@register("optimus-np", families=("placement",), kind="heuristic", params=_OPTIMUS_PARAMS,
-          check=lambda p: _parse("optimus-np", p, _OPTIMUS_SPEC),
+@register("optimus-np", families=("placement",), kind="heuristic", params=_OPTIMUS_NP_PARAMS,
+          check=lambda p: _parse("optimus-np", p, _OPTIMUS_NP_SPEC),
           description="Optimus without re-allocation: greedy allocation at start, fixed for the task's life")
 def solve_optimus_np(instance: Instance, *, time_limit: float | None = None, seed: int = 0, **params: Any) -> Result:
     started = time.perf_counter()
-    opts = _parse("optimus-np", params, _OPTIMUS_SPEC)
+    opts = _parse("optimus-np", params, _OPTIMUS_NP_SPEC)
     return run_episode(instance, "optimus-np",
                        lambda sim, rng, runnable: OptimusPolicy(preemptive=False, gain=opts["gain"], fit=opts["fit"],
-                                                                runnable=runnable),
+                                                                rule=opts["rule"], runnable=runnable),
                        at_minimum=False, time_limit=time_limit, seed=seed, params=params, started=started)
 
 
@@ -696,15 +925,17 @@ def solve_tiresias(instance: Instance, *, time_limit: float | None = None, seed:
     opts = _parse("tiresias", params, _TIRESIAS_SPEC)
     return run_episode(instance, "tiresias",
                        lambda sim, rng, runnable: TiresiasPolicy(preemptive=True, elastic=opts["elastic"],
-                                                                 runnable=runnable),
+                                                                 admission=opts["admission"], runnable=runnable),
                        at_minimum=not opts["elastic"], time_limit=time_limit, seed=seed, params=params, started=started)
 
 
-@register("tiresias-np", families=("placement",), kind="heuristic", params={},
+@register("tiresias-np", families=("placement",), kind="heuristic", params=_TIRESIAS_NP_PARAMS,
+          check=lambda p: _parse("tiresias-np", p, _TIRESIAS_NP_SPEC),
           description="Tiresias without preemption: FIFO start at the minimum GPUs and an even CPU share, fixed")
 def solve_tiresias_np(instance: Instance, *, time_limit: float | None = None, seed: int = 0, **params: Any) -> Result:
     started = time.perf_counter()
-    _parse("tiresias-np", params, {})
+    opts = _parse("tiresias-np", params, _TIRESIAS_NP_SPEC)
     return run_episode(instance, "tiresias-np",
-                       lambda sim, rng, runnable: TiresiasPolicy(preemptive=False, runnable=runnable),
+                       lambda sim, rng, runnable: TiresiasPolicy(preemptive=False, rule=opts["rule"],
+                                                                 runnable=runnable),
                        at_minimum=True, time_limit=time_limit, seed=seed, params=params, started=started)

@@ -13,8 +13,10 @@ times, bandwidth levels) comes from :mod:`edgebench.instances.semantics`.
   queue, taken at the beginning of the step) with a random allocation among
   ``semantics.allocation_options`` that fits the free capacity and lets the task finish —
   one start per cluster per step in variant "single", rounds of one start per cluster until
-  nobody can start more in variant "multi". The allocation is fixed for the task's life and
-  its duration is ``semantics.fixed_run_steps`` (noise included). Steps in which nothing can
+  nobody can start more in variant "multi" (``rounds="authors"``: the TapFinger authors' step
+  loop, see :class:`~edgebench.solvers.placement_baselines.RandomPolicy`). The allocation
+  is fixed for the task's life and its duration is ``semantics.fixed_run_steps`` (noise
+  included). Steps in which nothing can
   start are skipped up to the next arrival or completion.
 * mapping: jobs in arrival order, each at the time the previous one started or later: a
   random node per task node among the nodes with enough free CPU/RAM, canonical routes, a
@@ -57,8 +59,14 @@ DEFAULT_ATTEMPTS = 200
 #: resources are compared with this slack (the referee allows 1e-6 absolute + relative)
 EPS = 1e-9
 
+#: placement: how the clusters start tasks within a step (RandomPolicy)
+ROUNDS = ("pack", "authors")
 PARAMS = {
     "attempts": f"int >= 1, default {DEFAULT_ATTEMPTS}: mapping only, random tries per job before it waits",
+    "rounds": "placement only: 'pack' (default: clusters in random order start random tasks until nothing fits) "
+              "or 'authors' (the TapFinger authors' step loop: clusters in index order draw one pending task "
+              "each per pass, conflicts and a drawn void allocation start nothing, a step ends after a pass "
+              "that starts nothing; docs/calibration.md)",
 }
 
 
@@ -72,12 +80,15 @@ def _check_time(deadline: float | None) -> None:
 
 
 def _parse_params(params: dict[str, Any]) -> dict[str, Any]:
-    out = {"attempts": DEFAULT_ATTEMPTS}
+    out: dict[str, Any] = {"attempts": DEFAULT_ATTEMPTS, "rounds": ROUNDS[0]}
     for key, value in params.items():
-        if key != "attempts":
+        if key not in PARAMS:
             raise InputError(f"unknown parameter of solver {NAME!r} (known: {', '.join(PARAMS)})",
                              field=f"params.{key}")
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        if key == "rounds":
+            if value not in ROUNDS:
+                raise InputError(f"must be 'pack' or 'authors', got {value!r}", field=f"params.{key}")
+        elif isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise InputError(f"must be an integer >= 1, got {value!r}", field=f"params.{key}")
         out[key] = value
     return out
@@ -98,7 +109,7 @@ def solve(instance: Instance, *, time_limit: float | None = None, seed: int = 0,
     try:
         if family == "placement":
             pm = build_placement(instance.placement)
-            raw = solve_placement(pm, rng, deadline)
+            raw = solve_placement(pm, rng, deadline, rounds=opts["rounds"])
             if raw is None:
                 return make_result(instance, NAME, status="infeasible", seed=seed, params=params,
                                    started=started, stats={"reason": pm.unrunnable_reason()})
@@ -149,12 +160,13 @@ def build_placement(payload: PlacementPayload) -> PlacementModel:
     return PlacementModel(sim, runnable_clusters(sim))
 
 
-def solve_placement(pm: PlacementModel, rng: np.random.Generator, deadline: float | None) -> PlacementSim | None:
+def solve_placement(pm: PlacementModel, rng: np.random.Generator, deadline: float | None, *,
+                    rounds: str = "pack") -> PlacementSim | None:
     """Run the Random policy on the simulator; None when a task can finish nowhere."""
     if any(not r for r in pm.runnable):
         return None
     try:
-        return run_policy(pm.sim, RandomPolicy(rng, pm.runnable), deadline=deadline)
+        return run_policy(pm.sim, RandomPolicy(rng, pm.runnable, rounds=rounds), deadline=deadline)
     except SimTimeout:
         raise _Timeout from None
 
