@@ -360,10 +360,11 @@ def test_checkpoints_are_shipped_with_provenance():
 @pytest.mark.parametrize("solver,preset,variant", [
     ("tapfinger", "synthetic-3", "multi"), ("tapfinger", "hetero-6", "multi"), ("tapfinger-nopointer", "hetero-6", "multi"),
     ("tapfinger-nograph", "synthetic-3", "multi"), ("tapfinger", "hetero-6", "single"), ("tapfinger", "synthetic-6", "multi"),
-    ("tapfinger", "testbed", "single")])
+    ("tapfinger", "testbed", "single"), ("tapfinger-nograph", "hetero-6", "multi")])
 def test_mappo_checkpoints_play_their_preset(solver, preset, variant):
     """The MAPPO-trained solvers find their own preset's checkpoint without being told (hetero-6
-    multi and the no-graph ablation on synthetic-3 multi since the issue-16 follow-up) and play a
+    multi and the no-graph ablation on synthetic-3 multi since the issue-16 follow-up, the no-graph
+    ablation on hetero-6 multi since the fourth follow-up) and play a
     short held-out episode that the referee accepts; the file's provenance says bc+mappo."""
     from edgebench.learned.provenance import sidecar
 
