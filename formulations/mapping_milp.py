@@ -672,6 +672,9 @@ def solve_milp(pr: MappingProblem, g: Goal, backend: str, *, time_limit: float |
                                    rounds, solver_rt)
             break
         if sol.values is None:
+            if sol.bound is not None and math.isfinite(sol.bound):  # a bound without a point (Pyomo-HiGHS)
+                rb = float(sol.bound) + mm.const
+                bound = min(bound, rb if cutoff is None else max(rb, best[3] + tol / 2))
             break
         if proxy_value is None and sol.objective is not None:
             proxy_value = sol.objective + mm.const
