@@ -395,7 +395,7 @@ def _leaf_terms(mm: MilpModel, row: list[tuple[int, float]], d: float) -> tuple[
     for k, c in row:
         if c < 0:
             return [], False
-        if mm.elem_sq.get(k) == 1.0:  # binary x
+        if mm.model.integer[k] and mm.model.lb[k] >= 0 and mm.model.ub[k] <= 1:  # binary x
             out.append((k, abs(d + c) - g0))
         elif k in mm.z_info:
             y, lo, hi = mm.z_info[k]

@@ -47,6 +47,8 @@ def test_lumpiness_cuts_hold_at_every_integer_point(seed, monkeypatch):
     monkeypatch.setattr(MM, "LUMP_SQUARES", True)  # check the (default off) sum-of-squares row too
     inst = tiny(seed, nodes=4, tasks=3 + seed % 2)
     pr = build_problem(inst)
+    if seed == 0:  # BWmin = 1 must not make z look like a binary
+        pr.bmin[:] = np.minimum(1.0, pr.bmax)
     g = GOALS["composite"]
     mm = MM.build_milp(pr, g)
     first = len(mm.model.rows)
