@@ -36,6 +36,10 @@ GRIDS = {
     **{f"mapping-{be}": [["mapping", "10", str(k), str(seed), be] for k in (4, 6, 8) for seed in range(3)]
        for be in ("ortools-highs", "ortools-scip", "ortools-cbc", "pulp-cbc", "pulp-highs", "pyomo-highs")},
     "mapping-bnb": [["mapping", "20", "10", str(seed), "bnb"] for seed in range(3)],
+    # issue 17 item 3 (lumpiness cuts): the hard thesis sizes, and 10 x 8 on two more backends
+    "mapping-milp-68": [["mapping", "10", str(k), str(seed), "ortools-highs"] for k in (6, 8) for seed in range(3)],
+    "mapping-milp-8-others": [["mapping", "10", "8", str(seed), be] for be in ("pyomo-highs", "ortools-scip")
+                              for seed in range(3)],
     "mapping-milp-others": [["mapping", "10", str(k), "0", be] for k in (4, 6)
                             for be in ("pyomo-highs", "ortools-scip", "pulp-highs", "ortools-cbc", "pulp-cbc")],
     "offloading-daggen": [["offloading", "daggen", str(n), str(s)] for n in (50, 100) for s in (3, 4, 8)],

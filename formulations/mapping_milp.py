@@ -53,12 +53,19 @@ class MilpModel:
     route_arcs: dict[int, list[tuple[int, int]]] = field(default_factory=dict)  # v -> [(r, f index)] (free)
     const: float = 0.0  # objective constant (outside the LinearModel)
     cuts: int = 0
+    mean: dict[str, int] = field(default_factory=dict)  # resource -> mean variable
+    elem_sq: dict[int, float] = field(default_factory=dict)  # variable k -> m_k with k^2 >= m_k k at integer points
+    lump_cuts: int = 0
+    dev: dict[str, list[int]] = field(default_factory=dict)  # resource -> deviation variables e_k >= |U_k - mean|
+    z_info: dict[int, tuple[int, float, float]] = field(default_factory=dict)  # z -> (its Y variable, BWmin, BWmax)
 
 
 #: default depth of the polyhedral second-order-cone approximation (rotations per 2-D cone)
 CONE_DEPTH = 4
 #: with a warm start, add the objective cutoff row (False: only the tangents at the incumbent)
 CUTOFF = True
+#: add the lumpiness cuts (:func:`add_lumpiness`) for the balance goals
+LUMPINESS = True
 
 
 def cone_accuracy(depth: int, elements: int) -> float:
@@ -173,10 +180,15 @@ def build_milp(pr: MappingProblem, g: Goal, *, d_min: float | None = None,
 
     # z = B * Y and the link capacities (4-7)
     load: list[list[tuple[int, float]]] = [[] for _ in range(R)]
+    z_link: dict[int, int] = {}
+    z_info: dict[int, tuple[int, float, float]] = {}
     for v in range(V):
         hi = pr.bmax[v]
         for r, terms in Y[v].items():
             z = m.add_var(f"z[{v},{r}]", 0.0, hi)
+            z_link[z] = v
+            if len(terms) == 1 and terms[0][1] == 1.0:
+                z_info[z] = (terms[0][0], float(pr.bmin[v]), float(hi))
             # z >= B - hi (1 - Y)  <=>  z - B - hi*Y >= -hi
             m.add_ge([(z, 1.0), (b[v], -1.0)] + [(k, -hi * c) for k, c in terms], -hi, f"zlo[{v},{r}]")
             if balance:  # the rest of the McCormick envelope of z = B*Y, B in [lo, hi], Y in [0, 1]
@@ -211,7 +223,17 @@ def build_milp(pr: MappingProblem, g: Goal, *, d_min: float | None = None,
     U0: dict[str, np.ndarray] = {}
     obj: list[tuple[int, float]] = [(k, g.alpha * c) for k, c in d_terms]
     const = g.const + g.alpha * d_const
+    mean_idx: dict[str, int] = {}
+    dev_idx: dict[str, list[int]] = {}
+    elem_sq: dict[int, float] = {}
     if balance:
+        # k^2 >= m_k k at every integer point: x binary (m = 1); z[v,r] = B[v] Y[v,r] with Y in {0, 1}
+        # and B >= BWmin (z = 0 or z >= BWmin: m = BWmin)
+        for k in x.ravel():
+            elem_sq[int(k)] = 1.0
+        for r in range(R):
+            for z, _ in load[r]:
+                elem_sq[int(z)] = float(pr.bmin[z_link[z]])
         U["cpu"] = [[(x[t, p], pr.dc[t] / pr.cpu[p]) for t in range(n)] for p in range(P)]
         U0["cpu"] = pr.base_uc.copy()
         U["ram"] = [[(x[t, p], pr.dr[t] / pr.ram[p]) for t in range(n)] for p in range(P)]
@@ -233,8 +255,9 @@ def build_milp(pr: MappingProblem, g: Goal, *, d_min: float | None = None,
                 for k, c in row:
                     mean_terms[k] = mean_terms.get(k, 0.0) + c / E
             mu = m.add_var(f"mean_{key}", -math.inf, math.inf)
+            mean_idx[key] = mu
+            dev_idx[key] = es = []
             m.add_eq([(mu, 1.0)] + [(k, -c) for k, c in mean_terms.items()], float(base.sum()) / E, f"mean_{key}")
-            es = []
             for e_i, row in enumerate(terms):
                 e = m.add_var(f"dev_{key}[{e_i}]", 0.0, math.inf)
                 es.append(e)
@@ -250,7 +273,8 @@ def build_milp(pr: MappingProblem, g: Goal, *, d_min: float | None = None,
     # The constant is kept outside the model (some backends report a best bound without the
     # objective offset); solve_milp adds it back to objective and bound.
     m.set_objective(obj, constant=0.0, sense="max")
-    mm = MilpModel(model=m, x=x, b=b, s=s_idx, U=U, U0=U0, route_arcs=route_arcs, const=const)
+    mm = MilpModel(model=m, x=x, b=b, s=s_idx, U=U, U0=U0, route_arcs=route_arcs, const=const, mean=mean_idx,
+                   elem_sq=elem_sq, dev=dev_idx, z_info=z_info)
     return mm
 
 
@@ -281,6 +305,219 @@ def add_tangent(mm: MilpModel, key: str, util: np.ndarray) -> bool:
     mm.model.add_ge(terms, rhs, f"tangent_{key}[{mm.cuts}]")
     mm.cuts += 1
     return True
+
+
+def _lp_extremes(model: LinearModel, cols: list[int], time_limit: float | None = None,
+                 objective: bool = False, lower_only: bool = False) -> dict:
+    """Smallest and largest value of each variable in ``cols`` over the LP relaxation of
+    ``model`` (highspy, one thread): bounds that every integer point of the model obeys.
+    A column whose LP is not solved to optimality gets (-inf, inf). With ``objective``, key
+    "objective" first holds the LP optimum of the model's objective (None when the LP is
+    infeasible: then nothing else is computed)."""
+    import highspy
+
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.setOptionValue("threads", 1)
+    if time_limit is not None:
+        h.setOptionValue("time_limit", max(0.05, float(time_limit)))
+    inf = highspy.kHighsInf
+    lp = highspy.HighsLp()
+    n = model.num_vars
+    lp.num_col_, lp.num_row_ = n, len(model.rows)
+    lp.col_cost_ = np.zeros(n)
+    lp.col_lower_ = np.array([v if math.isfinite(v) else -inf for v in model.lb])
+    lp.col_upper_ = np.array([v if math.isfinite(v) else inf for v in model.ub])
+    lp.row_lower_ = np.array([v if math.isfinite(v) else -inf for v in model.row_lo])
+    lp.row_upper_ = np.array([v if math.isfinite(v) else inf for v in model.row_hi])
+    starts, idx, val = [0], [], []
+    for ii, vv in model.rows:
+        idx += ii
+        val += vv
+        starts.append(len(idx))
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
+    lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = starts, idx, val
+    with _quiet():
+        h.passModel(lp)
+    out: dict = {}
+    if objective:  # the LP maximum of the model's objective (None: LP infeasible; inf: not solved)
+        obj_idx = np.array(sorted(model.obj), dtype=np.int32)
+        sgn = -1.0 if model.sense == "max" else 1.0
+        h.changeColsCost(len(obj_idx), obj_idx, np.array([sgn * model.obj[int(k)] for k in obj_idx]))
+        with _quiet():
+            h.run()
+        st = h.getModelStatus()
+        if st == highspy.HighsModelStatus.kInfeasible:
+            out["objective"] = None
+        elif st == highspy.HighsModelStatus.kOptimal:
+            out["objective"] = sgn * h.getInfo().objective_function_value + model.obj_const
+        else:
+            out["objective"] = math.inf if model.sense == "max" else -math.inf
+        h.changeColsCost(len(obj_idx), obj_idx, np.zeros(len(obj_idx)))
+        if out["objective"] is None:
+            return out
+    for k in cols:
+        ext = []
+        for sgn in ((1.0,) if lower_only else (1.0, -1.0)):  # minimise k, then minimise -k
+            h.changeColsCost(1, np.array([k], dtype=np.int32), np.array([sgn]))
+            with _quiet():
+                h.run()
+            ok = h.getModelStatus() == highspy.HighsModelStatus.kOptimal
+            ext.append(h.getSolution().col_value[k] if ok else (-math.inf if sgn > 0 else math.inf))
+            h.changeColsCost(1, np.array([k], dtype=np.int32), np.array([0.0]))
+        out[k] = (float(ext[0]), float(ext[1]) if len(ext) > 1 else math.inf)
+    return out
+
+
+def _quiet():
+    from edgebench.formulations.linear import native_stdout_to_stderr
+
+    return native_stdout_to_stderr()
+
+
+#: which lumpiness cuts :func:`add_lumpiness` adds: per-element deviation cuts (strong) and the
+#: sum-of-squares cut per std (valid but weak through the chord of the square root: off)
+LUMP_LEAVES = True
+LUMP_SQUARES = False
+#: a second cone per std over the leaf bounds around the mean range's midpoint (needs LUMP_LEAVES)
+LUMP_CONE = False
+
+
+def _leaf_terms(mm: MilpModel, row: list[tuple[int, float]], d: float) -> tuple[list[tuple[int, float]], bool]:
+    """Linear terms phi with ``|d + sum_k c_k v_k| >= |d| + phi(v)`` at every integer point of
+    the model (mapping.md, "Lumpiness cuts"): g(u) = |d + u| is convex, so for non-negative
+    u_k, g(sum u_k) - g(0) >= sum_k (g(u_k) - g(0)); a binary x_k contributes
+    (g(c_k) - g(0)) x_k; z = B*Y (z = 0 when Y = 0, z in [lo, hi] when Y = 1) contributes a
+    line in (z, Y) below g(c z) - g(0) on that set (exact where g is linear on [c lo, c hi],
+    else -g(0) Y). False when a term is of another kind (no cut)."""
+    g0 = abs(d)
+    out: list[tuple[int, float]] = []
+    for k, c in row:
+        if c < 0:
+            return [], False
+        if mm.model.integer[k] and mm.model.lb[k] >= 0 and mm.model.ub[k] <= 1:  # binary x
+            out.append((k, abs(d + c) - g0))
+        elif k in mm.z_info:
+            y, lo, hi = mm.z_info[k]
+            ulo, uhi, kink = c * lo, c * hi, -d
+            if kink <= ulo or kink >= uhi:
+                sl = 1.0 if kink <= ulo else -1.0  # slope of g on [ulo, uhi]
+                out.append((k, sl * c))
+                out.append((y, abs(d + ulo) - sl * ulo - g0))
+            else:
+                out.append((y, -g0))
+        else:
+            return [], False
+    return out, True
+
+
+def add_lumpiness(mm: MilpModel, pr: MappingProblem, g: Goal, incumbent: float | None = None,
+                  time_limit: float | None = None) -> int:
+    """Lumpiness cuts (mapping.md, "Lumpiness cuts"), valid at every integer point of the model
+    (and, with an ``incumbent``, at every one the objective cutoff keeps). The mean of each
+    resource lies in [ml, mh] (its LP extremes). Per element e (node or link), with
+    U_e = U0_e + sum_k c_ek v_k:
+
+    * leaves (:data:`LUMP_LEAVES`): |U_e - mean| >= |U_e - c| - |mean - c| and |mean - c| is
+      linear for c = ml (mean - ml) and c = mh (mh - mean); |U_e - c| >= |U0_e - c| + phi(v)
+      by convexity (:func:`_leaf_terms`), so ``e_e >= |U0_e - c| + phi(v) -+ (mean - c)``.
+      Unlike the convex |U_e - mean| itself these do not vanish when fractional x spreads
+      the load;
+    * squares (:data:`LUMP_SQUARES`): sum_e U_e^2 >= sum_e U0_e^2 + sum_k (sum_e c_ek^2 m_k +
+      2 c_ek U0_e) v_k (cross terms >= 0, v_k^2 >= m_k v_k: x binary m = 1, z m = BWmin);
+      E std^2 = sum U_e^2 - E mean^2, mean^2 <= (ml + mh) mean - ml mh, std^2 <= sh std for
+      std in [0, sh] (sh from the cutoff, else half the utilisation range).
+
+    Returns the number of rows added."""
+    keys = [k for k in mm.s if k in mm.mean]
+    if not keys or not (LUMP_LEAVES or LUMP_SQUARES):
+        return 0
+    rng = _lp_extremes(mm.model, [mm.mean[k] for k in keys], time_limit)
+    added = 0
+    for key in keys:
+        terms, base = mm.U[key], mm.U0[key]
+        E = len(terms)
+        ml, mh = rng[mm.mean[key]]
+        if not (math.isfinite(ml) and math.isfinite(mh)):
+            continue
+        ml, mh = ml - 1e-9, mh + 1e-9  # LP tolerance
+        if LUMP_LEAVES:
+            for e, row in enumerate(terms):
+                for c, sg in ((ml, 1.0), (mh, -1.0)):
+                    d = float(base[e]) - c
+                    phi, ok = _leaf_terms(mm, row, d)
+                    if not ok or not any(abs(v) > 1e-12 for _, v in phi):
+                        continue
+                    # e + sg*mean - phi(v) >= |d| + sg*c
+                    mm.model.add_ge([(mm.dev[key][e], 1.0), (mm.mean[key], sg)] + [(k, -v) for k, v in phi],
+                                    abs(d) + sg * c - 1e-9, f"lump_{key}[{e},{int(sg)}]")
+                    mm.lump_cuts += 1
+                    added += 1
+        if LUMP_SQUARES:
+            wk = pr.weights[("cpu", "ram", "bw").index(key)]
+            if incumbent is not None and g.beta > 0 and wk > 0:
+                sh = (g.const + g.alpha - incumbent) / (g.beta * wk)
+            else:
+                cap = {"cpu": pr.free_cpu / pr.cpu, "ram": pr.free_ram / pr.ram}.get(key)
+                if cap is None:
+                    cap = pr.res_bw / pr.bw
+                sh = 0.5 * (float((base + np.maximum(cap, 0.0)).max()) - float(base.min()))
+            if sh <= 0:
+                continue
+            coef: dict[int, float] = {}
+            ok = True
+            for e, row in enumerate(terms):
+                for k, c in row:
+                    if c < 0 or mm.model.lb[k] < 0:
+                        ok = False
+                    coef[k] = coef.get(k, 0.0) + c * c * mm.elem_sq.get(k, 0.0) + 2.0 * c * float(base[e])
+            if not ok:
+                continue
+            row = [(mm.s[key], E * sh), (mm.mean[key], E * (ml + mh))] + [(k, -c) for k, c in coef.items() if c]
+            mm.model.add_ge(row, float((base * base).sum()) + E * ml * mh - 1e-9, f"lump_sq_{key}")
+            mm.lump_cuts += 1
+            added += 1
+    if LUMP_CONE and LUMP_LEAVES:
+        added += _add_shifted_cones(mm, keys, rng, time_limit)
+    return added
+
+
+def _add_shifted_cones(mm: MilpModel, keys: list[str], rng: dict, time_limit: float | None) -> int:
+    """Second cone per std around the constant c = (ml + mh)/2 (mapping.md, "Lumpiness cuts",
+    shifted cone): f_e >= max(0, |U0_e - c| + phi_c(v)) <= |U_e - c| at integer points, and
+    ||U - c 1||^2 = E std^2 + E (mean - c)^2 <= E (std + delta^2 / (2 s_lo))^2 with
+    delta = (mh - ml)/2 and s_lo <= std the LP minimum of s, so
+    sqrt(E) (s + delta^2 / (2 s_lo)) >= ||f||, the norm through :func:`add_norm_cone`."""
+    m = mm.model
+    lo = _lp_extremes(m, [mm.s[k] for k in keys], time_limit, lower_only=True)
+    added = 0
+    for key in keys:
+        s_lo = lo[mm.s[key]][0]
+        ml, mh = rng[mm.mean[key]]
+        if not (math.isfinite(s_lo) and math.isfinite(ml) and math.isfinite(mh)) or s_lo <= 1e-6:
+            continue
+        c = 0.5 * (ml + mh)
+        delta = 0.5 * (mh - ml) + 1e-9
+        slack = delta * delta / (2.0 * (s_lo - 1e-9))
+        if slack >= s_lo:  # too loose to help
+            continue
+        terms, base = mm.U[key], mm.U0[key]
+        E = len(terms)
+        fs = []
+        for e, row in enumerate(terms):
+            d = float(base[e]) - c
+            phi, ok = _leaf_terms(mm, row, d)
+            f = m.add_var(f"fdev_{key}[{e}]", 0.0, math.inf)
+            fs.append(f)
+            if ok:
+                m.add_ge([(f, 1.0)] + [(k, -v) for k, v in phi], abs(d) - 1e-9, f"lumpc_{key}[{e}]")
+                mm.lump_cuts += 1
+        root = add_norm_cone(m, fs, CONE_DEPTH, f"conec_{key}")
+        # sqrt(E) s - root >= -sqrt(E) slack
+        m.add_ge([(mm.s[key], math.sqrt(E)), (root, -1.0)], -math.sqrt(E) * slack, f"conec_root_{key}")
+        mm.lump_cuts += 1
+        added += 1
+    return added
 
 
 def point_utilisations(pr: MappingProblem, x: np.ndarray, b: np.ndarray, routes_inc: np.ndarray) -> dict[str, np.ndarray]:
@@ -395,7 +632,23 @@ def solve_milp(pr: MappingProblem, g: Goal, backend: str, *, time_limit: float |
                     add_tangent(mm, key, util[key])
                 if CUTOFF:
                     cutoff = mm.model.add_ge(list(mm.model.obj.items()), -math.inf, "objective_cutoff")
-    while True:
+    lp_bound = math.inf  # the root LP's bound: kept when no MILP reports one (a time limit before any point)
+    closed = False
+    if balance and LUMPINESS:
+        if cutoff is not None:
+            mm.model.row_lo[cutoff] = best[3] - mm.const + tol / 2
+        share = None if time_limit is None else max(0.05, 0.05 * time_limit)
+        add_lumpiness(mm, pr, g, best[3] if cutoff is not None else None, share)
+        root = _lp_extremes(mm.model, [], share, objective=True)
+        if root["objective"] is None:
+            if cutoff is not None:  # even the LP relaxation has no point above the incumbent
+                bound = best[3] + tol / 2
+                closed = True
+                msg = "closed by the objective cutoff (LP relaxation infeasible)"
+            # without a cutoff an infeasible LP is left to the MILP to report
+        elif math.isfinite(root["objective"]):
+            lp_bound = root["objective"] + mm.const
+    while not closed:
         left = None if time_limit is None else time_limit - (time.perf_counter() - t0)
         if left is not None and left <= 0.05:
             msg = msg or "time limit"
@@ -419,6 +672,9 @@ def solve_milp(pr: MappingProblem, g: Goal, backend: str, *, time_limit: float |
                                    rounds, solver_rt)
             break
         if sol.values is None:
+            if sol.bound is not None and math.isfinite(sol.bound):  # a bound without a point (Pyomo-HiGHS)
+                rb = float(sol.bound) + mm.const
+                bound = min(bound, rb if cutoff is None else max(rb, best[3] + tol / 2))
             break
         if proxy_value is None and sol.objective is not None:
             proxy_value = sol.objective + mm.const
@@ -449,9 +705,17 @@ def solve_milp(pr: MappingProblem, g: Goal, backend: str, *, time_limit: float |
             added |= add_tangent(mm, key, util)
         if not added:
             break
+    if math.isfinite(lp_bound):
+        # the root LP's bound (with the cutoff it bounds every point the cutoff keeps); it is the
+        # only one when pywraplp gives none (a time limit before the MILP found a point of its own)
+        lpb = lp_bound if cutoff is None else max(lp_bound, best[3] + tol / 2)
+        if not math.isfinite(bound):
+            msg = f"{msg}; bound from the root LP relaxation"
+        bound = min(bound, lpb)
     x, bb, routes, val = best
     size = mm.model.size()
     size["tangent_cuts"] = mm.cuts
+    size["lumpiness_cuts"] = mm.lump_cuts
     if x is None:
         st = "timeout" if last is None or last.status in ("timeout", "feasible", "optimal") else last.status
         return MilpOutcome(st, None, None, None, -math.inf, None if not math.isfinite(bound) else bound, msg, size,
@@ -459,6 +723,6 @@ def solve_milp(pr: MappingProblem, g: Goal, backend: str, *, time_limit: float |
     fin_bound = bound if math.isfinite(bound) else None
     if fin_bound is not None:
         fin_bound = max(fin_bound, val)
-    optimal = fin_bound is not None and fin_bound - val <= tol and last is not None
+    optimal = fin_bound is not None and fin_bound - val <= tol and (last is not None or closed)
     status = "optimal" if optimal else "feasible"
     return MilpOutcome(status, x, bb, routes, val, fin_bound, msg, size, rounds, solver_rt, proxy_value)
