@@ -51,6 +51,14 @@ from edgebench.formulations.mapping_problem import CAP_EPS, Goal, MappingProblem
 PRUNE_TOL = 1e-9
 #: grid intervals of the mean in the node-part bound
 GRID = 3
+#: also bound every child by the joint per-task bound (each unplaced task node takes ONE node for
+#: the CPU, RAM and bandwidth parts at once; docs/formulations/mapping.md, "Joint per-task
+#: bound") and keep the smaller of the two bounds; False gives the separate bound only
+JOINT = True
+#: grid intervals of each mean (CPU, RAM) in the joint bound
+JOINT_GRID = 3
+#: children bounded jointly at once (memory: about JOINT_CHUNK * JOINT_GRID^2 * m * P floats)
+JOINT_CHUNK = 512
 
 
 @dataclass
@@ -117,8 +125,9 @@ def twins(pr: MappingProblem) -> list[tuple[int, int]]:
 
 class _Search:
     def __init__(self, pr: MappingProblem, g: Goal, *, time_limit: float | None, tol: float,
-                 order: list[int] | None = None, symmetry: bool = True):
+                 order: list[int] | None = None, symmetry: bool = True, joint: bool | None = None):
         self.pr = pr
+        self.joint = JOINT if joint is None else bool(joint)
         self.g = g
         self.tol = tol
         self.deadline = None if time_limit is None else time.perf_counter() + float(time_limit)
@@ -216,11 +225,20 @@ class _Search:
             return np.full(K, g.alpha)
         if self.kappa == 0.0 or pr.R == 0:
             return np.full(K, g.alpha)
+        return self._bw_ub_dir(asg, depth, self._direction(ul), fm, rem)
+
+    def _direction(self, ul: np.ndarray) -> np.ndarray:
+        """Unit centred direction (K,R) of the current link utilisations (0 where they are all
+        equal)."""
+        pr = self.pr
         u = pr.base_ub[None, :] + ul / pr.bw[None, :]
         dv = u - u.mean(axis=1, keepdims=True)
         nrm = np.sqrt((dv * dv).sum(axis=1))
-        gd = np.where(nrm[:, None] > 1e-15, dv / np.maximum(nrm, 1e-300)[:, None], 0.0)
-        return self._bw_ub_dir(asg, depth, gd, fm, rem)
+        return np.where(nrm[:, None] > 1e-15, dv / np.maximum(nrm, 1e-300)[:, None], 0.0)
+
+    def _route_weights(self, gd: np.ndarray) -> np.ndarray:
+        """HB (K, P*P): HB[k, p*P+q] = sum_r gd[k,r]/BW(r) over the canonical route p -> q."""
+        return np.asarray(self.inc_sparse @ (gd / self.pr.bw[None, :]).T).T
 
     def _bw_ub_dir(self, asg: np.ndarray, depth: int, gd: np.ndarray, fm: np.ndarray | None,
                    rem: list[int]) -> np.ndarray:
@@ -228,9 +246,7 @@ class _Search:
         valid bound; the current loads' direction is used)."""
         pr, g = self.pr, self.g
         K = asg.shape[0]
-        gB = gd / pr.bw[None, :]  # (K,R)
-        # HB[k, p*P+q] = sum_r gB[k,r] inc[p,q,r]: g-weight of every canonical route
-        HB = np.asarray(self.inc_sparse @ gB.T).T  # (K, P*P)
+        HB = self._route_weights(gd)  # (K, P*P): g-weight of every canonical route
         P = pr.P
         total = self.a_v * pr.fixed_delta - self.kappa * (gd @ pr.base_ub)
         rows = np.arange(K)
@@ -264,6 +280,110 @@ class _Search:
         for j, tq in acc.items():  # each unplaced task node takes one node for all its links
             total = total + np.where(fm[:, j, :], tq, -np.inf).max(axis=1)
         return np.minimum(total, g.alpha)
+
+    # ---- joint per-task bound (docs/formulations/mapping.md, "Joint per-task bound") ----
+    def _node_chord(self, U: np.ndarray, a: np.ndarray, fm: np.ndarray, wk: float):
+        """One node resource's part of the joint bound. For every completion whose added
+        utilisation A = sum of the remaining tasks' increments lies in grid interval k,
+        ``-beta*wk*std >= const[:, k] + sum_j score[:, k, j, q_j]`` (q_j: task j's node).
+
+        P*var = sum_p U_p^2 - (su + A)^2/P >= sum U0^2 + sum_j (a^2 + 2 a U0_q) + chord_k(A)
+        (stacking dropped; -(su+A)^2/P is concave in A: its chord on the interval is below it),
+        a lower bound x separable over the tasks; then sqrt(max(x, 0)) >= the chord of sqrt on
+        the range [max(xlo, 0), xhi] of x. U (K,P); a (m,P); fm (K,m,P). Returns const (K,G)
+        and score (K,G,m,P) (meaningful where fm)."""
+        K, P = U.shape
+        G = JOINT_GRID
+        big = 1e18
+        amin = np.where(fm, a[None], big).min(axis=2).sum(axis=1)
+        amax = np.where(fm, a[None], -big).max(axis=2).sum(axis=1)
+        su = U.sum(axis=1)
+        A = amin[:, None] + (amax - amin)[:, None] * np.linspace(0.0, 1.0, G + 1)[None, :]  # (K,G+1)
+        lam = -(2.0 * su[:, None] + A[:, :-1] + A[:, 1:]) / P  # chord slope of -(su + A)^2 / P
+        cst = (U * U).sum(axis=1)[:, None] - (su[:, None] + A[:, :-1]) ** 2 / P - lam * A[:, :-1]  # (K,G)
+        t = (a[None] * a[None] + 2.0 * a[None] * U[:, None, :])[:, None] + lam[:, :, None, None] * a[None, None]
+        f4 = fm[:, None]
+        xlo = cst + np.where(f4, t, np.inf).min(axis=3).sum(axis=2)
+        xhi = cst + np.where(f4, t, -np.inf).max(axis=3).sum(axis=2)
+        xl = np.maximum(xlo, 0.0)
+        rl, rh = np.sqrt(xl), np.sqrt(np.maximum(xhi, 0.0))
+        slope = np.where(xhi > xl, 1.0 / np.maximum(rl + rh, 1e-300), 0.0)  # (rh - rl) / (xhi - xl)
+        coef = self.g.beta * wk / math.sqrt(P)
+        return -coef * (rl + slope * (cst - xl)), -coef * slope[:, :, None, None] * t
+
+    def _bw_terms(self, asg: np.ndarray, depth: int, gd: np.ndarray, fm: np.ndarray, rem: list[int]):
+        """The bandwidth part of the joint bound: ``alpha*D - beta*w3*std_bw <= const +
+        sum_j T[:, j, q_j]`` for every completion (q_j: the node of the j-th remaining task).
+        The same separable terms as :meth:`_bw_ub_dir`, but a link between two unplaced task
+        nodes goes to the later one of the order, j, and takes for each q_j the best node of
+        the other end (where it fits, routable, or co-located). Returns const (K,), T (K,m,P)
+        (-inf where a link cannot be routed)."""
+        pr, g = self.pr, self.g
+        K, m, P = asg.shape[0], len(rem), pr.P
+        T = np.zeros((K, m, P))
+        if pr.V == 0 or self.vt == 0 or self.kappa == 0.0 or pr.R == 0:
+            return np.full(K, g.alpha), T
+        HB = self._route_weights(gd)
+        total = self.a_v * pr.fixed_delta - self.kappa * (gd @ pr.base_ub)
+        rows = np.arange(K)
+        H3 = None
+        eye = np.eye(P, dtype=bool)
+        for v in range(pr.V):
+            ps, pt = self.pos[pr.lsrc[v]], self.pos[pr.ldst[v]]
+            if ps < depth and pt < depth:
+                a, b = asg[:, ps], asg[:, pt]
+                total = total + np.where(a == b, self.a_v, self._link_terms(HB[rows, a * P + b], v))
+            elif ps < depth or pt < depth:
+                src_known = ps < depth
+                p0 = asg[:, ps] if src_known else asg[:, pt]
+                j = rem.index(int(pr.ldst[v] if src_known else pr.lsrc[v]))
+                cols = p0[:, None] * P + self.qidx[None, :] if src_known else self.qidx[None, :] * P + p0[:, None]
+                H = np.take_along_axis(HB, cols, axis=1)
+                okq = pr.routable[p0] if src_known else pr.routable[:, p0].T
+                same = self.qidx[None, :] == p0[:, None]
+                T[:, j] += np.where(same, self.a_v, np.where(okq, self._link_terms(H, v), -np.inf))
+            else:
+                if H3 is None:
+                    H3 = HB.reshape(K, P, P)  # [k, src node, dst node]
+                js, jd = rem.index(int(pr.lsrc[v])), rem.index(int(pr.ldst[v]))
+                tv = np.where(eye[None], self.a_v, np.where(pr.routable[None], self._link_terms(H3, v), -np.inf))
+                if pt > ps:  # the destination comes later: best source node for each of its nodes
+                    T[:, jd] += np.where(fm[:, js, :, None], tv, -np.inf).max(axis=1)
+                else:
+                    T[:, js] += np.where(fm[:, jd, None, :], tv, -np.inf).max(axis=2)
+        return total, T
+
+    def _joint_ub(self, depth: int, asg, lc, lr, ul, fm: np.ndarray, rem: list[int]) -> np.ndarray:
+        """The joint per-task bound (K,): every remaining task node takes one node q for the CPU,
+        RAM and bandwidth parts at once; the maximum over the grid intervals of the two means."""
+        pr, g = self.pr, self.g
+        w1, w2, _ = self.w
+        K = asg.shape[0]
+        out = np.empty(K)
+        for lo in range(0, K, JOINT_CHUNK):
+            sl = slice(lo, min(K, lo + JOINT_CHUNK))
+            f = fm[sl]
+            parts = []
+            if g.beta > 0:
+                for wk, dem, cap, base, load in ((w1, pr.dc, pr.cpu, pr.base_uc, lc), (w2, pr.dr, pr.ram, pr.base_ur, lr)):
+                    if wk > 0:
+                        parts.append(self._node_chord(base[None] + load[sl] / cap[None], dem[rem][:, None] / cap[None],
+                                                      f, wk))
+            bconst, T = self._bw_terms(asg[sl], depth, self._direction(ul[sl]), f, rem)
+            fT = np.where(f, T, -np.inf)  # (k,m,P)
+            if not parts:
+                val = fT.max(axis=2).sum(axis=1)
+            elif len(parts) == 1:
+                c0, s0 = parts[0]
+                val = (c0 + (s0 + fT[:, None]).max(axis=3).sum(axis=2)).max(axis=1)
+            else:
+                (c0, s0), (c1, s1) = parts
+                val = np.full(fT.shape[0], -np.inf)
+                for k0 in range(s0.shape[1]):
+                    S = s0[:, k0, None] + s1 + fT[:, None]  # (k,G,m,P)
+                    val = np.maximum(val, (c0[:, k0, None] + c1 + S.max(axis=3).sum(axis=2)).max(axis=1))
+            out[sl] = g.const + bconst + val
+        return out
 
     # ---- leaves -----------------------------------------------------------------------
     def _leaves(self, asg: np.ndarray, lc: np.ndarray, lr: np.ndarray, ul: np.ndarray) -> None:
@@ -378,6 +498,12 @@ class _Search:
                     alive, ub = alive[keep], ub[keep]
             if len(alive):
                 ub = ub - g.alpha + self._bw_ub(asg[alive], depth, ul[alive], fm[alive], [int(r) for r in rem])
+            if self.joint and len(alive):
+                keep = ub > thr
+                alive, ub = alive[keep], ub[keep]
+                if len(alive):
+                    ub = np.minimum(ub, self._joint_ub(depth, asg[alive], lc[alive], lr[alive], ul[alive], fm[alive],
+                                                       [int(r) for r in rem]))
         out[alive] = ub
         return out
 
@@ -484,7 +610,7 @@ def _pstd(u: np.ndarray) -> np.ndarray:
 
 def branch_and_bound(pr: MappingProblem, g: Goal, *, time_limit: float | None = None, tol: float = PRUNE_TOL,
                      incumbent: tuple[np.ndarray, np.ndarray] | None = None, order: list[int] | None = None,
-                     symmetry: bool = True, warm: bool = True) -> BnBResult:
+                     symmetry: bool = True, warm: bool = True, joint: bool | None = None) -> BnBResult:
     """Solve the mapping problem exactly (shortest-path routing) for goal ``g``.
 
     ``incumbent`` (x, b) seeds the search (its exact value is recomputed). Returns the best
@@ -493,7 +619,7 @@ def branch_and_bound(pr: MappingProblem, g: Goal, *, time_limit: float | None = 
     t0 = time.perf_counter()
     if pr.routing != "shortest_path":
         raise ValueError("the branch and bound handles canonical shortest-path routing only")
-    s = _Search(pr, g, time_limit=time_limit, tol=tol, order=order, symmetry=symmetry)
+    s = _Search(pr, g, time_limit=time_limit, tol=tol, order=order, symmetry=symmetry, joint=joint)
     if pr.n == 0:
         x = np.zeros(0, dtype=int)
         res = solve_bandwidth(pr, g, x)
