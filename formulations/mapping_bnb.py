@@ -57,6 +57,10 @@ GRID = 3
 JOINT = True
 #: grid intervals of each mean (CPU, RAM) in the joint bound
 JOINT_GRID = 3
+#: Lagrangian subgradient steps of the joint bound (capacity and stacking multipliers)
+JOINT_STEPS = 3
+#: fraction of the Polyak step taken
+JOINT_THETA = 1.0
 #: children bounded jointly at once (memory: about JOINT_CHUNK * JOINT_GRID^2 * m * P floats)
 JOINT_CHUNK = 512
 
@@ -165,6 +169,7 @@ class _Search:
         self.inc_x: np.ndarray | None = None
         self.inc_b: np.ndarray | None = None
         self.nodes = 0
+        self.depth_nodes = [0] * (n + 1)  # search nodes expanded per depth
         self.leaves = 0
         self.subproblems = 0
         self.sub_gap = 0.0  # largest unclosed gap of a leaf sub-problem taken as solved
@@ -282,16 +287,19 @@ class _Search:
         return np.minimum(total, g.alpha)
 
     # ---- joint per-task bound (docs/formulations/mapping.md, "Joint per-task bound") ----
-    def _node_chord(self, U: np.ndarray, a: np.ndarray, fm: np.ndarray, wk: float):
+    def _node_chord(self, U: np.ndarray, a: np.ndarray, fm: np.ndarray, wk: float, lam: np.ndarray):
         """One node resource's part of the joint bound. For every completion whose added
         utilisation A = sum of the remaining tasks' increments lies in grid interval k,
         ``-beta*wk*std >= const[:, k] + sum_j score[:, k, j, q_j]`` (q_j: task j's node).
 
-        P*var = sum_p U_p^2 - (su + A)^2/P >= sum U0^2 + sum_j (a^2 + 2 a U0_q) + chord_k(A)
-        (stacking dropped; -(su+A)^2/P is concave in A: its chord on the interval is below it),
-        a lower bound x separable over the tasks; then sqrt(max(x, 0)) >= the chord of sqrt on
-        the range [max(xlo, 0), xhi] of x. U (K,P); a (m,P); fm (K,m,P). Returns const (K,G)
-        and score (K,G,m,P) (meaningful where fm)."""
+        P*var = sum_p U_p^2 - (su + A)^2/P with U_p = U0_p + (sum of the a on p), and
+        (sum_S a)^2 >= sum_S a^2 + lam_p (sum_S a - amax_p) for 0 <= lam_p <= 2 a_(2),p (the
+        stacking inequality; lam = 0 drops the stacking), -(su + A)^2/P >= its chord on the
+        interval (concave in A): a lower bound x of P*var separable over the tasks; then
+        sqrt(max(x, 0)) >= the chord of sqrt on the range [max(xlo, 0), xhi] of x.
+        U (K,P); a (m,P); fm (K,m,P); lam (K,P) within its range (see :meth:`_stack_cap`).
+        Returns const (K,G), score (K,G,m,P) (meaningful where fm) and the chord slopes (K,G)
+        of sqrt times beta*wk/sqrt(P) (d score / d x)."""
         K, P = U.shape
         G = JOINT_GRID
         big = 1e18
@@ -299,9 +307,11 @@ class _Search:
         amax = np.where(fm, a[None], -big).max(axis=2).sum(axis=1)
         su = U.sum(axis=1)
         A = amin[:, None] + (amax - amin)[:, None] * np.linspace(0.0, 1.0, G + 1)[None, :]  # (K,G+1)
-        lam = -(2.0 * su[:, None] + A[:, :-1] + A[:, 1:]) / P  # chord slope of -(su + A)^2 / P
-        cst = (U * U).sum(axis=1)[:, None] - (su[:, None] + A[:, :-1]) ** 2 / P - lam * A[:, :-1]  # (K,G)
-        t = (a[None] * a[None] + 2.0 * a[None] * U[:, None, :])[:, None] + lam[:, :, None, None] * a[None, None]
+        chord = -(2.0 * su[:, None] + A[:, :-1] + A[:, 1:]) / P  # chord slope of -(su + A)^2 / P
+        amax_p = np.where(fm, a[None], 0.0).max(axis=1)  # (K,P) largest increment that may land on p
+        cst = ((U * U).sum(axis=1) - (lam * amax_p).sum(axis=1))[:, None] - (su[:, None] + A[:, :-1]) ** 2 / P \
+            - chord * A[:, :-1]  # (K,G)
+        t = (a[None] * a[None] + (2.0 * U + lam)[:, None, :] * a[None])[:, None] + chord[:, :, None, None] * a[None, None]
         f4 = fm[:, None]
         xlo = cst + np.where(f4, t, np.inf).min(axis=3).sum(axis=2)
         xhi = cst + np.where(f4, t, -np.inf).max(axis=3).sum(axis=2)
@@ -309,7 +319,17 @@ class _Search:
         rl, rh = np.sqrt(xl), np.sqrt(np.maximum(xhi, 0.0))
         slope = np.where(xhi > xl, 1.0 / np.maximum(rl + rh, 1e-300), 0.0)  # (rh - rl) / (xhi - xl)
         coef = self.g.beta * wk / math.sqrt(P)
-        return -coef * (rl + slope * (cst - xl)), -coef * slope[:, :, None, None] * t
+        return -coef * (rl + slope * (cst - xl)), -coef * slope[:, :, None, None] * t, coef * slope
+
+    @staticmethod
+    def _stack_cap(a: np.ndarray, fm: np.ndarray) -> np.ndarray:
+        """Largest valid stacking multiplier per node (K,P): 2 x the second smallest increment
+        among the remaining tasks that fit on p (0 where fewer than two fit)."""
+        m = a.shape[0]
+        if m < 2:
+            return np.zeros((fm.shape[0], fm.shape[2]))
+        srt = np.sort(np.where(fm, a[None], np.inf), axis=1)
+        return np.where(np.isfinite(srt[:, 1]), 2.0 * srt[:, 1], 0.0)
 
     def _bw_terms(self, asg: np.ndarray, depth: int, gd: np.ndarray, fm: np.ndarray, rem: list[int]):
         """The bandwidth part of the joint bound: ``alpha*D - beta*w3*std_bw <= const +
@@ -355,34 +375,86 @@ class _Search:
 
     def _joint_ub(self, depth: int, asg, lc, lr, ul, fm: np.ndarray, rem: list[int]) -> np.ndarray:
         """The joint per-task bound (K,): every remaining task node takes one node q for the CPU,
-        RAM and bandwidth parts at once; the maximum over the grid intervals of the two means."""
+        RAM and bandwidth parts at once; the maximum over the grid intervals of the two means.
+
+        Lagrangian terms (any multipliers give a valid bound, the smallest bound found is kept):
+        nu_p >= 0 on the CPU / RAM capacity left on node p (the value of a feasible completion
+        is at most itself + sum_p nu_p (free_p - demand placed on p)) and the stacking
+        multipliers of :meth:`_node_chord`; ``JOINT_STEPS`` projected subgradient steps (Polyak
+        steps towards the incumbent) from zero, on the children not yet pruned."""
         pr, g = self.pr, self.g
         w1, w2, _ = self.w
-        K = asg.shape[0]
+        K, P = asg.shape[0], pr.P
+        m = len(rem)
         out = np.empty(K)
+        res = []
+        if g.beta > 0:
+            res = [(wk, dem[rem], cap, base, load) for wk, dem, cap, base, load in
+                   ((w1, pr.dc, pr.cpu, pr.base_uc, lc), (w2, pr.dr, pr.ram, pr.base_ur, lr)) if wk > 0]
+        caps = ((pr.dc[rem], pr.free_cpu, lc), (pr.dr[rem], pr.free_ram, lr))
+        thr = self.inc_value + self.tol
+        target = self.inc_value if math.isfinite(self.inc_value) else None
         for lo in range(0, K, JOINT_CHUNK):
             sl = slice(lo, min(K, lo + JOINT_CHUNK))
             f = fm[sl]
-            parts = []
-            if g.beta > 0:
-                for wk, dem, cap, base, load in ((w1, pr.dc, pr.cpu, pr.base_uc, lc), (w2, pr.dr, pr.ram, pr.base_ur, lr)):
-                    if wk > 0:
-                        parts.append(self._node_chord(base[None] + load[sl] / cap[None], dem[rem][:, None] / cap[None],
-                                                      f, wk))
+            k = f.shape[0]
+            rows = np.arange(k)
             bconst, T = self._bw_terms(asg[sl], depth, self._direction(ul[sl]), f, rem)
-            fT = np.where(f, T, -np.inf)  # (k,m,P)
-            if not parts:
-                val = fT.max(axis=2).sum(axis=1)
-            elif len(parts) == 1:
-                c0, s0 = parts[0]
-                val = (c0 + (s0 + fT[:, None]).max(axis=3).sum(axis=2)).max(axis=1)
-            else:
-                (c0, s0), (c1, s1) = parts
-                val = np.full(fT.shape[0], -np.inf)
+            Us = [base[None] + load[sl] / cap[None] for _, _, cap, base, load in res]
+            As = [dem[:, None] / cap[None] for _, dem, cap, _, _ in res]
+            lam_cap = [self._stack_cap(a_, f) for a_ in As]
+            lams = [np.zeros((k, P)) for _ in res]
+            nus = [np.zeros((k, P)) for _ in caps]
+            frees = [free[None] - load[sl] for _, free, load in caps]
+            best = np.full(k, np.inf)
+            live = rows
+            for it in range(JOINT_STEPS + 1):
+                fl = f[live]
+                parts = [self._node_chord(U[live], a_, fl, wk, lam[live])
+                         for (wk, *_), U, a_, lam in zip(res, Us, As, lams)]
+                pen = sum(nu[live][:, None, :] * dem[None, :, None] for nu, (dem, _, _) in zip(nus, caps))
+                cst = bconst[live] + sum((nu[live] * fr[live]).sum(axis=1) for nu, fr in zip(nus, frees))
+                fT = np.where(fl, T[live] - pen, -np.inf)  # (l,m,P)
+                while len(parts) < 2:
+                    parts.append((np.zeros((len(live), 1)), np.zeros((len(live), 1, 1, 1)), np.zeros((len(live), 1))))
+                (c0, s0, d0), (c1, s1, d1) = parts
+                val = np.full(len(live), -np.inf)
+                q = np.zeros((len(live), m), dtype=int)
+                kk = np.zeros((len(live), 2), dtype=int)
                 for k0 in range(s0.shape[1]):
-                    S = s0[:, k0, None] + s1 + fT[:, None]  # (k,G,m,P)
-                    val = np.maximum(val, (c0[:, k0, None] + c1 + S.max(axis=3).sum(axis=2)).max(axis=1))
-            out[sl] = g.const + bconst + val
+                    S = s0[:, k0, None] + s1 + fT[:, None]  # (l,G1,m,P)
+                    v = c0[:, k0, None] + c1 + S.max(axis=3).sum(axis=2)  # (l,G1)
+                    k1 = v.argmax(axis=1)
+                    vb = v[np.arange(len(live)), k1]
+                    better = vb > val
+                    val = np.where(better, vb, val)
+                    kk[better] = np.stack([np.full(better.sum(), k0), k1[better]], axis=1)
+                    qb = S[np.arange(len(live)), k1].argmax(axis=2)
+                    q[better] = qb[better]
+                val = g.const + cst + val
+                best[live] = np.minimum(best[live], val)
+                if it == JOINT_STEPS or target is None:
+                    break
+                go = best[live] > thr
+                live, q, kk, val = live[go], q[go], kk[go], val[go]
+                if len(live) == 0:
+                    break
+                onehot = (q[:, :, None] == self.qidx[None, None, :])  # (l,m,P)
+                gap = JOINT_THETA * np.maximum(val - target, 0.0)
+                li = np.arange(len(live))
+                grads = [fr[live] - (onehot * dem[None, :, None]).sum(axis=1) for fr, (dem, _, _) in zip(frees, caps)]
+                for nu, gr in zip(nus, grads):  # d bound / d nu = free - placed demand
+                    nn = (gr * gr).sum(axis=1)
+                    stp = np.where(nn > 0, gap / np.maximum(nn, 1e-300), 0.0)
+                    nu[live] = np.maximum(nu[live] - stp[:, None] * gr, 0.0)
+                for r, (lam, a_, cap_) in enumerate(zip(lams, As, lam_cap)):
+                    ds = parts[r][2][li, kk[:, r]]  # d(-score)/dx of the chosen interval
+                    amax_p = np.where(f[live], a_[None], 0.0).max(axis=1)
+                    gr = -ds[:, None] * ((onehot * a_[None]).sum(axis=1) - amax_p)  # d bound / d lam
+                    nn = (gr * gr).sum(axis=1)
+                    stp = np.where(nn > 0, gap / np.maximum(nn, 1e-300), 0.0)
+                    lam[live] = np.clip(lam[live] - stp[:, None] * gr, 0.0, cap_[live])
+            out[sl] = best
         return out
 
     # ---- leaves -----------------------------------------------------------------------
@@ -583,6 +655,7 @@ class _Search:
                     self._open.append(float(item[6].max()) if len(item[6]) else -math.inf)
                 return
             self.nodes += asg.shape[0]
+            self.depth_nodes[depth] += asg.shape[0]
             asg2, lc2, lr2, ul2, um2 = self._expand(depth, asg, lc, lr, ul, um)
             if asg2.shape[0] == 0:
                 continue
@@ -641,7 +714,7 @@ def branch_and_bound(pr: MappingProblem, g: Goal, *, time_limit: float | None = 
         s.dive()
         s.improve()
     s.run()
-    stats = {"nodes": s.nodes, "leaves": s.leaves, "subproblems": s.subproblems, "order": s.order,
+    stats = {"nodes": s.nodes, "depth_nodes": s.depth_nodes, "leaves": s.leaves, "subproblems": s.subproblems, "order": s.order,
              "symmetric_pairs": sum(len(v) for v in s.twin_prev), "runtime": time.perf_counter() - t0,
              "incumbent_trace": s.trace,
              "tolerance": tol}
