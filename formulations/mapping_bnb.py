@@ -57,6 +57,12 @@ GRID = 3
 JOINT = True
 #: grid intervals of each mean (CPU, RAM) in the joint bound
 JOINT_GRID = 3
+#: the stages of the joint bound, by its bandwidth part: "linear" (the separate bound's
+#: linearisation at the current loads, :meth:`_Search._bw_terms`; cheap) then "chord" (second
+#: order, :meth:`_Search._bw_chord`) on the children the first stage could not prune
+JOINT_BW = ("linear", "chord")
+#: grid intervals of the added link utilisation in the "chord" bandwidth part
+JOINT_BW_GRID = 2
 #: Lagrangian subgradient steps of the joint bound (capacity and stacking multipliers)
 JOINT_STEPS = 3
 #: fraction of the Polyak step taken
@@ -163,6 +169,9 @@ class _Search:
 
         self.inc_sparse = csr_matrix(pr.inc.reshape(pr.P * pr.P, max(pr.R, 0)))
         self.qidx = np.arange(pr.P)
+        # per canonical route p -> q: sum of 1/BW and of 1/BW^2 over its links
+        self.route_s1 = np.asarray(self.inc_sparse @ (1.0 / pr.bw)).ravel() if pr.R else np.zeros(pr.P * pr.P)
+        self.route_s2 = np.asarray(self.inc_sparse @ (1.0 / pr.bw ** 2)).ravel() if pr.R else np.zeros(pr.P * pr.P)
         self.offdiag = (pr.routable & ~np.eye(pr.P, dtype=bool)).reshape(-1)
         self.chunk = int(max(64, min(4096, (1 << 21) // max(1, pr.P * max(pr.R, 1)))))
         self.inc_value = -math.inf
@@ -287,7 +296,8 @@ class _Search:
         return np.minimum(total, g.alpha)
 
     # ---- joint per-task bound (docs/formulations/mapping.md, "Joint per-task bound") ----
-    def _node_chord(self, U: np.ndarray, a: np.ndarray, fm: np.ndarray, wk: float, lam: np.ndarray):
+    def _node_chord(self, U: np.ndarray, a: np.ndarray, fm: np.ndarray, wk: float, lam: np.ndarray,
+                    room: np.ndarray | None = None):
         """One node resource's part of the joint bound. For every completion whose added
         utilisation A = sum of the remaining tasks' increments lies in grid interval k,
         ``-beta*wk*std >= const[:, k] + sum_j score[:, k, j, q_j]`` (q_j: task j's node).
@@ -315,11 +325,27 @@ class _Search:
         f4 = fm[:, None]
         xlo = cst + np.where(f4, t, np.inf).min(axis=3).sum(axis=2)
         xhi = cst + np.where(f4, t, -np.inf).max(axis=3).sum(axis=2)
+        coef = self.g.beta * wk / math.sqrt(P)
+        const, slope = self._sqrt_chord(xlo, xhi, None if room is None else room / coef)
+        return -coef * (const + slope * cst), -coef * slope[:, :, None, None] * t, coef * slope
+
+    @staticmethod
+    def _sqrt_chord(xlo: np.ndarray, xhi: np.ndarray, smax: np.ndarray | None):
+        """sqrt(max(x, 0)) >= c + slope * x on [xlo, xhi] (K,G): the chord through
+        max(xlo, 0) and xhi. With smax (K,) (the room against the incumbent, in sqrt units),
+        the range is cut at smax^2: a completion with sqrt(x) > smax is no better than the
+        incumbent, so the chord need not hold there; an interval beyond smax gets c = +inf
+        (nothing in it beats the incumbent). Returns (c, slope)."""
+        if smax is not None:
+            cap = np.where(smax > 0, smax * smax, -1.0)[:, None]
+            xhi = np.minimum(xhi, cap)
         xl = np.maximum(xlo, 0.0)
         rl, rh = np.sqrt(xl), np.sqrt(np.maximum(xhi, 0.0))
         slope = np.where(xhi > xl, 1.0 / np.maximum(rl + rh, 1e-300), 0.0)  # (rh - rl) / (xhi - xl)
-        coef = self.g.beta * wk / math.sqrt(P)
-        return -coef * (rl + slope * (cst - xl)), -coef * slope[:, :, None, None] * t, coef * slope
+        c = rl - slope * xl
+        if smax is not None:
+            c = np.where(xhi < xlo, np.inf, c)
+        return c, slope
 
     @staticmethod
     def _stack_cap(a: np.ndarray, fm: np.ndarray) -> np.ndarray:
@@ -373,7 +399,124 @@ class _Search:
                     T[:, js] += np.where(fm[:, jd, None, :], tv, -np.inf).max(axis=2)
         return total, T
 
-    def _joint_ub(self, depth: int, asg, lc, lr, ul, fm: np.ndarray, rem: list[int]) -> np.ndarray:
+    def _bw_chord(self, asg: np.ndarray, depth: int, ul: np.ndarray, fm: np.ndarray, rem: list[int],
+                  room: np.ndarray | None = None):
+        """The bandwidth part of the joint bound, second order: for every completion whose added
+        link utilisation T lies in grid interval k, ``alpha*D - beta*w3*std_bw <= const[:, k] +
+        sum_j score[:, k, j, q_j]``.
+
+        Routed links sit at their reference bandwidths b0 (y = M u_ref, the centred current
+        utilisations), plus a slack per routed link for B != b0 (triangle inequality). A new
+        link w adds Delta_w = B_w e_w / BW >= 0, so ||y + M Delta||^2 >= ||y||^2 + sum_w
+        (2 y.Delta_w + ||Delta_w||^2) - T^2/R (cross terms of non-negative vectors dropped;
+        -T^2/R >= its chord on the interval): x, separable over the new links; then
+        ||M u|| >= the chord of sqrt on [max(xlo, 0), xhi], and each link takes its best
+        bandwidth (a concave quadratic in B) and route. Links between two unplaced task nodes
+        go to the later one, which takes the best node of the other end for each of its own.
+        Returns const (K,G), score (K,G,m,P) (-inf where a link cannot be routed)."""
+        pr, g = self.pr, self.g
+        K, m, P = asg.shape[0], len(rem), pr.P
+        G = JOINT_BW_GRID
+        if pr.V == 0 or self.vt == 0 or self.kappa == 0.0 or pr.R == 0:
+            return np.full((K, 1), g.alpha), np.zeros((K, 1, m, P))
+        kap, av = self.kappa, self.a_v
+        u = pr.base_ub[None, :] + ul / pr.bw[None, :]
+        y = u - u.mean(axis=1, keepdims=True)
+        S1, S2 = self.route_s1, self.route_s2  # (P*P,): sum over the route of 1/BW, 1/BW^2
+        Y1 = np.asarray(self.inc_sparse @ (y / pr.bw[None, :]).T).T  # (K,P*P): sum of y/BW over the route
+        const = np.full(K, av * pr.fixed_delta)
+        slack = np.zeros(K)
+        new = []
+        thi = np.zeros(K)
+        for v in range(pr.V):
+            ps, pt = self.pos[pr.lsrc[v]], self.pos[pr.ldst[v]]
+            if ps < depth and pt < depth:  # routed (or co-located): at b0, plus the slack of B != b0
+                a, b = asg[:, ps], asg[:, pt]
+                if pr.elastic[v]:
+                    d0 = (self.b0[v] - pr.bmin[v]) / pr.spread[v]
+                    nrm = np.sqrt(S2[a * P + b])
+                    sl = np.maximum(0.0, np.maximum(av * (0.0 - d0) + kap * (self.b0[v] - pr.bmin[v]) * nrm,
+                                                    av * (1.0 - d0) + kap * (pr.bmax[v] - self.b0[v]) * nrm))
+                    const = const + np.where(a == b, av, av * d0 + sl)
+                    slack = slack + np.where(a == b, 0.0, sl)
+                else:
+                    const = const + av
+                continue
+            # the routes the link can take: from / to its placed end, or between any two nodes
+            if ps < depth or pt < depth:
+                p0 = asg[:, ps] if ps < depth else asg[:, pt]
+                cols = p0[:, None] * P + self.qidx[None, :] if ps < depth else self.qidx[None, :] * P + p0[:, None]
+                j = rem.index(int(pr.ldst[v] if ps < depth else pr.lsrc[v]))
+                new.append((v, j, None, cols, None))
+                thi = thi + pr.bmax[v] * S1[cols].max(axis=1)
+            else:
+                js, jd = rem.index(int(pr.lsrc[v])), rem.index(int(pr.ldst[v]))
+                # the later end owns the link; the other end's choices are reduced over (axis)
+                new.append((v, jd, (js, 2), None, None) if pt > ps else (v, js, (jd, 3), None, None))
+                thi = thi + pr.bmax[v] * S1.max()
+        # grid on T and the chord of -T^2/R on each interval
+        T = thi[:, None] * np.linspace(0.0, 1.0, G + 1)[None, :]  # (K,G+1)
+        lamT = -(T[:, :-1] + T[:, 1:]) / pr.R
+        cst = (y * y).sum(axis=1)[:, None] - T[:, :-1] ** 2 / pr.R - lamT * T[:, :-1]  # (K,G)
+        diag_flat = np.eye(P, dtype=bool).reshape(-1)
+        links = []
+        Xlo = np.zeros((K, G, m, P))
+        Xhi = np.zeros((K, G, m, P))
+        for v, j, other, cols, _ in new:
+            if cols is not None:  # (K,G,P) over the owner's node q
+                c1 = 2.0 * np.take_along_axis(Y1, cols, axis=1)[:, None, :] + lamT[:, :, None] * S1[cols][:, None, :]
+                s2 = S2[cols][:, None, :]
+                ok = self.offdiag[cols][:, None, :]
+                same = diag_flat[cols][:, None, :]
+            else:  # (K,G,P*P) over every pair of nodes
+                c1 = 2.0 * Y1[:, None, :] + lamT[:, :, None] * S1[None, None, :]
+                s2 = S2[None, None, :]
+                ok = self.offdiag[None, None, :]
+                same = diag_flat[None, None, :]
+            bl, bh = pr.bmin[v], pr.bmax[v]
+            xa, xb = s2 * bl * bl + c1 * bl, s2 * bh * bh + c1 * bh
+            bv = np.clip(-c1 / np.maximum(2.0 * s2, 1e-300), bl, bh)
+            xmin = np.where(ok, np.minimum(np.minimum(xa, xb), s2 * bv * bv + c1 * bv), np.where(same, 0.0, np.inf))
+            xmax = np.where(ok, np.maximum(xa, xb), np.where(same, 0.0, -np.inf))
+            links.append((v, j, other, c1, s2, ok, same))
+            Xlo[:, :, j] += self._reduce_other(xmin, other, fm, np.min, np.inf)
+            Xhi[:, :, j] += self._reduce_other(xmax, other, fm, np.max, -np.inf)
+        fm4 = fm[:, None]
+        xlo = cst + np.where(fm4, Xlo, np.inf).min(axis=3).sum(axis=2)
+        xhi = cst + np.where(fm4, Xhi, -np.inf).max(axis=3).sum(axis=2)
+        c0, slope = self._sqrt_chord(xlo, xhi, None if room is None else (room + slack) / kap)
+        ks = kap * slope[:, :, None]  # (K,G,1)
+        score = np.zeros((K, G, m, P))
+        for v, j, other, c1, s2, ok, same in links:
+            bl, bh = pr.bmin[v], pr.bmax[v]
+            if pr.elastic[v]:  # the best bandwidth of the concave quadratic on [bl, bh]
+                lin = av / pr.spread[v]
+                a2 = ks * s2
+                bst = np.where(a2 > 0, np.clip((lin - ks * c1) / np.maximum(2.0 * a2, 1e-300), bl, bh),
+                               np.where(lin - ks * c1 >= 0, bh, bl))
+                f = av * (bst - bl) / pr.spread[v] - ks * (s2 * bst * bst + c1 * bst)
+            else:
+                f = av - ks * (s2 * bl * bl + c1 * bl)
+            f = np.where(ok, f, np.where(same, av, -np.inf))
+            score[:, :, j] += self._reduce_other(f, other, fm, np.max, -np.inf)
+        return -kap * (c0 + slope * cst) + const[:, None], score
+
+    @staticmethod
+    def _reduce_other(arr: np.ndarray, other, fm: np.ndarray, red, fill: float) -> np.ndarray:
+        """(K,G,P) per node of the owning task: arr itself (one end placed) or, for a link
+        between two unplaced task nodes (arr (K,G,P*P) over [src node, dst node]), reduced over
+        the nodes where the other end fits."""
+        if other is None:
+            return arr
+        K, G = arr.shape[0], arr.shape[1]
+        P = fm.shape[2]
+        a4 = np.broadcast_to(arr, (K, G, arr.shape[2])).reshape(K, G, P, P)
+        jo, axis = other
+        mask = fm[:, None, jo, :, None] if axis == 2 else fm[:, None, jo, None, :]
+        return red(np.where(mask, a4, fill), axis=axis)
+
+    def _joint_ub(self, depth: int, asg, lc, lr, ul, fm: np.ndarray, rem: list[int], bw: str = "chord",
+                  room: np.ndarray | None = None) -> np.ndarray:
         """The joint per-task bound (K,): every remaining task node takes one node q for the CPU,
         RAM and bandwidth parts at once; the maximum over the grid intervals of the two means.
 
@@ -389,8 +532,8 @@ class _Search:
         out = np.empty(K)
         res = []
         if g.beta > 0:
-            res = [(wk, dem[rem], cap, base, load) for wk, dem, cap, base, load in
-                   ((w1, pr.dc, pr.cpu, pr.base_uc, lc), (w2, pr.dr, pr.ram, pr.base_ur, lr)) if wk > 0]
+            res = [(wk, dem[rem], cap, base, load, i) for i, (wk, dem, cap, base, load) in
+                   enumerate(((w1, pr.dc, pr.cpu, pr.base_uc, lc), (w2, pr.dr, pr.ram, pr.base_ur, lr))) if wk > 0]
         caps = ((pr.dc[rem], pr.free_cpu, lc), (pr.dr[rem], pr.free_ram, lr))
         thr = self.inc_value + self.tol
         target = self.inc_value if math.isfinite(self.inc_value) else None
@@ -399,39 +542,45 @@ class _Search:
             f = fm[sl]
             k = f.shape[0]
             rows = np.arange(k)
-            bconst, T = self._bw_terms(asg[sl], depth, self._direction(ul[sl]), f, rem)
-            Us = [base[None] + load[sl] / cap[None] for _, _, cap, base, load in res]
-            As = [dem[:, None] / cap[None] for _, dem, cap, _, _ in res]
+            if bw == "chord":
+                bconst, T = self._bw_chord(asg[sl], depth, ul[sl], f, rem, None if room is None else room[sl, 2])
+            else:
+                bconst, T = self._bw_terms(asg[sl], depth, self._direction(ul[sl]), f, rem)
+                bconst, T = bconst[:, None], T[:, None]
+            Us = [base[None] + load[sl] / cap[None] for _, _, cap, base, load, _ in res]
+            As = [dem[:, None] / cap[None] for _, dem, cap, _, _, _ in res]
+            rooms = [None if room is None else room[sl, i] for *_, i in res]
             lam_cap = [self._stack_cap(a_, f) for a_ in As]
             lams = [np.zeros((k, P)) for _ in res]
             nus = [np.zeros((k, P)) for _ in caps]
-            frees = [free[None] - load[sl] for _, free, load in caps]
+            frees = [free[None] + CAP_EPS - load[sl] for _, free, load in caps]  # >= demand placed on p
             best = np.full(k, np.inf)
             live = rows
             for it in range(JOINT_STEPS + 1):
                 fl = f[live]
-                parts = [self._node_chord(U[live], a_, fl, wk, lam[live])
-                         for (wk, *_), U, a_, lam in zip(res, Us, As, lams)]
+                parts = [self._node_chord(U[live], a_, fl, wk, lam[live], None if rm is None else rm[live])
+                         for (wk, *_), U, a_, lam, rm in zip(res, Us, As, lams, rooms)]
                 pen = sum(nu[live][:, None, :] * dem[None, :, None] for nu, (dem, _, _) in zip(nus, caps))
-                cst = bconst[live] + sum((nu[live] * fr[live]).sum(axis=1) for nu, fr in zip(nus, frees))
-                fT = np.where(fl, T[live] - pen, -np.inf)  # (l,m,P)
+                cst = bconst[live] + sum((nu[live] * fr[live]).sum(axis=1) for nu, fr in zip(nus, frees))[:, None]
+                fT = np.where(fl[:, None], T[live] - pen[:, None], -np.inf)  # (l,Gb,m,P)
                 while len(parts) < 2:
                     parts.append((np.zeros((len(live), 1)), np.zeros((len(live), 1, 1, 1)), np.zeros((len(live), 1))))
-                (c0, s0, d0), (c1, s1, d1) = parts
+                (c0, s0, _), (c1, s1, _) = parts
+                li = np.arange(len(live))
                 val = np.full(len(live), -np.inf)
                 q = np.zeros((len(live), m), dtype=int)
                 kk = np.zeros((len(live), 2), dtype=int)
-                for k0 in range(s0.shape[1]):
-                    S = s0[:, k0, None] + s1 + fT[:, None]  # (l,G1,m,P)
-                    v = c0[:, k0, None] + c1 + S.max(axis=3).sum(axis=2)  # (l,G1)
-                    k1 = v.argmax(axis=1)
-                    vb = v[np.arange(len(live)), k1]
-                    better = vb > val
-                    val = np.where(better, vb, val)
-                    kk[better] = np.stack([np.full(better.sum(), k0), k1[better]], axis=1)
-                    qb = S[np.arange(len(live)), k1].argmax(axis=2)
-                    q[better] = qb[better]
-                val = g.const + cst + val
+                for k0 in range(s0.shape[1]):  # every combination of the grid intervals of the means
+                    for k1 in range(s1.shape[1]):
+                        S = s0[:, k0, None] + s1[:, k1, None] + fT  # (l,Gb,m,P)
+                        v = c0[:, k0, None] + c1[:, k1, None] + cst + S.max(axis=3).sum(axis=2)  # (l,Gb)
+                        k2 = v.argmax(axis=1)
+                        vb = v[li, k2]
+                        better = vb > val
+                        val = np.where(better, vb, val)
+                        kk[better, 0], kk[better, 1] = k0, k1
+                        q[better] = S[li, k2].argmax(axis=2)[better]
+                val = np.where(np.isnan(val), -np.inf, g.const + val)
                 best[live] = np.minimum(best[live], val)
                 if it == JOINT_STEPS or target is None:
                     break
@@ -558,24 +707,33 @@ class _Search:
         w1, w2, w3 = self.w
         # optimistic remainder before each stage: bandwidth part <= alpha, other std >= 0
         ub = np.full(len(alive), g.const + g.alpha)
+        cut = np.zeros((len(alive), 3))  # what each part (CPU, RAM, bandwidth) takes off const + alpha
         thr = self.inc_value + self.tol
         with np.errstate(over="ignore", invalid="ignore"):
             if g.beta > 0:
-                for wk, dem, cap, base, load in ((w1, pr.dc, pr.cpu, pr.base_uc, lc), (w2, pr.dr, pr.ram, pr.base_ur, lr)):
+                for i, (wk, dem, cap, base, load) in enumerate(((w1, pr.dc, pr.cpu, pr.base_uc, lc),
+                                                                (w2, pr.dr, pr.ram, pr.base_ur, lr))):
                     if wk <= 0 or len(alive) == 0:
                         continue
                     U = base[None] + load[alive] / cap[None]
-                    ub = ub - g.beta * wk * self._node_lb(U, dem[rem][:, None] / cap[None], fm[alive])
+                    cut[:, i] = g.beta * wk * self._node_lb(U, dem[rem][:, None] / cap[None], fm[alive])
+                    ub = ub - cut[:, i]
                     keep = ub > thr
-                    alive, ub = alive[keep], ub[keep]
+                    alive, ub, cut = alive[keep], ub[keep], cut[keep]
             if len(alive):
-                ub = ub - g.alpha + self._bw_ub(asg[alive], depth, ul[alive], fm[alive], [int(r) for r in rem])
-            if self.joint and len(alive):
+                bwu = self._bw_ub(asg[alive], depth, ul[alive], fm[alive], [int(r) for r in rem])
+                cut[:, 2] = g.alpha - bwu
+                ub = ub - g.alpha + bwu
+            # room of each part against the incumbent: a completion whose part takes off more than
+            # cut + room is no better than the incumbent (the other parts at their separate bounds)
+            room = (ub - self.inc_value)[:, None] + cut if math.isfinite(self.inc_value) else None
+            for bw in (JOINT_BW if self.joint else ()):  # the joint bound, one stage per bandwidth part
                 keep = ub > thr
                 alive, ub = alive[keep], ub[keep]
+                room = room[keep] if room is not None else None
                 if len(alive):
                     ub = np.minimum(ub, self._joint_ub(depth, asg[alive], lc[alive], lr[alive], ul[alive], fm[alive],
-                                                       [int(r) for r in rem]))
+                                                       [int(r) for r in rem], bw, room))
         out[alive] = ub
         return out
 
@@ -583,7 +741,16 @@ class _Search:
     def dive(self, width: int = 8) -> None:
         """Beam search down the tree: at each depth only the ``width`` children with the
         largest bounds are kept; the leaves reached offer incumbents. Only incumbents come out
-        of it (every offered value is exact), so the search's proof is unchanged."""
+        of it (every offered value is exact), so the search's proof is unchanged. The children
+        are ranked by the separate bound (the joint bound's choices led the beam to worse leaves
+        on 20 x 8)."""
+        joint, self.joint = self.joint, False
+        try:
+            self._dive(width)
+        finally:
+            self.joint = joint
+
+    def _dive(self, width: int) -> None:
         pr = self.pr
         R = pr.R
         depth, asg = 0, np.zeros((1, 0), dtype=int)
