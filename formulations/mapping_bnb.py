@@ -65,6 +65,8 @@ JOINT_BW = ("linear", "chord")
 JOINT_BW_GRID = 2
 #: Lagrangian subgradient steps of the joint bound (capacity and stacking multipliers)
 JOINT_STEPS = 3
+#: rounds of fixing in the joint bound (choices that cannot beat the incumbent are dropped)
+JOINT_FIX = 1
 #: fraction of the Polyak step taken
 JOINT_THETA = 1.0
 #: children bounded jointly at once (memory: about JOINT_CHUNK * JOINT_GRID^2 * m * P floats)
@@ -518,20 +520,22 @@ class _Search:
     def _joint_ub(self, depth: int, asg, lc, lr, ul, fm: np.ndarray, rem: list[int], bw: str = "chord",
                   room: np.ndarray | None = None) -> np.ndarray:
         """The joint per-task bound (K,): every remaining task node takes one node q for the CPU,
-        RAM and bandwidth parts at once; the maximum over the grid intervals of the two means.
+        RAM and bandwidth parts at once; the maximum over the grid intervals of the means.
 
         Lagrangian terms (any multipliers give a valid bound, the smallest bound found is kept):
         nu_p >= 0 on the CPU / RAM capacity left on node p (the value of a feasible completion
         is at most itself + sum_p nu_p (free_p - demand placed on p)) and the stacking
         multipliers of :meth:`_node_chord`; ``JOINT_STEPS`` projected subgradient steps (Polyak
-        steps towards the incumbent) from zero, on the children not yet pruned."""
-        pr, g = self.pr, self.g
+        steps towards the incumbent) from zero, on the children not yet pruned. Then
+        ``JOINT_FIX`` rounds of fixing: a node q whose bound with task j placed on it is no
+        better than the incumbent is removed from j's choices, and the bound is computed again
+        on the narrower choices (its ranges, chords and multiplier caps shrink)."""
+        pr = self.pr
         w1, w2, _ = self.w
         K, P = asg.shape[0], pr.P
-        m = len(rem)
         out = np.empty(K)
         res = []
-        if g.beta > 0:
+        if self.g.beta > 0:
             res = [(wk, dem[rem], cap, base, load, i) for i, (wk, dem, cap, base, load) in
                    enumerate(((w1, pr.dc, pr.cpu, pr.base_uc, lc), (w2, pr.dr, pr.ram, pr.base_ur, lr))) if wk > 0]
         caps = ((pr.dc[rem], pr.free_cpu, lc), (pr.dr[rem], pr.free_ram, lr))
@@ -539,72 +543,114 @@ class _Search:
         target = self.inc_value if math.isfinite(self.inc_value) else None
         for lo in range(0, K, JOINT_CHUNK):
             sl = slice(lo, min(K, lo + JOINT_CHUNK))
-            f = fm[sl]
+            f = fm[sl].copy()
             k = f.shape[0]
-            rows = np.arange(k)
-            if bw == "chord":
-                bconst, T = self._bw_chord(asg[sl], depth, ul[sl], f, rem, None if room is None else room[sl, 2])
-            else:
-                bconst, T = self._bw_terms(asg[sl], depth, self._direction(ul[sl]), f, rem)
-                bconst, T = bconst[:, None], T[:, None]
-            Us = [base[None] + load[sl] / cap[None] for _, _, cap, base, load, _ in res]
-            As = [dem[:, None] / cap[None] for _, dem, cap, _, _, _ in res]
-            rooms = [None if room is None else room[sl, i] for *_, i in res]
-            lam_cap = [self._stack_cap(a_, f) for a_ in As]
+            ctx = {"Us": [base[None] + load[sl] / cap[None] for _, _, cap, base, load, _ in res],
+                   "As": [dem[:, None] / cap[None] for _, dem, cap, _, _, _ in res],
+                   "wks": [wk for wk, *_ in res],
+                   "rooms": [None if room is None else room[sl, i] for *_, i in res],
+                   "frees": [free[None] + CAP_EPS - load[sl] for _, free, load in caps],  # >= demand placed on p
+                   "dems": [dem for dem, _, _ in caps]}
             lams = [np.zeros((k, P)) for _ in res]
             nus = [np.zeros((k, P)) for _ in caps]
-            frees = [free[None] + CAP_EPS - load[sl] for _, free, load in caps]  # >= demand placed on p
             best = np.full(k, np.inf)
-            live = rows
-            for it in range(JOINT_STEPS + 1):
-                fl = f[live]
-                parts = [self._node_chord(U[live], a_, fl, wk, lam[live], None if rm is None else rm[live])
-                         for (wk, *_), U, a_, lam, rm in zip(res, Us, As, lams, rooms)]
-                pen = sum(nu[live][:, None, :] * dem[None, :, None] for nu, (dem, _, _) in zip(nus, caps))
-                cst = bconst[live] + sum((nu[live] * fr[live]).sum(axis=1) for nu, fr in zip(nus, frees))[:, None]
-                fT = np.where(fl[:, None], T[live] - pen[:, None], -np.inf)  # (l,Gb,m,P)
-                while len(parts) < 2:
-                    parts.append((np.zeros((len(live), 1)), np.zeros((len(live), 1, 1, 1)), np.zeros((len(live), 1))))
-                (c0, s0, _), (c1, s1, _) = parts
-                li = np.arange(len(live))
-                val = np.full(len(live), -np.inf)
-                q = np.zeros((len(live), m), dtype=int)
-                kk = np.zeros((len(live), 2), dtype=int)
-                for k0 in range(s0.shape[1]):  # every combination of the grid intervals of the means
-                    for k1 in range(s1.shape[1]):
-                        S = s0[:, k0, None] + s1[:, k1, None] + fT  # (l,Gb,m,P)
-                        v = c0[:, k0, None] + c1[:, k1, None] + cst + S.max(axis=3).sum(axis=2)  # (l,Gb)
-                        k2 = v.argmax(axis=1)
-                        vb = v[li, k2]
-                        better = vb > val
-                        val = np.where(better, vb, val)
-                        kk[better, 0], kk[better, 1] = k0, k1
-                        q[better] = S[li, k2].argmax(axis=2)[better]
-                val = np.where(np.isnan(val), -np.inf, g.const + val)
+            live = np.arange(k)
+            rounds = JOINT_STEPS + (JOINT_FIX if target is not None else 0)
+            bconst = T = None
+            for it in range(rounds + 1):
+                if bconst is None:  # the bandwidth part on the current choices
+                    if bw == "chord":
+                        bconst, T = self._bw_chord(asg[sl], depth, ul[sl], f, rem,
+                                                   None if room is None else room[sl, 2])
+                    else:
+                        bconst, T = self._bw_terms(asg[sl], depth, self._direction(ul[sl]), f, rem)
+                        bconst, T = bconst[:, None], T[:, None]
+                fixing = it > JOINT_STEPS
+                val, q, kk, slopes, cond = self._joint_eval(ctx, f, live, lams, nus, bconst, T, fixing or (
+                    it == JOINT_STEPS and JOINT_FIX > 0 and target is not None))
                 best[live] = np.minimum(best[live], val)
-                if it == JOINT_STEPS or target is None:
+                if it == rounds or target is None:
                     break
                 go = best[live] > thr
                 live, q, kk, val = live[go], q[go], kk[go], val[go]
                 if len(live) == 0:
                     break
-                onehot = (q[:, :, None] == self.qidx[None, None, :])  # (l,m,P)
-                gap = JOINT_THETA * np.maximum(val - target, 0.0)
-                li = np.arange(len(live))
-                grads = [fr[live] - (onehot * dem[None, :, None]).sum(axis=1) for fr, (dem, _, _) in zip(frees, caps)]
-                for nu, gr in zip(nus, grads):  # d bound / d nu = free - placed demand
-                    nn = (gr * gr).sum(axis=1)
-                    stp = np.where(nn > 0, gap / np.maximum(nn, 1e-300), 0.0)
-                    nu[live] = np.maximum(nu[live] - stp[:, None] * gr, 0.0)
-                for r, (lam, a_, cap_) in enumerate(zip(lams, As, lam_cap)):
-                    ds = parts[r][2][li, kk[:, r]]  # d(-score)/dx of the chosen interval
-                    amax_p = np.where(f[live], a_[None], 0.0).max(axis=1)
-                    gr = -ds[:, None] * ((onehot * a_[None]).sum(axis=1) - amax_p)  # d bound / d lam
-                    nn = (gr * gr).sum(axis=1)
-                    stp = np.where(nn > 0, gap / np.maximum(nn, 1e-300), 0.0)
-                    lam[live] = np.clip(lam[live] - stp[:, None] * gr, 0.0, cap_[live])
+                if it >= JOINT_STEPS:  # fixing: drop the choices that cannot beat the incumbent
+                    cond = cond[go]
+                    narrow = f[live] & (cond > thr)
+                    if (narrow == f[live]).all():
+                        break
+                    f[live] = narrow
+                    dead = ~narrow.any(axis=2).all(axis=1)  # a task with no choice left
+                    best[live[dead]] = -np.inf
+                    live = live[~dead]
+                    if len(live) == 0:
+                        break
+                    bconst = None
+                    continue
+                self._lagrange_step(ctx, f, live, lams, nus, q, kk, slopes, val - target)
             out[sl] = best
         return out
+
+    def _joint_eval(self, ctx, f, live, lams, nus, bconst, T, want_cond: bool):
+        """One evaluation of the joint bound for the rows ``live`` of a chunk: returns the bound,
+        the best choices q (l,m), grid intervals kk (l,2), the sqrt chord slopes of the node
+        parts and, with ``want_cond``, the bound with task j on node q (l,m,P)."""
+        fl = f[live]
+        n_live, m, P = fl.shape
+        li = np.arange(n_live)
+        parts = [self._node_chord(U[live], a_, fl, wk, lam[live], None if rm is None else rm[live])
+                 for wk, U, a_, lam, rm in zip(ctx["wks"], ctx["Us"], ctx["As"], lams, ctx["rooms"])]
+        pen = sum(nu[live][:, None, :] * dem[None, :, None] for nu, dem in zip(nus, ctx["dems"]))
+        cst = bconst[live] + sum((nu[live] * fr[live]).sum(axis=1) for nu, fr in zip(nus, ctx["frees"]))[:, None]
+        fT = np.where(fl[:, None], T[live] - pen[:, None], -np.inf)  # (l,Gb,m,P)
+        slopes = [pt[2] for pt in parts]
+        while len(parts) < 2:
+            parts.append((np.zeros((n_live, 1)), np.zeros((n_live, 1, 1, 1)), None))
+        (c0, s0, _), (c1, s1, _) = parts
+        val = np.full(n_live, -np.inf)
+        q = np.zeros((n_live, m), dtype=int)
+        kk = np.zeros((n_live, 2), dtype=int)
+        cond = np.full((n_live, m, P), -np.inf) if want_cond else None
+        with np.errstate(invalid="ignore"):
+            for k0 in range(s0.shape[1]):  # every combination of the grid intervals of the means
+                for k1 in range(s1.shape[1]):
+                    S = s0[:, k0, None] + s1[:, k1, None] + fT  # (l,Gb,m,P)
+                    Smax = S.max(axis=3)  # (l,Gb,m)
+                    v = c0[:, k0, None] + c1[:, k1, None] + cst + Smax.sum(axis=2)  # (l,Gb)
+                    if want_cond:  # task j forced onto q: its term S[j,q] instead of its best
+                        cond = np.maximum(cond, (v[:, :, None, None] - Smax[..., None] + S).max(axis=1))
+                    k2 = v.argmax(axis=1)
+                    vb = v[li, k2]
+                    better = vb > val
+                    val = np.where(better, vb, val)
+                    kk[better, 0], kk[better, 1] = k0, k1
+                    q[better] = S[li, k2].argmax(axis=2)[better]
+        val = np.where(np.isnan(val), -np.inf, self.g.const + val)
+        if want_cond:
+            cond = np.where(np.isnan(cond), -np.inf, self.g.const + cond)
+        return val, q, kk, slopes, cond
+
+    def _lagrange_step(self, ctx, f, live, lams, nus, q, kk, slopes, excess) -> None:
+        """A projected subgradient step (a JOINT_THETA share of Polyak's step towards the
+        incumbent) on the capacity multipliers nu and the stacking multipliers lam of the rows
+        ``live``, from the choices q of the last evaluation."""
+        gap = JOINT_THETA * np.maximum(excess, 0.0)
+        li = np.arange(len(live))
+        onehot = q[:, :, None] == self.qidx[None, None, :]  # (l,m,P)
+        for nu, fr, dem in zip(nus, ctx["frees"], ctx["dems"]):  # d bound / d nu = free - placed demand
+            gr = fr[live] - (onehot * dem[None, :, None]).sum(axis=1)
+            nn = (gr * gr).sum(axis=1)
+            stp = np.where(nn > 0, gap / np.maximum(nn, 1e-300), 0.0)
+            nu[live] = np.maximum(nu[live] - stp[:, None] * gr, 0.0)
+        for r, (lam, a_) in enumerate(zip(lams, ctx["As"])):
+            fl = f[live]
+            ds = slopes[r][li, kk[:, r]]  # d(-score)/dx of the chosen interval
+            amax_p = np.where(fl, a_[None], 0.0).max(axis=1)
+            gr = -ds[:, None] * ((onehot * a_[None]).sum(axis=1) - amax_p)  # d bound / d lam
+            nn = (gr * gr).sum(axis=1)
+            stp = np.where(nn > 0, gap / np.maximum(nn, 1e-300), 0.0)
+            lam[live] = np.clip(lam[live] - stp[:, None] * gr, 0.0, self._stack_cap(a_, fl))
 
     # ---- leaves -----------------------------------------------------------------------
     def _leaves(self, asg: np.ndarray, lc: np.ndarray, lr: np.ndarray, ul: np.ndarray) -> None:

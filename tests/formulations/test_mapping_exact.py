@@ -519,6 +519,14 @@ def test_joint_bound_is_valid_for_every_completion(seed, objective, monkeypatch)
     from edgebench.formulations.mapping_bnb import _Search
 
     monkeypatch.setattr(mapping_bnb, "JOINT_STEPS", 8)
+    stacked = []  # the largest stacking multiplier tried (the Lagrangian steps must be exercised)
+    node_chord = _Search._node_chord
+
+    def spy(self, U, a, fm, wk, lam, room=None):
+        stacked.append(float(lam.max()) if lam.size else 0.0)
+        return node_chord(self, U, a, fm, wk, lam, room)
+
+    monkeypatch.setattr(_Search, "_node_chord", spy)
     inst = tiny(seed, nodes=4 + seed % 2, tasks=4)
     pr = build_problem(inst)
     g = GOALS[objective]
@@ -532,11 +540,14 @@ def test_joint_bound_is_valid_for_every_completion(seed, objective, monkeypatch)
                 continue
             best = max((v for x, v in vals.items() if all(x[s.order[d]] == xs[d] for d in range(depth))),
                        default=-math.inf)
-            incs = [-math.inf] + ([best - 0.05, best - 0.002] if math.isfinite(best) else [0.0])
-            for inc in incs:  # the incumbent drives the Lagrangian steps (Polyak targets)
+            incs = [-math.inf] + ([best - 0.05, best - 0.002, best - 1e-6] if math.isfinite(best) else [0.0])
+            for inc in incs:  # the incumbent drives the Lagrangian steps and cuts the chords
                 s.inc_value = inc
-                jb = s._joint_ub(depth, asg, lc, lr, ul, fm, rem)[0]
-                assert jb >= best - 1e-9, (xs, inc, jb, best)
+                for bw in ("linear", "chord"):
+                    jb = s._joint_ub(depth, asg, lc, lr, ul, fm, rem, bw)[0]
+                    assert jb >= best - 1e-9, (xs, inc, bw, jb, best)
+                ub = s._bound(depth, asg, lc, lr, ul)[0]  # with the room against the incumbent
+                assert ub >= best - 1e-9, (xs, inc, ub, best)
             s.inc_value = -math.inf
             s.joint = False
             old = s._bound(depth, asg, lc, lr, ul)[0]
@@ -548,6 +559,7 @@ def test_joint_bound_is_valid_for_every_completion(seed, objective, monkeypatch)
             checked += 1
     assert checked >= 20
     assert tighter >= 1
+    assert max(stacked) > 0
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2, 3])
