@@ -543,6 +543,9 @@ class _Search:
         target = self.inc_value if math.isfinite(self.inc_value) else None
         for lo in range(0, K, JOINT_CHUNK):
             sl = slice(lo, min(K, lo + JOINT_CHUNK))
+            if self._out_of_time():  # the rest keeps the separate bound (valid); the search stops next
+                out[lo:] = np.inf
+                break
             f = fm[sl].copy()
             k = f.shape[0]
             ctx = {"Us": [base[None] + load[sl] / cap[None] for _, _, cap, base, load, _ in res],
