@@ -28,6 +28,16 @@ Upper bound of a partial mapping (maximising ``const + alpha*D_BW - beta*L``)::
 * The parts are computed in stages (CPU, RAM, bandwidth), each only for the children the
   previous stages did not prune.
 
+The *joint per-task bound* (``JOINT``, on by default; the search keeps the smaller of the two
+bounds) lets every unplaced task node take ONE node q for all parts at once: each std is
+bounded through a lower bound x of its variance that is separable over the tasks (stacking
+inequality and Lagrangian capacity multipliers included) and the chord of sqrt over the range
+of x (cut where the incumbent's room ends), so the whole objective bound is
+``max over grid intervals of (const + sum_j max_q score[j, q])``. Its bandwidth part is first
+the linearisation above, then, on the children that survive, a second-order version (the
+curvature the new links add). Choices whose bound cannot beat the incumbent are dropped and
+the bound recomputed (fixing). Proofs: docs/formulations/mapping.md, "Joint per-task bound".
+
 At a leaf the same linearisation at the reference bandwidths (BWmax when D_BW counts, else
 BWmin) is exact when every link keeps its reference end; otherwise (or when the reference
 violates a link capacity) the exact bandwidth sub-problem is solved
