@@ -40,6 +40,10 @@ GRIDS = {
     "mapping-milp-68": [["mapping", "10", str(k), str(seed), "ortools-highs"] for k in (6, 8) for seed in range(3)],
     "mapping-milp-8-others": [["mapping", "10", "8", str(seed), be] for be in ("pyomo-highs", "ortools-scip")
                               for seed in range(3)],
+    # the joint-bound table (run once plain and once with --bnb-separate)
+    "mapping-bnb-joint": [["mapping", "10", "8", str(seed), "bnb"] for seed in range(3)]
+                         + [["mapping", "20", "8", "0", "bnb"]]
+                         + [["mapping", "20", "10", str(seed), "bnb"] for seed in range(3)],
     "mapping-milp-others": [["mapping", "10", str(k), "0", be] for k in (4, 6)
                             for be in ("pyomo-highs", "ortools-scip", "pulp-highs", "ortools-cbc", "pulp-cbc")],
     "offloading-daggen": [["offloading", "daggen", str(n), str(s)] for n in (50, 100) for s in (3, 4, 8)],
@@ -79,6 +83,11 @@ def run_case(args: list[str], limit: float, threads: int) -> dict:
     if fam == "mapping":  # the machine is shared: CPU seconds of this process beside the wall time
         out.update(cpu_s=round(time.process_time() - c0, 2), rounds=res.stats.get("rounds"),
                    warm_start=res.stats.get("warm_start"))
+        if be == "bnb":
+            from edgebench.formulations import mapping_bnb
+
+            out.update(nodes=res.stats.get("nodes"), depth_nodes=res.stats.get("depth_nodes"),
+                       bnb_joint=mapping_bnb.JOINT)
     if fam == "offloading":  # where the bound and the incumbent come from
         out["detail"] = {k: res.stats.get(k) for k in ("combinatorial_bound", "ceiled_bound", "cpsat_objective", "lns")}
     return out
@@ -103,12 +112,19 @@ def main(argv: list[str]) -> None:
     ap.add_argument("--limit", type=float, default=120.0)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--out")
+    ap.add_argument("--bnb-separate", action="store_true",
+                    help="mapping bnb: the separate bound only (mapping_bnb.JOINT = False), for old-vs-new tables")
     a = ap.parse_args(argv)
+    if a.bnb_separate:
+        from edgebench.formulations import mapping_bnb
+
+        mapping_bnb.JOINT = False
     if a.mode == "case":
         print(json.dumps(run_case(a.rest, a.limit, a.threads)), flush=True)
         return
     for case in GRIDS[a.rest[0]]:
-        cmd = [sys.executable, __file__, "case", *case, "--limit", str(a.limit), "--threads", str(a.threads)]
+        cmd = [sys.executable, __file__, "case", *case, "--limit", str(a.limit), "--threads", str(a.threads)] \
+            + (["--bnb-separate"] if a.bnb_separate else [])
         out = subprocess.run(cmd, capture_output=True, text=True)
         line = out.stdout.strip().splitlines()[-1] if out.stdout.strip() else json.dumps(
             {"case": case, "error": out.stderr[-500:]})

@@ -28,6 +28,16 @@ Upper bound of a partial mapping (maximising ``const + alpha*D_BW - beta*L``)::
 * The parts are computed in stages (CPU, RAM, bandwidth), each only for the children the
   previous stages did not prune.
 
+The *joint per-task bound* (``JOINT``, on by default; the search keeps the smaller of the two
+bounds) lets every unplaced task node take ONE node q for all parts at once: each std is
+bounded through a lower bound x of its variance that is separable over the tasks (stacking
+inequality and Lagrangian capacity multipliers included) and the chord of sqrt over the range
+of x (cut where the incumbent's room ends), so the whole objective bound is
+``max over grid intervals of (const + sum_j max_q score[j, q])``. Its bandwidth part is first
+the linearisation above, then, on the children that survive, a second-order version (the
+curvature the new links add). Choices whose bound cannot beat the incumbent are dropped and
+the bound recomputed (fixing). Proofs: docs/formulations/mapping.md, "Joint per-task bound".
+
 At a leaf the same linearisation at the reference bandwidths (BWmax when D_BW counts, else
 BWmin) is exact when every link keeps its reference end; otherwise (or when the reference
 violates a link capacity) the exact bandwidth sub-problem is solved
@@ -51,6 +61,26 @@ from edgebench.formulations.mapping_problem import CAP_EPS, Goal, MappingProblem
 PRUNE_TOL = 1e-9
 #: grid intervals of the mean in the node-part bound
 GRID = 3
+#: also bound every child by the joint per-task bound (each unplaced task node takes ONE node for
+#: the CPU, RAM and bandwidth parts at once; docs/formulations/mapping.md, "Joint per-task
+#: bound") and keep the smaller of the two bounds; False gives the separate bound only
+JOINT = True
+#: grid intervals of each mean (CPU, RAM) in the joint bound
+JOINT_GRID = 3
+#: the stages of the joint bound, by its bandwidth part: "linear" (the separate bound's
+#: linearisation at the current loads, :meth:`_Search._bw_terms`; cheap) then "chord" (second
+#: order, :meth:`_Search._bw_chord`) on the children the first stage could not prune
+JOINT_BW = ("linear", "chord")
+#: grid intervals of the added link utilisation in the "chord" bandwidth part
+JOINT_BW_GRID = 2
+#: Lagrangian subgradient steps of the joint bound (capacity and stacking multipliers)
+JOINT_STEPS = 3
+#: rounds of fixing in the joint bound (choices that cannot beat the incumbent are dropped)
+JOINT_FIX = 1
+#: fraction of the Polyak step taken
+JOINT_THETA = 1.0
+#: children bounded jointly at once (memory: about JOINT_CHUNK * JOINT_GRID^2 * m * P floats)
+JOINT_CHUNK = 512
 
 
 @dataclass
@@ -117,8 +147,9 @@ def twins(pr: MappingProblem) -> list[tuple[int, int]]:
 
 class _Search:
     def __init__(self, pr: MappingProblem, g: Goal, *, time_limit: float | None, tol: float,
-                 order: list[int] | None = None, symmetry: bool = True):
+                 order: list[int] | None = None, symmetry: bool = True, joint: bool | None = None):
         self.pr = pr
+        self.joint = JOINT if joint is None else bool(joint)
         self.g = g
         self.tol = tol
         self.deadline = None if time_limit is None else time.perf_counter() + float(time_limit)
@@ -150,12 +181,16 @@ class _Search:
 
         self.inc_sparse = csr_matrix(pr.inc.reshape(pr.P * pr.P, max(pr.R, 0)))
         self.qidx = np.arange(pr.P)
+        # per canonical route p -> q: sum of 1/BW and of 1/BW^2 over its links
+        self.route_s1 = np.asarray(self.inc_sparse @ (1.0 / pr.bw)).ravel() if pr.R else np.zeros(pr.P * pr.P)
+        self.route_s2 = np.asarray(self.inc_sparse @ (1.0 / pr.bw ** 2)).ravel() if pr.R else np.zeros(pr.P * pr.P)
         self.offdiag = (pr.routable & ~np.eye(pr.P, dtype=bool)).reshape(-1)
         self.chunk = int(max(64, min(4096, (1 << 21) // max(1, pr.P * max(pr.R, 1)))))
         self.inc_value = -math.inf
         self.inc_x: np.ndarray | None = None
         self.inc_b: np.ndarray | None = None
         self.nodes = 0
+        self.depth_nodes = [0] * (n + 1)  # search nodes expanded per depth
         self.leaves = 0
         self.subproblems = 0
         self.sub_gap = 0.0  # largest unclosed gap of a leaf sub-problem taken as solved
@@ -216,11 +251,20 @@ class _Search:
             return np.full(K, g.alpha)
         if self.kappa == 0.0 or pr.R == 0:
             return np.full(K, g.alpha)
+        return self._bw_ub_dir(asg, depth, self._direction(ul), fm, rem)
+
+    def _direction(self, ul: np.ndarray) -> np.ndarray:
+        """Unit centred direction (K,R) of the current link utilisations (0 where they are all
+        equal)."""
+        pr = self.pr
         u = pr.base_ub[None, :] + ul / pr.bw[None, :]
         dv = u - u.mean(axis=1, keepdims=True)
         nrm = np.sqrt((dv * dv).sum(axis=1))
-        gd = np.where(nrm[:, None] > 1e-15, dv / np.maximum(nrm, 1e-300)[:, None], 0.0)
-        return self._bw_ub_dir(asg, depth, gd, fm, rem)
+        return np.where(nrm[:, None] > 1e-15, dv / np.maximum(nrm, 1e-300)[:, None], 0.0)
+
+    def _route_weights(self, gd: np.ndarray) -> np.ndarray:
+        """HB (K, P*P): HB[k, p*P+q] = sum_r gd[k,r]/BW(r) over the canonical route p -> q."""
+        return np.asarray(self.inc_sparse @ (gd / self.pr.bw[None, :]).T).T
 
     def _bw_ub_dir(self, asg: np.ndarray, depth: int, gd: np.ndarray, fm: np.ndarray | None,
                    rem: list[int]) -> np.ndarray:
@@ -228,9 +272,7 @@ class _Search:
         valid bound; the current loads' direction is used)."""
         pr, g = self.pr, self.g
         K = asg.shape[0]
-        gB = gd / pr.bw[None, :]  # (K,R)
-        # HB[k, p*P+q] = sum_r gB[k,r] inc[p,q,r]: g-weight of every canonical route
-        HB = np.asarray(self.inc_sparse @ gB.T).T  # (K, P*P)
+        HB = self._route_weights(gd)  # (K, P*P): g-weight of every canonical route
         P = pr.P
         total = self.a_v * pr.fixed_delta - self.kappa * (gd @ pr.base_ub)
         rows = np.arange(K)
@@ -264,6 +306,364 @@ class _Search:
         for j, tq in acc.items():  # each unplaced task node takes one node for all its links
             total = total + np.where(fm[:, j, :], tq, -np.inf).max(axis=1)
         return np.minimum(total, g.alpha)
+
+    # ---- joint per-task bound (docs/formulations/mapping.md, "Joint per-task bound") ----
+    def _node_chord(self, U: np.ndarray, a: np.ndarray, fm: np.ndarray, wk: float, lam: np.ndarray,
+                    room: np.ndarray | None = None):
+        """One node resource's part of the joint bound. For every completion whose added
+        utilisation A = sum of the remaining tasks' increments lies in grid interval k,
+        ``-beta*wk*std >= const[:, k] + sum_j score[:, k, j, q_j]`` (q_j: task j's node).
+
+        P*var = sum_p U_p^2 - (su + A)^2/P with U_p = U0_p + (sum of the a on p), and
+        (sum_S a)^2 >= sum_S a^2 + lam_p (sum_S a - amax_p) for 0 <= lam_p <= 2 a_(2),p (the
+        stacking inequality; lam = 0 drops the stacking), -(su + A)^2/P >= its chord on the
+        interval (concave in A): a lower bound x of P*var separable over the tasks; then
+        sqrt(max(x, 0)) >= the chord of sqrt on the range [max(xlo, 0), xhi] of x.
+        U (K,P); a (m,P); fm (K,m,P); lam (K,P) within its range (see :meth:`_stack_cap`).
+        Returns const (K,G), score (K,G,m,P) (meaningful where fm) and the chord slopes (K,G)
+        of sqrt times beta*wk/sqrt(P) (d score / d x)."""
+        K, P = U.shape
+        G = JOINT_GRID
+        big = 1e18
+        amin = np.where(fm, a[None], big).min(axis=2).sum(axis=1)
+        amax = np.where(fm, a[None], -big).max(axis=2).sum(axis=1)
+        su = U.sum(axis=1)
+        A = amin[:, None] + (amax - amin)[:, None] * np.linspace(0.0, 1.0, G + 1)[None, :]  # (K,G+1)
+        chord = -(2.0 * su[:, None] + A[:, :-1] + A[:, 1:]) / P  # chord slope of -(su + A)^2 / P
+        amax_p = np.where(fm, a[None], 0.0).max(axis=1)  # (K,P) largest increment that may land on p
+        cst = ((U * U).sum(axis=1) - (lam * amax_p).sum(axis=1))[:, None] - (su[:, None] + A[:, :-1]) ** 2 / P \
+            - chord * A[:, :-1]  # (K,G)
+        t = (a[None] * a[None] + (2.0 * U + lam)[:, None, :] * a[None])[:, None] + chord[:, :, None, None] * a[None, None]
+        f4 = fm[:, None]
+        xlo = cst + np.where(f4, t, np.inf).min(axis=3).sum(axis=2)
+        xhi = cst + np.where(f4, t, -np.inf).max(axis=3).sum(axis=2)
+        coef = self.g.beta * wk / math.sqrt(P)
+        const, slope = self._sqrt_chord(xlo, xhi, None if room is None else room / coef)
+        return -coef * (const + slope * cst), -coef * slope[:, :, None, None] * t, coef * slope
+
+    @staticmethod
+    def _sqrt_chord(xlo: np.ndarray, xhi: np.ndarray, smax: np.ndarray | None):
+        """sqrt(max(x, 0)) >= c + slope * x on [xlo, xhi] (K,G): the chord through
+        max(xlo, 0) and xhi. With smax (K,) (the room against the incumbent, in sqrt units),
+        the range is cut at smax^2: a completion with sqrt(x) > smax is no better than the
+        incumbent, so the chord need not hold there; an interval beyond smax gets c = +inf
+        (nothing in it beats the incumbent). Returns (c, slope)."""
+        if smax is not None:
+            cap = np.where(smax > 0, smax * smax, -1.0)[:, None]
+            xhi = np.minimum(xhi, cap)
+        xl = np.maximum(xlo, 0.0)
+        rl, rh = np.sqrt(xl), np.sqrt(np.maximum(xhi, 0.0))
+        slope = np.where(xhi > xl, 1.0 / np.maximum(rl + rh, 1e-300), 0.0)  # (rh - rl) / (xhi - xl)
+        c = rl - slope * xl
+        if smax is not None:
+            c = np.where(xhi < xlo, np.inf, c)
+        return c, slope
+
+    @staticmethod
+    def _stack_cap(a: np.ndarray, fm: np.ndarray) -> np.ndarray:
+        """Largest valid stacking multiplier per node (K,P): 2 x the second smallest increment
+        among the remaining tasks that fit on p (0 where fewer than two fit)."""
+        m = a.shape[0]
+        if m < 2:
+            return np.zeros((fm.shape[0], fm.shape[2]))
+        srt = np.sort(np.where(fm, a[None], np.inf), axis=1)
+        return np.where(np.isfinite(srt[:, 1]), 2.0 * srt[:, 1], 0.0)
+
+    def _bw_terms(self, asg: np.ndarray, depth: int, gd: np.ndarray, fm: np.ndarray, rem: list[int]):
+        """The bandwidth part of the joint bound: ``alpha*D - beta*w3*std_bw <= const +
+        sum_j T[:, j, q_j]`` for every completion (q_j: the node of the j-th remaining task).
+        The same separable terms as :meth:`_bw_ub_dir`, but a link between two unplaced task
+        nodes goes to the later one of the order, j, and takes for each q_j the best node of
+        the other end (where it fits, routable, or co-located). Returns const (K,), T (K,m,P)
+        (-inf where a link cannot be routed)."""
+        pr, g = self.pr, self.g
+        K, m, P = asg.shape[0], len(rem), pr.P
+        T = np.zeros((K, m, P))
+        if pr.V == 0 or self.vt == 0 or self.kappa == 0.0 or pr.R == 0:
+            return np.full(K, g.alpha), T
+        HB = self._route_weights(gd)
+        total = self.a_v * pr.fixed_delta - self.kappa * (gd @ pr.base_ub)
+        rows = np.arange(K)
+        H3 = None
+        eye = np.eye(P, dtype=bool)
+        for v in range(pr.V):
+            ps, pt = self.pos[pr.lsrc[v]], self.pos[pr.ldst[v]]
+            if ps < depth and pt < depth:
+                a, b = asg[:, ps], asg[:, pt]
+                total = total + np.where(a == b, self.a_v, self._link_terms(HB[rows, a * P + b], v))
+            elif ps < depth or pt < depth:
+                src_known = ps < depth
+                p0 = asg[:, ps] if src_known else asg[:, pt]
+                j = rem.index(int(pr.ldst[v] if src_known else pr.lsrc[v]))
+                cols = p0[:, None] * P + self.qidx[None, :] if src_known else self.qidx[None, :] * P + p0[:, None]
+                H = np.take_along_axis(HB, cols, axis=1)
+                okq = pr.routable[p0] if src_known else pr.routable[:, p0].T
+                same = self.qidx[None, :] == p0[:, None]
+                T[:, j] += np.where(same, self.a_v, np.where(okq, self._link_terms(H, v), -np.inf))
+            else:
+                if H3 is None:
+                    H3 = HB.reshape(K, P, P)  # [k, src node, dst node]
+                js, jd = rem.index(int(pr.lsrc[v])), rem.index(int(pr.ldst[v]))
+                tv = np.where(eye[None], self.a_v, np.where(pr.routable[None], self._link_terms(H3, v), -np.inf))
+                if pt > ps:  # the destination comes later: best source node for each of its nodes
+                    T[:, jd] += np.where(fm[:, js, :, None], tv, -np.inf).max(axis=1)
+                else:
+                    T[:, js] += np.where(fm[:, jd, None, :], tv, -np.inf).max(axis=2)
+        return total, T
+
+    def _bw_chord(self, asg: np.ndarray, depth: int, ul: np.ndarray, fm: np.ndarray, rem: list[int],
+                  room: np.ndarray | None = None):
+        """The bandwidth part of the joint bound, second order: for every completion whose added
+        link utilisation T lies in grid interval k, ``alpha*D - beta*w3*std_bw <= const[:, k] +
+        sum_j score[:, k, j, q_j]``.
+
+        Routed links sit at their reference bandwidths b0 (y = M u_ref, the centred current
+        utilisations), plus a slack per routed link for B != b0 (triangle inequality). A new
+        link w adds Delta_w = B_w e_w / BW >= 0, so ||y + M Delta||^2 >= ||y||^2 + sum_w
+        (2 y.Delta_w + ||Delta_w||^2) - T^2/R (cross terms of non-negative vectors dropped;
+        -T^2/R >= its chord on the interval): x, separable over the new links; then
+        ||M u|| >= the chord of sqrt on [max(xlo, 0), xhi], and each link takes its best
+        bandwidth (a concave quadratic in B) and route. Links between two unplaced task nodes
+        go to the later one, which takes the best node of the other end for each of its own.
+        Returns const (K,G), score (K,G,m,P) (-inf where a link cannot be routed)."""
+        pr, g = self.pr, self.g
+        K, m, P = asg.shape[0], len(rem), pr.P
+        G = JOINT_BW_GRID
+        if pr.V == 0 or self.vt == 0 or self.kappa == 0.0 or pr.R == 0:
+            return np.full((K, 1), g.alpha), np.zeros((K, 1, m, P))
+        kap, av = self.kappa, self.a_v
+        u = pr.base_ub[None, :] + ul / pr.bw[None, :]
+        y = u - u.mean(axis=1, keepdims=True)
+        S1, S2 = self.route_s1, self.route_s2  # (P*P,): sum over the route of 1/BW, 1/BW^2
+        Y1 = np.asarray(self.inc_sparse @ (y / pr.bw[None, :]).T).T  # (K,P*P): sum of y/BW over the route
+        const = np.full(K, av * pr.fixed_delta)
+        slack = np.zeros(K)
+        new = []
+        thi = np.zeros(K)
+        for v in range(pr.V):
+            ps, pt = self.pos[pr.lsrc[v]], self.pos[pr.ldst[v]]
+            if ps < depth and pt < depth:  # routed (or co-located): at b0, plus the slack of B != b0
+                a, b = asg[:, ps], asg[:, pt]
+                if pr.elastic[v]:
+                    d0 = (self.b0[v] - pr.bmin[v]) / pr.spread[v]
+                    nrm = np.sqrt(S2[a * P + b])
+                    sl = np.maximum(0.0, np.maximum(av * (0.0 - d0) + kap * (self.b0[v] - pr.bmin[v]) * nrm,
+                                                    av * (1.0 - d0) + kap * (pr.bmax[v] - self.b0[v]) * nrm))
+                    const = const + np.where(a == b, av, av * d0 + sl)
+                    slack = slack + np.where(a == b, 0.0, sl)
+                else:
+                    const = const + av
+                continue
+            # the routes the link can take: from / to its placed end, or between any two nodes
+            if ps < depth or pt < depth:
+                p0 = asg[:, ps] if ps < depth else asg[:, pt]
+                cols = p0[:, None] * P + self.qidx[None, :] if ps < depth else self.qidx[None, :] * P + p0[:, None]
+                j = rem.index(int(pr.ldst[v] if ps < depth else pr.lsrc[v]))
+                new.append((v, j, None, cols, None))
+                thi = thi + pr.bmax[v] * S1[cols].max(axis=1)
+            else:
+                js, jd = rem.index(int(pr.lsrc[v])), rem.index(int(pr.ldst[v]))
+                # the later end owns the link; the other end's choices are reduced over (axis)
+                new.append((v, jd, (js, 2), None, None) if pt > ps else (v, js, (jd, 3), None, None))
+                thi = thi + pr.bmax[v] * S1.max()
+        # grid on T and the chord of -T^2/R on each interval
+        T = thi[:, None] * np.linspace(0.0, 1.0, G + 1)[None, :]  # (K,G+1)
+        lamT = -(T[:, :-1] + T[:, 1:]) / pr.R
+        cst = (y * y).sum(axis=1)[:, None] - T[:, :-1] ** 2 / pr.R - lamT * T[:, :-1]  # (K,G)
+        diag_flat = np.eye(P, dtype=bool).reshape(-1)
+        links = []
+        Xlo = np.zeros((K, G, m, P))
+        Xhi = np.zeros((K, G, m, P))
+        for v, j, other, cols, _ in new:
+            if cols is not None:  # (K,G,P) over the owner's node q
+                c1 = 2.0 * np.take_along_axis(Y1, cols, axis=1)[:, None, :] + lamT[:, :, None] * S1[cols][:, None, :]
+                s2 = S2[cols][:, None, :]
+                ok = self.offdiag[cols][:, None, :]
+                same = diag_flat[cols][:, None, :]
+            else:  # (K,G,P*P) over every pair of nodes
+                c1 = 2.0 * Y1[:, None, :] + lamT[:, :, None] * S1[None, None, :]
+                s2 = S2[None, None, :]
+                ok = self.offdiag[None, None, :]
+                same = diag_flat[None, None, :]
+            bl, bh = pr.bmin[v], pr.bmax[v]
+            xa, xb = s2 * bl * bl + c1 * bl, s2 * bh * bh + c1 * bh
+            bv = np.clip(-c1 / np.maximum(2.0 * s2, 1e-300), bl, bh)
+            xmin = np.where(ok, np.minimum(np.minimum(xa, xb), s2 * bv * bv + c1 * bv), np.where(same, 0.0, np.inf))
+            xmax = np.where(ok, np.maximum(xa, xb), np.where(same, 0.0, -np.inf))
+            links.append((v, j, other, c1, s2, ok, same))
+            Xlo[:, :, j] += self._reduce_other(xmin, other, fm, np.min, np.inf)
+            Xhi[:, :, j] += self._reduce_other(xmax, other, fm, np.max, -np.inf)
+        fm4 = fm[:, None]
+        xlo = cst + np.where(fm4, Xlo, np.inf).min(axis=3).sum(axis=2)
+        xhi = cst + np.where(fm4, Xhi, -np.inf).max(axis=3).sum(axis=2)
+        c0, slope = self._sqrt_chord(xlo, xhi, None if room is None else (room + slack) / kap)
+        ks = kap * slope[:, :, None]  # (K,G,1)
+        score = np.zeros((K, G, m, P))
+        for v, j, other, c1, s2, ok, same in links:
+            bl, bh = pr.bmin[v], pr.bmax[v]
+            if pr.elastic[v]:  # the best bandwidth of the concave quadratic on [bl, bh]
+                lin = av / pr.spread[v]
+                a2 = ks * s2
+                bst = np.where(a2 > 0, np.clip((lin - ks * c1) / np.maximum(2.0 * a2, 1e-300), bl, bh),
+                               np.where(lin - ks * c1 >= 0, bh, bl))
+                f = av * (bst - bl) / pr.spread[v] - ks * (s2 * bst * bst + c1 * bst)
+            else:
+                f = av - ks * (s2 * bl * bl + c1 * bl)
+            f = np.where(ok, f, np.where(same, av, -np.inf))
+            score[:, :, j] += self._reduce_other(f, other, fm, np.max, -np.inf)
+        return -kap * (c0 + slope * cst) + const[:, None], score
+
+    @staticmethod
+    def _reduce_other(arr: np.ndarray, other, fm: np.ndarray, red, fill: float) -> np.ndarray:
+        """(K,G,P) per node of the owning task: arr itself (one end placed) or, for a link
+        between two unplaced task nodes (arr (K,G,P*P) over [src node, dst node]), reduced over
+        the nodes where the other end fits."""
+        if other is None:
+            return arr
+        K, G = arr.shape[0], arr.shape[1]
+        P = fm.shape[2]
+        a4 = np.broadcast_to(arr, (K, G, arr.shape[2])).reshape(K, G, P, P)
+        jo, axis = other
+        mask = fm[:, None, jo, :, None] if axis == 2 else fm[:, None, jo, None, :]
+        return red(np.where(mask, a4, fill), axis=axis)
+
+    def _joint_ub(self, depth: int, asg, lc, lr, ul, fm: np.ndarray, rem: list[int], bw: str = "chord",
+                  room: np.ndarray | None = None) -> np.ndarray:
+        """The joint per-task bound (K,): every remaining task node takes one node q for the CPU,
+        RAM and bandwidth parts at once; the maximum over the grid intervals of the means.
+
+        Lagrangian terms (any multipliers give a valid bound, the smallest bound found is kept):
+        nu_p >= 0 on the CPU / RAM capacity left on node p (the value of a feasible completion
+        is at most itself + sum_p nu_p (free_p - demand placed on p)) and the stacking
+        multipliers of :meth:`_node_chord`; ``JOINT_STEPS`` projected subgradient steps (Polyak
+        steps towards the incumbent) from zero, on the children not yet pruned. Then
+        ``JOINT_FIX`` rounds of fixing: a node q whose bound with task j placed on it is no
+        better than the incumbent is removed from j's choices, and the bound is computed again
+        on the narrower choices (its ranges, chords and multiplier caps shrink)."""
+        pr = self.pr
+        w1, w2, _ = self.w
+        K, P = asg.shape[0], pr.P
+        out = np.empty(K)
+        res = []
+        if self.g.beta > 0:
+            res = [(wk, dem[rem], cap, base, load, i) for i, (wk, dem, cap, base, load) in
+                   enumerate(((w1, pr.dc, pr.cpu, pr.base_uc, lc), (w2, pr.dr, pr.ram, pr.base_ur, lr))) if wk > 0]
+        caps = ((pr.dc[rem], pr.free_cpu, lc), (pr.dr[rem], pr.free_ram, lr))
+        thr = self.inc_value + self.tol
+        target = self.inc_value if math.isfinite(self.inc_value) else None
+        for lo in range(0, K, JOINT_CHUNK):
+            sl = slice(lo, min(K, lo + JOINT_CHUNK))
+            if self._out_of_time():  # the rest keeps the separate bound (valid); the search stops next
+                out[lo:] = np.inf
+                break
+            f = fm[sl].copy()
+            k = f.shape[0]
+            ctx = {"Us": [base[None] + load[sl] / cap[None] for _, _, cap, base, load, _ in res],
+                   "As": [dem[:, None] / cap[None] for _, dem, cap, _, _, _ in res],
+                   "wks": [wk for wk, *_ in res],
+                   "rooms": [None if room is None else room[sl, i] for *_, i in res],
+                   "frees": [free[None] + CAP_EPS - load[sl] for _, free, load in caps],  # >= demand placed on p
+                   "dems": [dem for dem, _, _ in caps]}
+            lams = [np.zeros((k, P)) for _ in res]
+            nus = [np.zeros((k, P)) for _ in caps]
+            best = np.full(k, np.inf)
+            live = np.arange(k)
+            rounds = JOINT_STEPS + (JOINT_FIX if target is not None else 0)
+            bconst = T = None
+            for it in range(rounds + 1):
+                if bconst is None:  # the bandwidth part on the current choices
+                    if bw == "chord":
+                        bconst, T = self._bw_chord(asg[sl], depth, ul[sl], f, rem,
+                                                   None if room is None else room[sl, 2])
+                    else:
+                        bconst, T = self._bw_terms(asg[sl], depth, self._direction(ul[sl]), f, rem)
+                        bconst, T = bconst[:, None], T[:, None]
+                fixing = it > JOINT_STEPS
+                val, q, kk, slopes, cond = self._joint_eval(ctx, f, live, lams, nus, bconst, T, fixing or (
+                    it == JOINT_STEPS and JOINT_FIX > 0 and target is not None))
+                best[live] = np.minimum(best[live], val)
+                if it == rounds or target is None:
+                    break
+                go = best[live] > thr
+                live, q, kk, val = live[go], q[go], kk[go], val[go]
+                if len(live) == 0:
+                    break
+                if it >= JOINT_STEPS:  # fixing: drop the choices that cannot beat the incumbent
+                    cond = cond[go]
+                    narrow = f[live] & (cond > thr)
+                    if (narrow == f[live]).all():
+                        break
+                    f[live] = narrow
+                    dead = ~narrow.any(axis=2).all(axis=1)  # a task with no choice left
+                    best[live[dead]] = -np.inf
+                    live = live[~dead]
+                    if len(live) == 0:
+                        break
+                    bconst = None
+                    continue
+                self._lagrange_step(ctx, f, live, lams, nus, q, kk, slopes, val - target)
+            out[sl] = best
+        return out
+
+    def _joint_eval(self, ctx, f, live, lams, nus, bconst, T, want_cond: bool):
+        """One evaluation of the joint bound for the rows ``live`` of a chunk: returns the bound,
+        the best choices q (l,m), grid intervals kk (l,2), the sqrt chord slopes of the node
+        parts and, with ``want_cond``, the bound with task j on node q (l,m,P)."""
+        fl = f[live]
+        n_live, m, P = fl.shape
+        li = np.arange(n_live)
+        parts = [self._node_chord(U[live], a_, fl, wk, lam[live], None if rm is None else rm[live])
+                 for wk, U, a_, lam, rm in zip(ctx["wks"], ctx["Us"], ctx["As"], lams, ctx["rooms"])]
+        pen = sum(nu[live][:, None, :] * dem[None, :, None] for nu, dem in zip(nus, ctx["dems"]))
+        cst = bconst[live] + sum((nu[live] * fr[live]).sum(axis=1) for nu, fr in zip(nus, ctx["frees"]))[:, None]
+        fT = np.where(fl[:, None], T[live] - pen[:, None], -np.inf)  # (l,Gb,m,P)
+        slopes = [pt[2] for pt in parts]
+        while len(parts) < 2:
+            parts.append((np.zeros((n_live, 1)), np.zeros((n_live, 1, 1, 1)), None))
+        (c0, s0, _), (c1, s1, _) = parts
+        val = np.full(n_live, -np.inf)
+        q = np.zeros((n_live, m), dtype=int)
+        kk = np.zeros((n_live, 2), dtype=int)
+        cond = np.full((n_live, m, P), -np.inf) if want_cond else None
+        with np.errstate(invalid="ignore"):
+            for k0 in range(s0.shape[1]):  # every combination of the grid intervals of the means
+                for k1 in range(s1.shape[1]):
+                    S = s0[:, k0, None] + s1[:, k1, None] + fT  # (l,Gb,m,P)
+                    Smax = S.max(axis=3)  # (l,Gb,m)
+                    v = c0[:, k0, None] + c1[:, k1, None] + cst + Smax.sum(axis=2)  # (l,Gb)
+                    if want_cond:  # task j forced onto q: its term S[j,q] instead of its best
+                        cond = np.maximum(cond, (v[:, :, None, None] - Smax[..., None] + S).max(axis=1))
+                    k2 = v.argmax(axis=1)
+                    vb = v[li, k2]
+                    better = vb > val
+                    val = np.where(better, vb, val)
+                    kk[better, 0], kk[better, 1] = k0, k1
+                    q[better] = S[li, k2].argmax(axis=2)[better]
+        val = np.where(np.isnan(val), -np.inf, self.g.const + val)
+        if want_cond:
+            cond = np.where(np.isnan(cond), -np.inf, self.g.const + cond)
+        return val, q, kk, slopes, cond
+
+    def _lagrange_step(self, ctx, f, live, lams, nus, q, kk, slopes, excess) -> None:
+        """A projected subgradient step (a JOINT_THETA share of Polyak's step towards the
+        incumbent) on the capacity multipliers nu and the stacking multipliers lam of the rows
+        ``live``, from the choices q of the last evaluation."""
+        gap = JOINT_THETA * np.maximum(excess, 0.0)
+        li = np.arange(len(live))
+        onehot = q[:, :, None] == self.qidx[None, None, :]  # (l,m,P)
+        for nu, fr, dem in zip(nus, ctx["frees"], ctx["dems"]):  # d bound / d nu = free - placed demand
+            gr = fr[live] - (onehot * dem[None, :, None]).sum(axis=1)
+            nn = (gr * gr).sum(axis=1)
+            stp = np.where(nn > 0, gap / np.maximum(nn, 1e-300), 0.0)
+            nu[live] = np.maximum(nu[live] - stp[:, None] * gr, 0.0)
+        for r, (lam, a_) in enumerate(zip(lams, ctx["As"])):
+            fl = f[live]
+            ds = slopes[r][li, kk[:, r]]  # d(-score)/dx of the chosen interval
+            amax_p = np.where(fl, a_[None], 0.0).max(axis=1)
+            gr = -ds[:, None] * ((onehot * a_[None]).sum(axis=1) - amax_p)  # d bound / d lam
+            nn = (gr * gr).sum(axis=1)
+            stp = np.where(nn > 0, gap / np.maximum(nn, 1e-300), 0.0)
+            lam[live] = np.clip(lam[live] - stp[:, None] * gr, 0.0, self._stack_cap(a_, fl))
 
     # ---- leaves -----------------------------------------------------------------------
     def _leaves(self, asg: np.ndarray, lc: np.ndarray, lr: np.ndarray, ul: np.ndarray) -> None:
@@ -366,18 +766,33 @@ class _Search:
         w1, w2, w3 = self.w
         # optimistic remainder before each stage: bandwidth part <= alpha, other std >= 0
         ub = np.full(len(alive), g.const + g.alpha)
+        cut = np.zeros((len(alive), 3))  # what each part (CPU, RAM, bandwidth) takes off const + alpha
         thr = self.inc_value + self.tol
         with np.errstate(over="ignore", invalid="ignore"):
             if g.beta > 0:
-                for wk, dem, cap, base, load in ((w1, pr.dc, pr.cpu, pr.base_uc, lc), (w2, pr.dr, pr.ram, pr.base_ur, lr)):
+                for i, (wk, dem, cap, base, load) in enumerate(((w1, pr.dc, pr.cpu, pr.base_uc, lc),
+                                                                (w2, pr.dr, pr.ram, pr.base_ur, lr))):
                     if wk <= 0 or len(alive) == 0:
                         continue
                     U = base[None] + load[alive] / cap[None]
-                    ub = ub - g.beta * wk * self._node_lb(U, dem[rem][:, None] / cap[None], fm[alive])
+                    cut[:, i] = g.beta * wk * self._node_lb(U, dem[rem][:, None] / cap[None], fm[alive])
+                    ub = ub - cut[:, i]
                     keep = ub > thr
-                    alive, ub = alive[keep], ub[keep]
+                    alive, ub, cut = alive[keep], ub[keep], cut[keep]
             if len(alive):
-                ub = ub - g.alpha + self._bw_ub(asg[alive], depth, ul[alive], fm[alive], [int(r) for r in rem])
+                bwu = self._bw_ub(asg[alive], depth, ul[alive], fm[alive], [int(r) for r in rem])
+                cut[:, 2] = g.alpha - bwu
+                ub = ub - g.alpha + bwu
+            # room of each part against the incumbent: a completion whose part takes off more than
+            # cut + room is no better than the incumbent (the other parts at their separate bounds)
+            room = (ub - self.inc_value)[:, None] + cut if math.isfinite(self.inc_value) else None
+            for bw in (JOINT_BW if self.joint else ()):  # the joint bound, one stage per bandwidth part
+                keep = ub > thr
+                alive, ub = alive[keep], ub[keep]
+                room = room[keep] if room is not None else None
+                if len(alive):
+                    ub = np.minimum(ub, self._joint_ub(depth, asg[alive], lc[alive], lr[alive], ul[alive], fm[alive],
+                                                       [int(r) for r in rem], bw, room))
         out[alive] = ub
         return out
 
@@ -385,7 +800,16 @@ class _Search:
     def dive(self, width: int = 8) -> None:
         """Beam search down the tree: at each depth only the ``width`` children with the
         largest bounds are kept; the leaves reached offer incumbents. Only incumbents come out
-        of it (every offered value is exact), so the search's proof is unchanged."""
+        of it (every offered value is exact), so the search's proof is unchanged. The children
+        are ranked by the separate bound (the joint bound's choices led the beam to worse leaves
+        on 20 x 8)."""
+        joint, self.joint = self.joint, False
+        try:
+            self._dive(width)
+        finally:
+            self.joint = joint
+
+    def _dive(self, width: int) -> None:
         pr = self.pr
         R = pr.R
         depth, asg = 0, np.zeros((1, 0), dtype=int)
@@ -457,6 +881,7 @@ class _Search:
                     self._open.append(float(item[6].max()) if len(item[6]) else -math.inf)
                 return
             self.nodes += asg.shape[0]
+            self.depth_nodes[depth] += asg.shape[0]
             asg2, lc2, lr2, ul2, um2 = self._expand(depth, asg, lc, lr, ul, um)
             if asg2.shape[0] == 0:
                 continue
@@ -484,7 +909,7 @@ def _pstd(u: np.ndarray) -> np.ndarray:
 
 def branch_and_bound(pr: MappingProblem, g: Goal, *, time_limit: float | None = None, tol: float = PRUNE_TOL,
                      incumbent: tuple[np.ndarray, np.ndarray] | None = None, order: list[int] | None = None,
-                     symmetry: bool = True, warm: bool = True) -> BnBResult:
+                     symmetry: bool = True, warm: bool = True, joint: bool | None = None) -> BnBResult:
     """Solve the mapping problem exactly (shortest-path routing) for goal ``g``.
 
     ``incumbent`` (x, b) seeds the search (its exact value is recomputed). Returns the best
@@ -493,7 +918,7 @@ def branch_and_bound(pr: MappingProblem, g: Goal, *, time_limit: float | None = 
     t0 = time.perf_counter()
     if pr.routing != "shortest_path":
         raise ValueError("the branch and bound handles canonical shortest-path routing only")
-    s = _Search(pr, g, time_limit=time_limit, tol=tol, order=order, symmetry=symmetry)
+    s = _Search(pr, g, time_limit=time_limit, tol=tol, order=order, symmetry=symmetry, joint=joint)
     if pr.n == 0:
         x = np.zeros(0, dtype=int)
         res = solve_bandwidth(pr, g, x)
@@ -515,7 +940,7 @@ def branch_and_bound(pr: MappingProblem, g: Goal, *, time_limit: float | None = 
         s.dive()
         s.improve()
     s.run()
-    stats = {"nodes": s.nodes, "leaves": s.leaves, "subproblems": s.subproblems, "order": s.order,
+    stats = {"nodes": s.nodes, "depth_nodes": s.depth_nodes, "leaves": s.leaves, "subproblems": s.subproblems, "order": s.order,
              "symmetric_pairs": sum(len(v) for v in s.twin_prev), "runtime": time.perf_counter() - t0,
              "incumbent_trace": s.trace,
              "tolerance": tol}

@@ -455,3 +455,129 @@ def test_bnb_first_incumbent_is_exact_and_keeps_the_optimum():
     a, b = branch_and_bound(pr, g, warm=True), branch_and_bound(pr, g, warm=False)
     assert a.status == b.status == "optimal"
     assert a.value == pytest.approx(b.value, abs=1e-9)
+
+
+# ---- bnb's joint per-task bound (mapping_bnb.JOINT; docs/formulations/mapping.md) ---------------
+
+
+def _partial_state(s, xs):
+    """(asg, lc, lr, ul, fm, rem) of the partial mapping xs (nodes of s.order[:len(xs)]), as the
+    search keeps it."""
+    pr = s.pr
+    depth = len(xs)
+    asg = np.array(xs, dtype=int)[None, :]
+    lc, lr, ul = np.zeros((1, pr.P)), np.zeros((1, pr.P)), np.zeros((1, pr.R))
+    for d, p in enumerate(xs):
+        t = s.order[d]
+        lc[0, p] += pr.dc[t]
+        lr[0, p] += pr.dr[t]
+    for v in range(pr.V):
+        a, b = s.pos[pr.lsrc[v]], s.pos[pr.ldst[v]]
+        if a < depth and b < depth:
+            ul[0] += s.b0[v] * pr.inc[xs[a], xs[b]]
+    rem = [int(t) for t in s.order[depth:]]
+    fm = (pr.dc[rem][None, :, None] <= pr.free_cpu[None, None, :] - lc[:, None, :] + 1e-9) \
+        & (pr.dr[rem][None, :, None] <= pr.free_ram[None, None, :] - lr[:, None, :] + 1e-9)
+    return asg, lc, lr, ul, fm, rem
+
+
+def _completion_values(pr, g):
+    """Exact value of every feasible complete mapping (the certified bandwidth sub-problem)."""
+    w1, w2, _ = pr.weights
+    out = {}
+    for x in itertools.product(range(pr.P), repeat=pr.n):
+        x = np.array(x)
+        if not (pr.fits(x[None])[0] and pr.routable_all(x[None])[0]):
+            continue
+        res = solve_bandwidth(pr, g, x)
+        if res.b is None:
+            continue
+        sc, sr = pr.node_std(x[None])
+        out[tuple(int(p) for p in x)] = g.const - g.beta * (w1 * sc[0] + w2 * sr[0]) + res.value
+    return out
+
+
+def test_stacking_inequality():
+    """(sum_S a)^2 >= sum_S a^2 + lam (sum_S a - max a) for 0 <= lam <= 2 x the second smallest a
+    of the candidates (the stacking multipliers of the joint bound), on random sets."""
+    rng = np.random.default_rng(0)
+    for _ in range(2000):
+        a = rng.uniform(0.01, 1.0, size=rng.integers(2, 7))
+        lam = rng.uniform(0, 2 * np.sort(a)[1])
+        S = a[rng.random(len(a)) < 0.6]
+        assert S.sum() ** 2 >= (S * S).sum() + lam * (S.sum() - a.max()) - 1e-12
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("objective", ["composite", "L"])
+def test_joint_bound_is_valid_for_every_completion(seed, objective, monkeypatch):
+    """(a) the joint bound (with and without its Lagrangian steps) is >= the best completion of
+    every partial mapping, all enumerated on a small instance; (c) the bound the search uses (the
+    smaller of the separate and the joint bound) is never looser than the separate bound, and it
+    is strictly tighter somewhere."""
+    from edgebench.formulations import mapping_bnb
+    from edgebench.formulations.mapping_bnb import _Search
+
+    monkeypatch.setattr(mapping_bnb, "JOINT_STEPS", 8)
+    stacked = []  # the largest stacking multiplier tried (the Lagrangian steps must be exercised)
+    node_chord = _Search._node_chord
+
+    def spy(self, U, a, fm, wk, lam, room=None):
+        stacked.append(float(lam.max()) if lam.size else 0.0)
+        return node_chord(self, U, a, fm, wk, lam, room)
+
+    monkeypatch.setattr(_Search, "_node_chord", spy)
+    inst = tiny(seed, nodes=4 + seed % 2, tasks=4)
+    pr = build_problem(inst)
+    g = GOALS[objective]
+    vals = _completion_values(pr, g)
+    s = _Search(pr, g, time_limit=None, tol=1e-9)
+    checked = tighter = 0
+    for depth in range(1, pr.n):
+        for xs in itertools.product(range(pr.P), repeat=depth):
+            asg, lc, lr, ul, fm, rem = _partial_state(s, list(xs))
+            if (lc > pr.free_cpu + 1e-9).any() or (lr > pr.free_ram + 1e-9).any() or not fm.any(axis=2).all():
+                continue
+            best = max((v for x, v in vals.items() if all(x[s.order[d]] == xs[d] for d in range(depth))),
+                       default=-math.inf)
+            incs = [-math.inf] + ([best - 0.05, best - 0.002, best - 1e-6] if math.isfinite(best) else [0.0])
+            for inc in incs:  # the incumbent drives the Lagrangian steps and cuts the chords
+                s.inc_value = inc
+                for bw in ("linear", "chord"):
+                    jb = s._joint_ub(depth, asg, lc, lr, ul, fm, rem, bw)[0]
+                    assert jb >= best - 1e-9, (xs, inc, bw, jb, best)
+                ub = s._bound(depth, asg, lc, lr, ul)[0]  # with the room against the incumbent
+                assert ub >= best - 1e-9, (xs, inc, ub, best)
+            s.inc_value = -math.inf
+            s.joint = False
+            old = s._bound(depth, asg, lc, lr, ul)[0]
+            s.joint = True
+            new = s._bound(depth, asg, lc, lr, ul)[0]
+            assert new <= old + 1e-12
+            assert new >= best - 1e-9
+            tighter += new < old - 1e-9
+            checked += 1
+    assert checked >= 20
+    assert tighter >= 1
+    assert max(stacked) > 0
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_bnb_joint_and_separate_bounds_reach_the_same_optimum(seed):
+    """(b) bnb with the joint bound proves the same optimum as with the separate bound only and as
+    brute force (tiny instances); on 8 x 5 thesis instances joint = separate."""
+    from edgebench.formulations.mapping_bnb import branch_and_bound
+
+    inst = tiny(seed + 20, nodes=4, tasks=3 + seed % 2)
+    pr = build_problem(inst)
+    for name in ("composite", "L"):
+        a = branch_and_bound(pr, GOALS[name], joint=True)
+        b = branch_and_bound(pr, GOALS[name], joint=False)
+        assert a.status == b.status == "optimal"
+        assert a.value == pytest.approx(b.value, abs=1e-9)
+        assert GOALS[name].report(a.value) == pytest.approx(brute_force(inst, name), abs=1e-6)
+    pr = build_problem(generate("mapping", "thesis", seed=seed, nodes=8, task_nodes=5))
+    a = branch_and_bound(pr, GOALS["composite"], joint=True)
+    b = branch_and_bound(pr, GOALS["composite"], joint=False)
+    assert a.status == b.status == "optimal"
+    assert a.value == pytest.approx(b.value, abs=1e-9)
