@@ -72,11 +72,14 @@ def run_case(args: list[str], limit: float, threads: int) -> dict:
            "objective": res.solution.objective, "bound": res.solution.bound, "gap": res.stats.get("mip_gap"),
            "wall_s": round(wall, 2), "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
            "message": str(res.stats.get("message", ""))[:300]} | _placement_phases(fam, res)
-    if fam == "mapping":  # the machine is shared: CPU seconds of this process beside the wall time
-        out.update(cpu_s=round(time.process_time() - c0, 2), rounds=res.stats.get("rounds"),
+    if fam in ("mapping", "offloading"):  # the machine is shared: CPU seconds beside the wall time
+        out["cpu_s"] = round(time.process_time() - c0, 2)
+    if fam == "mapping":
+        out.update(rounds=res.stats.get("rounds"),
                    warm_start=res.stats.get("warm_start"))
     if fam == "offloading":  # where the bound and the incumbent come from
-        out["detail"] = {k: res.stats.get(k) for k in ("combinatorial_bound", "ceiled_bound", "cpsat_objective", "lns")}
+        out["detail"] = {k: res.stats.get(k) for k in ("combinatorial_bound", "ceiled_bound", "cpsat_objective", "lns",
+                                                      "probe", "resumed_cpsat")}
     return out
 
 
