@@ -38,6 +38,7 @@ GRIDS = {
     "mapping-bnb": [["mapping", "20", "10", str(seed), "bnb"] for seed in range(3)],
     "mapping-milp-others": [["mapping", "10", str(k), "0", be] for k in (4, 6)
                             for be in ("pyomo-highs", "ortools-scip", "pulp-highs", "ortools-cbc", "pulp-cbc")],
+    "offloading-heft": [["offloading", "heft-random", str(n), str(s)] for n in (50, 100) for s in (3, 4, 8)],
     "offloading-daggen": [["offloading", "daggen", str(n), str(s)] for n in (50, 100) for s in (3, 4, 8)],
     "placement": [["placement", "hetero-6", "96", v] for v in ("single", "multi")],
     # the whole-episode target: run with --limit 600 --threads 2
