@@ -13,7 +13,8 @@ One mathematical problem (``docs/formulations/offloading.md``), two exact models
   bound is lowered by the proven rounding adjustment (zero when the data is exact in ticks).
   Heads / tails per host and a floor on the objective from ``offloading_bounds`` are added
   (``cuts``), and with a time limit a large-neighbourhood search (``offloading_lns``) takes
-  over from CP-SAT's incumbent for a share ``lns`` of it.
+  over from CP-SAT's incumbent for a share ``lns`` of it; objective-cap probes
+  (``offloading_probe``) raise the bound when the search stalls and in a share ``probe``.
 * ``offloading-milp`` — a continuous-time disjunctive MILP with a resource-flow capacity
   model (Artigues, Michelon & Reusser 2003), built ONCE as a
   :class:`~edgebench.formulations.linear.LinearModel` on the exact float data and solved
