@@ -46,6 +46,7 @@ GRIDS = {
                          + [["mapping", "20", "10", str(seed), "bnb"] for seed in range(3)],
     "mapping-milp-others": [["mapping", "10", str(k), "0", be] for k in (4, 6)
                             for be in ("pyomo-highs", "ortools-scip", "pulp-highs", "ortools-cbc", "pulp-cbc")],
+    "offloading-heft": [["offloading", "heft-random", str(n), str(s)] for n in (50, 100) for s in (3, 4, 8)],
     "offloading-daggen": [["offloading", "daggen", str(n), str(s)] for n in (50, 100) for s in (3, 4, 8)],
     "placement": [["placement", "hetero-6", "96", v] for v in ("single", "multi")],
     # the whole-episode target: run with --limit 600 --threads 2
@@ -80,8 +81,10 @@ def run_case(args: list[str], limit: float, threads: int) -> dict:
            "objective": res.solution.objective, "bound": res.solution.bound, "gap": res.stats.get("mip_gap"),
            "wall_s": round(wall, 2), "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
            "message": str(res.stats.get("message", ""))[:300]} | _placement_phases(fam, res)
-    if fam == "mapping":  # the machine is shared: CPU seconds of this process beside the wall time
-        out.update(cpu_s=round(time.process_time() - c0, 2), rounds=res.stats.get("rounds"),
+    if fam in ("mapping", "offloading"):  # the machine is shared: CPU seconds beside the wall time
+        out["cpu_s"] = round(time.process_time() - c0, 2)
+    if fam == "mapping":
+        out.update(rounds=res.stats.get("rounds"),
                    warm_start=res.stats.get("warm_start"))
         if be == "bnb":
             from edgebench.formulations import mapping_bnb
@@ -89,7 +92,8 @@ def run_case(args: list[str], limit: float, threads: int) -> dict:
             out.update(nodes=res.stats.get("nodes"), depth_nodes=res.stats.get("depth_nodes"),
                        bnb_joint=mapping_bnb.JOINT)
     if fam == "offloading":  # where the bound and the incumbent come from
-        out["detail"] = {k: res.stats.get(k) for k in ("combinatorial_bound", "ceiled_bound", "cpsat_objective", "lns")}
+        out["detail"] = {k: res.stats.get(k) for k in ("combinatorial_bound", "ceiled_bound", "cpsat_objective", "lns",
+                                                      "probe", "resumed_cpsat")}
     return out
 
 

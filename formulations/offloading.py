@@ -13,7 +13,8 @@ One mathematical problem (``docs/formulations/offloading.md``), two exact models
   bound is lowered by the proven rounding adjustment (zero when the data is exact in ticks).
   Heads / tails per host and a floor on the objective from ``offloading_bounds`` are added
   (``cuts``), and with a time limit a large-neighbourhood search (``offloading_lns``) takes
-  over from CP-SAT's incumbent for a share ``lns`` of it.
+  over from CP-SAT's incumbent for a share ``lns`` of it; objective-cap probes
+  (``offloading_probe``) raise the bound when the search stalls and in a share ``probe``.
 * ``offloading-milp`` — a continuous-time disjunctive MILP with a resource-flow capacity
   model (Artigues, Michelon & Reusser 2003), built ONCE as a
   :class:`~edgebench.formulations.linear.LinearModel` on the exact float data and solved
@@ -810,13 +811,17 @@ class RawSolve:
 
 
 def solve_cpsat_model(cm: CpsatModel, *, time_limit: float | None = None, threads: int = 1, seed: int = 0,
-                      log: bool = False, params: dict | None = None, lns: float = 0.0) -> RawSolve:
+                      log: bool = False, params: dict | None = None, lns: float = 0.0,
+                      probe: float = 0.0) -> RawSolve:
     """Solve the interval model; with ``lns`` > 0 and a time limit, CP-SAT gets the share
     1 - lns of it and, unless it proved optimality, a large-neighbourhood search around its
-    incumbent (offloading_lns.py) the rest."""
+    incumbent (offloading_lns.py) the rest; with ``probe`` > 0 the last share ``probe`` of
+    the limit (or all the time left when the search stalls earlier) goes to objective-cap
+    probes that raise the bound (offloading_probe.py), then CP-SAT resumes on what is left."""
     td, q, W = cm.data, cm.q, cm.data.W
     t0 = time.perf_counter()
-    first = time_limit if (time_limit is None or lns <= 0) else time_limit * (1.0 - lns)
+    later = max(lns, probe)  # the share of the limit left for the search and the probes
+    first = time_limit if (time_limit is None or later <= 0) else time_limit * (1.0 - later)
     # params: expert CP-SAT parameters, e.g. linearization_level
     solver, code, status = run_cpsat(cm.model, time_limit=first, threads=threads, seed=seed, log=log,
                                      params=params)
@@ -839,17 +844,37 @@ def solve_cpsat_model(cm: CpsatModel, *, time_limit: float | None = None, thread
                 raw.status = status
                 raw.extra["alt_schedule"] = "all-cloud"
     if values is not None:
+        # probes only where the model's bound is one of the true problem (exact resources)
+        probing = status == "feasible" and time_limit is not None and probe > 0 and cm.resource_exact
         if status == "feasible" and time_limit is not None and lns > 0:
             from edgebench.formulations.offloading_lns import improve
 
-            values, raw.extra["lns"] = improve(cm, values, deadline=t0 + time_limit, seed=seed, params=params,
+            lns_end = t0 + time_limit * ((1.0 - probe) if probing else 1.0)
+            values, raw.extra["lns"] = improve(cm, values, deadline=lns_end, seed=seed, params=params,
                                                patience=LNS_PATIENCE)
+        if probing:
+            from edgebench.formulations.offloading_probe import bisect
+
+            # the reserved share, or half of the time left when the search stalled earlier
+            # (the other half goes to CP-SAT below, which proved heft-random 100 x 8 that way)
+            now, end = time.perf_counter(), t0 + time_limit
+            lo0 = int(math.ceil(b_ticks - 1e-6)) if b_ticks is not None else 0
+            values, lo, raw.extra["probe"] = bisect(cm, values, lo0, deadline=now + max(probe * time_limit,
+                                                                                         (end - now) / 2),
+                                                    seed=seed, params=params)
+            if lo > lo0 or b_ticks is not None:  # a refuted cap: the ticked optimum is >= lo
+                b_ticks = lo if b_ticks is None else max(b_ticks, lo)
+            if raw.extra["probe"]["closed"]:
+                status = "optimal"
+        if status == "feasible" and time_limit is not None and (lns > 0 or probing):
             left = t0 + time_limit - time.perf_counter()
             if left > 1.0:
                 # the search stalled: CP-SAT again on the full model from the best schedule,
                 # for the rest of the time (a better schedule, a proof or a higher bound)
                 values, b_ticks, status = _resume_cpsat(cm, values, b_ticks, left, threads=threads, seed=seed,
-                                                        params=params, extra=raw.extra)
+                                                        params=params, extra=raw.extra,
+                                                        floor_ticks=int(math.ceil(b_ticks - 1e-6))
+                                                        if b_ticks is not None else None)
         raw.server = [next(s for s, lit in cm.present[g].items() if values[lit.Index()]) for g in range(td.N)]
         raw.start = [float(values[v.Index()]) for v in cm.start]
         raw.finish = [raw.start[g] + td.dur[g][raw.server[g]] for g in range(td.N)]
@@ -868,10 +893,15 @@ def solve_cpsat_model(cm: CpsatModel, *, time_limit: float | None = None, thread
 
 
 def _resume_cpsat(cm: CpsatModel, values: list[int], b_ticks: float | None, time_limit: float, *, threads: int,
-                  seed: int, params: dict | None, extra: dict) -> tuple[list[int], float | None, str]:
+                  seed: int, params: dict | None, extra: dict,
+                  floor_ticks: int | None = None) -> tuple[list[int], float | None, str]:
     """CP-SAT on the full model hinted with ``values``: the better schedule and the larger
-    bound of the two runs (both bound the same model)."""
+    bound of the two runs (both bound the same model). ``floor_ticks``: a proven lower bound
+    of the model's optimum (CP-SAT's earlier bound, refuted probes), added as a constraint:
+    it removes no optimal solution."""
     sub = cm.model.clone()
+    if floor_ticks is not None:
+        sub.Add(sum(cm.cmax) >= int(floor_ticks))
     proto = sub.Proto()
     proto.clear_solution_hint()
     proto.solution_hint.vars.extend(range(len(values)))
@@ -1152,6 +1182,9 @@ _CPSAT_PARAMS = {
     "lns": "float in [0, 1): share of the time limit given to a large-neighbourhood search around CP-SAT's "
            "incumbent when CP-SAT has not proved optimality in the rest (0: off; default 0.75; no effect without "
            "a time limit)",
+    "probe": "float in [0, 1): share of the limit reserved at its end for objective-cap probes that raise the "
+             "proven bound; when the search of 'lns' stalls earlier, the probes get at least half of the time left "
+             "(docs/formulations/offloading.md §4b; 0: off; default 0.05; no effect without a time limit)",
     "cpsat_params": "dict of extra CP-SAT parameters (e.g. {'linearization_level': 2}); default none",
     "log": "bool, print the CP-SAT search log (default False)",
 }
@@ -1161,16 +1194,16 @@ _CPSAT_PARAMS = {
           description="CP-SAT interval model (optional intervals, cumulative capacities, delay-aware precedence) "
                       "in integer ticks with durations rounded up",
           params=_CPSAT_PARAMS, choices={"edge_form": ("auto", "same", "pairs", "linear")},
-          bounds={"threads": (1, None), "lns": (0, 0.95)})
+          bounds={"threads": (1, None), "lns": (0, 0.95), "probe": (0, 0.95)})
 def solve_cpsat(instance: Instance, *, time_limit: float | None = None, seed: int = 0, threads: int = 1,
                 time_scale: float | str = "auto", horizon: float | None = None, hint: bool = True,
                 edge_form: str = "auto", cpsat_params: dict | None = None, log: bool = False, cuts: bool = True,
-                lns: float = 0.75, **unknown: Any):
+                lns: float = 0.75, probe: float = 0.05, **unknown: Any):
     """CP-SAT interval model of the offloading problem."""
     name = "offloading-cpsat"
     t0 = time.perf_counter()
     params = {"threads": threads, "time_scale": time_scale, "horizon": horizon, "hint": hint,
-              "edge_form": edge_form, "cuts": cuts, "lns": lns, "cpsat_params": dict(cpsat_params or {}), "time_limit": time_limit}
+              "edge_form": edge_form, "cuts": cuts, "lns": lns, "probe": probe, "cpsat_params": dict(cpsat_params or {}), "time_limit": time_limit}
     if unknown:
         return _error(instance, name, f"unknown parameter(s) {sorted(unknown)} (known: {sorted(_CPSAT_PARAMS)})",
                       seed=seed, params=params, started=t0, backend="cpsat")
@@ -1181,7 +1214,7 @@ def solve_cpsat(instance: Instance, *, time_limit: float | None = None, seed: in
         build_time = time.perf_counter() - tb
         left = None if time_limit is None else max(0.001, float(time_limit) - (time.perf_counter() - t0))
         raw = solve_cpsat_model(cm, time_limit=left, threads=threads, seed=seed, log=log, params=cpsat_params,
-                                lns=float(lns))
+                                lns=float(lns), probe=float(probe))
         params["time_scale"] = cm.q
         stats = {"backend": "cpsat", "model_size": cpsat_size(cm), "build_time": build_time,
                  "time_scale": cm.q, "rounded": dict(cm.data.rounded), "resource_scaling_exact": cm.resource_exact,

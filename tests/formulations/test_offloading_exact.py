@@ -602,3 +602,118 @@ def test_resumed_cpsat_keeps_the_better_schedule_and_a_valid_bound():
     obj = sum(vec[v.Index()] for v in cm.cmax)
     assert obj <= sum(first[v.Index()] for v in cm.cmax) and bound <= obj
     assert extra["resumed_cpsat"]["status"] in ("optimal", "feasible")
+
+
+# --------------------------------------------------------------------------------------
+# Objective-cap probes (offloading_probe.py, offloading.md §4b): a refuted cap is a bound
+# --------------------------------------------------------------------------------------
+
+
+def _objective_ticks(cm, vec):
+    return sum(vec[v.Index()] for v in cm.cmax)
+
+
+@pytest.mark.parametrize("kind,seed,arg", BOUND_CASES)
+def test_probe_refutes_exactly_the_caps_below_the_brute_force_optimum(kind, seed, arg):
+    """On tiny instances whose data is exact in ticks a cap one tick below the brute-force
+    optimum is refuted and the optimum itself is met; bisection from 0 closes on the optimum.
+    On rounded data (daggen) the bound the probes prove, less the rounding adjustment, stays
+    below the brute-force optimum."""
+    import time
+
+    from edgebench.formulations.offloading_probe import bisect, probe
+
+    inst = bound_case(kind, seed, arg)
+    opt = brute_force(inst)
+    cm = off.build_cpsat(off.prepare(inst))
+    W, arr = cm.data.W, sum(cm.data.arrival)
+    hsrv, hst = off.best_heuristic(cm.data)
+    first = off._solution_vector(cm, hsrv, hst)
+    assert first is not None
+    if any(cm.data.rounded.values()):
+        _, lo, stats = bisect(cm, first, 0, deadline=time.perf_counter() + TL)
+        assert stats["closed"]
+        assert ((lo - cm.adjustment_ticks) / cm.q - arr) / W <= opt + 1e-9 * max(1.0, opt)
+        return
+    opt_ticks = round((opt * W + arr) * cm.q)
+    assert abs(opt_ticks - (opt * W + arr) * cm.q) < 1e-6
+    assert probe(cm, opt_ticks - 1, time_limit=TL)[0] == "infeasible"
+    status, vec = probe(cm, opt_ticks, time_limit=TL)
+    assert status == "feasible" and _objective_ticks(cm, vec) <= opt_ticks
+    best, lo, stats = bisect(cm, first, 0, deadline=time.perf_counter() + TL)
+    assert stats["closed"] and lo == opt_ticks == _objective_ticks(cm, best)
+
+
+@pytest.mark.parametrize("gen,seed,tasks,servers", [("heft-random", s, 10, m) for s in range(6) for m in (2, 3)]
+                         + [("daggen", s, 8, m) for s in range(4) for m in (2, 3)])
+def test_probe_bound_never_exceeds_the_proven_optimum(gen, seed, tasks, servers):
+    """Small generated instances that CP-SAT proves: every refuted cap lies below the ceiled
+    optimum, and the solver's bound with probes (CP-SAT stopped at its first schedule, so that
+    the search and the probes run) is at most the true optimum (the proven one; on rounded
+    `daggen` data, the MILP's exact optimum)."""
+    import time
+
+    from edgebench.formulations.offloading_probe import bisect
+    from edgebench.instances.generators import generate
+
+    inst = generate("offloading", gen, seed=seed, tasks=tasks, servers=servers)
+    data = off.prepare(inst)
+    ref = run(inst, "offloading-cpsat", lns=0.0, probe=0.0)
+    cm = off.build_cpsat(data)
+    opt_ticks = round(ref.stats["ceiled_objective"] * data.W * cm.q + sum(cm.data.arrival) * cm.q)
+    assert ref.stats["ceiled_bound"] == pytest.approx(ref.stats["ceiled_objective"])  # proven (ceiled)
+    hsrv, hst = off.best_heuristic(cm.data)
+    first = off._solution_vector(cm, hsrv, hst)
+    _, lo, stats = bisect(cm, first, 0, deadline=time.perf_counter() + 20)
+    assert lo <= opt_ticks
+    for cap, status, _ in stats["probes"]:
+        assert (status == "infeasible") == (cap < opt_ticks) or status == "timeout"
+    res = run(inst, "offloading-cpsat", time_limit=20, lns=0.5, probe=0.5,
+              cpsat_params={"stop_after_first_solution": True})
+    assert_referee_agrees(inst, res)
+    if any(cm.data.rounded.values()):
+        true_opt = run(inst, "offloading-milp", backend="ortools-scip")
+        assert true_opt.status == "optimal"
+        true_opt = true_opt.solution.objective
+    else:
+        true_opt = ref.solution.objective
+        assert ref.status == "optimal"
+    assert res.solution.bound <= true_opt + 1e-9 * max(1.0, true_opt)
+
+
+@pytest.mark.parametrize("gen,seed,tasks,servers", [("heft-random", 0, 30, 3), ("heft-random", 1, 40, 4),
+                                                    ("heft-random", 2, 50, 4), ("daggen", 0, 30, 3)])
+def test_probe_bound_below_every_heuristic_schedule(gen, seed, tasks, servers):
+    """Larger instances: the bound the probes reach in a few seconds stays below the referee's
+    value of the list schedule, the all-cloud schedule and 40 random feasible schedules."""
+    import time
+
+    from edgebench.formulations.offloading_probe import bisect
+    from edgebench.instances.generators import generate
+
+    inst = generate("offloading", gen, seed=seed, tasks=tasks, servers=servers)
+    data = off.prepare(inst)
+    cm = off.build_cpsat(data)
+    hsrv, hst = off.best_heuristic(cm.data)
+    first = off._solution_vector(cm, hsrv, hst)
+    _, lo, stats = bisect(cm, first, 0, deadline=time.perf_counter() + 8)
+    assert any(s == "infeasible" for _, s, _ in stats["probes"])
+    bound = ((lo - cm.adjustment_ticks) / cm.q - sum(data.arrival)) / data.W  # the true-problem bound
+    values = [off.objective_of(data, *off.list_schedule(data))]
+    if off.cloud_schedule(data) is not None:
+        values.append(off.objective_of(data, *off.cloud_schedule(data)))
+    rng = np.random.default_rng(0)
+    for _ in range(40):
+        server = [int(rng.choice(data.hosts[g])) for g in range(data.N)]
+        order = off._stable_topological(data, [int(g) for g in rng.permutation(data.N)])
+        start = off.serial_schedule(data, server, order)
+        ok, value, msg = off.referee_score(inst, off.to_decisions(data, server, start))
+        assert ok, msg
+        values.append(value)
+    assert bound <= min(values) + 1e-9 * min(values)
+
+
+def test_probe_share_is_a_checked_parameter():
+    with pytest.raises(InputError):
+        registry.check_params("offloading-cpsat", {"probe": 1.5})
+    registry.check_params("offloading-cpsat", {"probe": 0.0})
