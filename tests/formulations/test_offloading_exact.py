@@ -507,6 +507,21 @@ def test_two_resources_do_not_add_up_in_the_load_bound():
     assert res.status == "optimal" and res.stats["combinatorial_bound"] <= 1.0 + 1e-12
 
 
+def random_feasible_values(inst, data, count: int = 40) -> list[float]:
+    """Referee values of ``count`` random feasible schedules (random hosts, random precedence
+    orders, serial generation); each is checked feasible by the referee."""
+    rng = np.random.default_rng(0)
+    values = []
+    for _ in range(count):
+        server = [int(rng.choice(data.hosts[g])) for g in range(data.N)]
+        order = off._stable_topological(data, [int(g) for g in rng.permutation(data.N)])
+        start = off.serial_schedule(data, server, order)
+        ok, value, msg = off.referee_score(inst, off.to_decisions(data, server, start))
+        assert ok, msg
+        values.append(value)
+    return values
+
+
 @pytest.mark.parametrize("gen,kw", [("heft-random", {"servers": 3}), ("daggen", {"servers": 3}),
                                     ("daggen", {"servers": 2, "cloud": False}), ("edge-poisson", {"servers": 3})])
 def test_combinatorial_bound_below_random_feasible_schedules_and_above_the_runners(gen, kw):
@@ -521,13 +536,7 @@ def test_combinatorial_bound_below_random_feasible_schedules_and_above_the_runne
     bound = off.combinatorial_bound(data)
     cps = critical_path_bounds(inst)  # the runner's own bounds (its combinatorial_bound takes the max with this one)
     assert bound >= max(sum(cps) / len(cps), load_bound(inst) or 0.0) - 1e-9
-    rng = np.random.default_rng(0)
-    for _ in range(40):
-        server = [int(rng.choice(data.hosts[g])) for g in range(data.N)]
-        order = off._stable_topological(data, [int(g) for g in rng.permutation(data.N)])
-        start = off.serial_schedule(data, server, order)
-        ok, value, msg = off.referee_score(inst, off.to_decisions(data, server, start))
-        assert ok, msg
+    for value in random_feasible_values(inst, data):
         assert bound <= value + 1e-9 * value
 
 
@@ -702,14 +711,7 @@ def test_probe_bound_below_every_heuristic_schedule(gen, seed, tasks, servers):
     values = [off.objective_of(data, *off.list_schedule(data))]
     if off.cloud_schedule(data) is not None:
         values.append(off.objective_of(data, *off.cloud_schedule(data)))
-    rng = np.random.default_rng(0)
-    for _ in range(40):
-        server = [int(rng.choice(data.hosts[g])) for g in range(data.N)]
-        order = off._stable_topological(data, [int(g) for g in rng.permutation(data.N)])
-        start = off.serial_schedule(data, server, order)
-        ok, value, msg = off.referee_score(inst, off.to_decisions(data, server, start))
-        assert ok, msg
-        values.append(value)
+    values += random_feasible_values(inst, data)
     assert bound <= min(values) + 1e-9 * min(values)
 
 
