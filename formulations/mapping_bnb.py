@@ -435,7 +435,7 @@ class _Search:
         u = pr.base_ub[None, :] + ul / pr.bw[None, :]
         y = u - u.mean(axis=1, keepdims=True)
         S1, S2 = self.route_s1, self.route_s2  # (P*P,): sum over the route of 1/BW, 1/BW^2
-        Y1 = np.asarray(self.inc_sparse @ (y / pr.bw[None, :]).T).T  # (K,P*P): sum of y/BW over the route
+        Y1 = self._route_weights(y)  # (K,P*P): sum of y/BW over the route
         const = np.full(K, av * pr.fixed_delta)
         slack = np.zeros(K)
         new = []

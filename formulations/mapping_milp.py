@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from edgebench.formulations.linear import LinearModel, LinearSolution, solve_linear
+from edgebench.formulations.linear import LinearModel, LinearSolution, native_stdout_to_stderr, solve_linear
 from edgebench.formulations.mapping_problem import CAP_EPS, Goal, MappingProblem, solve_bandwidth
 
 
@@ -308,7 +308,7 @@ def add_tangent(mm: MilpModel, key: str, util: np.ndarray) -> bool:
 
 
 def _lp_extremes(model: LinearModel, cols: list[int], time_limit: float | None = None,
-                 objective: bool = False, lower_only: bool = False) -> dict:
+                 objective: bool = False) -> dict:
     """Smallest and largest value of each variable in ``cols`` over the LP relaxation of
     ``model`` (highspy, one thread): bounds that every integer point of the model obeys.
     A column whose LP is not solved to optimality gets (-inf, inf). With ``objective``, key
@@ -337,14 +337,14 @@ def _lp_extremes(model: LinearModel, cols: list[int], time_limit: float | None =
         starts.append(len(idx))
     lp.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
     lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = starts, idx, val
-    with _quiet():
+    with native_stdout_to_stderr():
         h.passModel(lp)
     out: dict = {}
     if objective:  # the LP maximum of the model's objective (None: LP infeasible; inf: not solved)
         obj_idx = np.array(sorted(model.obj), dtype=np.int32)
         sgn = -1.0 if model.sense == "max" else 1.0
         h.changeColsCost(len(obj_idx), obj_idx, np.array([sgn * model.obj[int(k)] for k in obj_idx]))
-        with _quiet():
+        with native_stdout_to_stderr():
             h.run()
         st = h.getModelStatus()
         if st == highspy.HighsModelStatus.kInfeasible:
@@ -358,29 +358,21 @@ def _lp_extremes(model: LinearModel, cols: list[int], time_limit: float | None =
             return out
     for k in cols:
         ext = []
-        for sgn in ((1.0,) if lower_only else (1.0, -1.0)):  # minimise k, then minimise -k
+        for sgn in (1.0, -1.0):  # minimise k, then minimise -k
             h.changeColsCost(1, np.array([k], dtype=np.int32), np.array([sgn]))
-            with _quiet():
+            with native_stdout_to_stderr():
                 h.run()
             ok = h.getModelStatus() == highspy.HighsModelStatus.kOptimal
             ext.append(h.getSolution().col_value[k] if ok else (-math.inf if sgn > 0 else math.inf))
             h.changeColsCost(1, np.array([k], dtype=np.int32), np.array([0.0]))
-        out[k] = (float(ext[0]), float(ext[1]) if len(ext) > 1 else math.inf)
+        out[k] = (float(ext[0]), float(ext[1]))
     return out
-
-
-def _quiet():
-    from edgebench.formulations.linear import native_stdout_to_stderr
-
-    return native_stdout_to_stderr()
 
 
 #: which lumpiness cuts :func:`add_lumpiness` adds: per-element deviation cuts (strong) and the
 #: sum-of-squares cut per std (valid but weak through the chord of the square root: off)
 LUMP_LEAVES = True
 LUMP_SQUARES = False
-#: a second cone per std over the leaf bounds around the mean range's midpoint (needs LUMP_LEAVES)
-LUMP_CONE = False
 
 
 def _leaf_terms(mm: MilpModel, row: list[tuple[int, float]], d: float) -> tuple[list[tuple[int, float]], bool]:
@@ -477,46 +469,6 @@ def add_lumpiness(mm: MilpModel, pr: MappingProblem, g: Goal, incumbent: float |
             mm.model.add_ge(row, float((base * base).sum()) + E * ml * mh - 1e-9, f"lump_sq_{key}")
             mm.lump_cuts += 1
             added += 1
-    if LUMP_CONE and LUMP_LEAVES:
-        added += _add_shifted_cones(mm, keys, rng, time_limit)
-    return added
-
-
-def _add_shifted_cones(mm: MilpModel, keys: list[str], rng: dict, time_limit: float | None) -> int:
-    """Second cone per std around the constant c = (ml + mh)/2 (mapping.md, "Lumpiness cuts",
-    shifted cone): f_e >= max(0, |U0_e - c| + phi_c(v)) <= |U_e - c| at integer points, and
-    ||U - c 1||^2 = E std^2 + E (mean - c)^2 <= E (std + delta^2 / (2 s_lo))^2 with
-    delta = (mh - ml)/2 and s_lo <= std the LP minimum of s, so
-    sqrt(E) (s + delta^2 / (2 s_lo)) >= ||f||, the norm through :func:`add_norm_cone`."""
-    m = mm.model
-    lo = _lp_extremes(m, [mm.s[k] for k in keys], time_limit, lower_only=True)
-    added = 0
-    for key in keys:
-        s_lo = lo[mm.s[key]][0]
-        ml, mh = rng[mm.mean[key]]
-        if not (math.isfinite(s_lo) and math.isfinite(ml) and math.isfinite(mh)) or s_lo <= 1e-6:
-            continue
-        c = 0.5 * (ml + mh)
-        delta = 0.5 * (mh - ml) + 1e-9
-        slack = delta * delta / (2.0 * (s_lo - 1e-9))
-        if slack >= s_lo:  # too loose to help
-            continue
-        terms, base = mm.U[key], mm.U0[key]
-        E = len(terms)
-        fs = []
-        for e, row in enumerate(terms):
-            d = float(base[e]) - c
-            phi, ok = _leaf_terms(mm, row, d)
-            f = m.add_var(f"fdev_{key}[{e}]", 0.0, math.inf)
-            fs.append(f)
-            if ok:
-                m.add_ge([(f, 1.0)] + [(k, -v) for k, v in phi], abs(d) - 1e-9, f"lumpc_{key}[{e}]")
-                mm.lump_cuts += 1
-        root = add_norm_cone(m, fs, CONE_DEPTH, f"conec_{key}")
-        # sqrt(E) s - root >= -sqrt(E) slack
-        m.add_ge([(mm.s[key], math.sqrt(E)), (root, -1.0)], -math.sqrt(E) * slack, f"conec_root_{key}")
-        mm.lump_cuts += 1
-        added += 1
     return added
 
 

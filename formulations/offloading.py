@@ -858,7 +858,7 @@ def solve_cpsat_model(cm: CpsatModel, *, time_limit: float | None = None, thread
             # the reserved share, or half of the time left when the search stalled earlier
             # (the other half goes to CP-SAT below, which proved heft-random 100 x 8 that way)
             now, end = time.perf_counter(), t0 + time_limit
-            lo0 = int(math.ceil(b_ticks - 1e-6)) if b_ticks is not None else 0
+            lo0 = _ceil_ticks(b_ticks) or 0
             values, lo, raw.extra["probe"] = bisect(cm, values, lo0, deadline=now + max(probe * time_limit,
                                                                                          (end - now) / 2),
                                                     seed=seed, params=params)
@@ -873,8 +873,7 @@ def solve_cpsat_model(cm: CpsatModel, *, time_limit: float | None = None, thread
                 # for the rest of the time (a better schedule, a proof or a higher bound)
                 values, b_ticks, status = _resume_cpsat(cm, values, b_ticks, left, threads=threads, seed=seed,
                                                         params=params, extra=raw.extra,
-                                                        floor_ticks=int(math.ceil(b_ticks - 1e-6))
-                                                        if b_ticks is not None else None)
+                                                        floor_ticks=_ceil_ticks(b_ticks))
         raw.server = [next(s for s, lit in cm.present[g].items() if values[lit.Index()]) for g in range(td.N)]
         raw.start = [float(values[v.Index()]) for v in cm.start]
         raw.finish = [raw.start[g] + td.dur[g][raw.server[g]] for g in range(td.N)]
@@ -890,6 +889,11 @@ def solve_cpsat_model(cm: CpsatModel, *, time_limit: float | None = None, thread
             raw.bound = raw.extra["ceiled_bound"] - cm.adjustment_ticks / q if cm.resource_exact else None
     raw.runtime = time.perf_counter() - t0
     return raw
+
+
+def _ceil_ticks(b_ticks: float | None) -> int | None:
+    """The smallest integer tick count a proven (float) bound of the ticked objective allows."""
+    return None if b_ticks is None else int(math.ceil(b_ticks - 1e-6))
 
 
 def _resume_cpsat(cm: CpsatModel, values: list[int], b_ticks: float | None, time_limit: float, *, threads: int,
