@@ -112,6 +112,32 @@ def _rounds(sim: PlacementSim, cluster_order: Callable[[], Any], pick: Callable[
 # ======================================================================================
 
 
+def _authors_np_calls(sim: PlacementSim, runnable: list[set[int]],
+                      choose: Callable[[int, list[int], set[int]], tuple[int, int, int] | None]) -> bool:
+    """The authors' non-preemptive step loop (``rule="authors"`` of ``optimus-np`` and
+    ``tiresias-np``): a call visits the clusters in reverse index order on the pending sets as
+    they were at its beginning; ``choose(n, pending, taken)`` proposes (task, cpu, gpu) or None,
+    and the task starts unless a cluster started it earlier in the call or the allocation does
+    not fit / never finishes. Variant multi repeats calls until one starts nothing. Returns
+    True when the last call started nothing (idle until the next event)."""
+    clusters = range(sim.num_clusters)
+    while True:
+        pending = [[j for j in sim.pending(n) if n in runnable[j]] for n in clusters]
+        taken: set[int] = set()
+        for n in reversed(clusters):
+            if not pending[n]:
+                continue
+            pick = choose(n, pending[n], taken)
+            if pick is None:
+                continue
+            j, c, g = pick
+            if j not in taken and sim.fits(j, n, c, g) and sim.run_steps(j, c, g) is not None:
+                sim.start(j, n, c, g)
+                taken.add(j)
+        if not sim.multi or not taken:
+            return not taken
+
+
 class RandomPolicy:
     """The ``random`` baseline.
 
@@ -508,19 +534,8 @@ class OptimusPolicy:
         :meth:`_authors_np_choice` unless a cluster started it earlier in the call or the
         allocation is below its minimum. Variant multi repeats calls until one starts
         nothing."""
-        clusters = range(sim.num_clusters)
-        while True:
-            pending = [[j for j in sim.pending(n) if n in self.runnable[j]] for n in clusters]
-            taken: set[int] = set()
-            for n in reversed(clusters):
-                if not pending[n]:
-                    continue
-                j, c, g = self._authors_np_choice(sim, n, pending[n])
-                if j not in taken and sim.fits(j, n, c, g) and sim.run_steps(j, c, g) is not None:
-                    sim.start(j, n, c, g)
-                    taken.add(j)
-            if not sim.multi or not taken:
-                return not taken
+        return _authors_np_calls(sim, self.runnable,
+                                 lambda n, pending, taken: self._authors_np_choice(sim, n, pending))
 
     # ---- one step -------------------------------------------------------------------
 
@@ -744,24 +759,17 @@ class TiresiasPolicy:
         resource (pending counted at the beginning of the call, placed = its unfinished
         tasks), at least its minimum, at most the free resources; it starts when that fits.
         Variant multi repeats calls until one starts nothing."""
-        clusters = range(sim.num_clusters)
-        while True:
-            pending = [[j for j in sim.pending(n) if n in self.runnable[j]] for n in clusters]
-            taken: set[int] = set()
-            for n in reversed(clusters):
-                j = next((j for j in pending[n] if j not in taken), None)
-                if j is None:
-                    continue
-                share = max(1, len(pending[n]) + len(sim.running(n)))
-                c = max(sim.min_cpu[j], -(-sim.cap_cpu[n] // share))
-                g = max(sim.min_gpu[j], -(-sim.cap_gpu[n] // share))
-                free_c, free_g, _ = sim.free(n)
-                c, g = min(c, free_c), min(g, free_g)
-                if sim.fits(j, n, c, g) and sim.run_steps(j, c, g) is not None:
-                    sim.start(j, n, c, g)
-                    taken.add(j)
-            if not sim.multi or not taken:
-                return not taken
+        def choose(n: int, pending: list[int], taken: set[int]) -> tuple[int, int, int] | None:
+            j = next((j for j in pending if j not in taken), None)
+            if j is None:
+                return None
+            share = max(1, len(pending) + len(sim.running(n)))
+            c = max(sim.min_cpu[j], -(-sim.cap_cpu[n] // share))
+            g = max(sim.min_gpu[j], -(-sim.cap_gpu[n] // share))
+            free_c, free_g, _ = sim.free(n)
+            return j, min(c, free_c), min(g, free_g)
+
+        return _authors_np_calls(sim, self.runnable, choose)
 
     def _act_np(self, sim: PlacementSim) -> bool:
         if self.rule == "authors":
