@@ -70,7 +70,8 @@ def test_trace_sets_record_source_and_terms():
         if recipe.source is None:
             assert "source" not in m
             continue
-        assert m["source"]["terms"].startswith("research use") and m["source"]["files"]
+        terms = "found by edgebench adversary search" if recipe.converter == "adversary" else "research use"
+        assert m["source"]["terms"].startswith(terms) and m["source"]["files"]
         assert all(re.fullmatch(r"[0-9a-f]{64}", f["sha256"]) for f in m["source"]["files"])
 
 
