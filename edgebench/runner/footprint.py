@@ -70,7 +70,7 @@ def plot(fam: str, coords: np.ndarray, share: np.ndarray, gaps: dict[str, np.nda
         inside = fin & (g <= FOOTPRINT_GAP + 1e-12)
         ax.scatter(coords[:, 0], coords[:, 1], s=8, c="#d0d0d0", linewidths=0, zorder=1)
         sc = ax.scatter(coords[fin, 0], coords[fin, 1], s=22, c=np.minimum(g[fin], GAP_CLIP), cmap=cmap, vmin=0.0,
-                        vmax=GAP_CLIP, linewidths=0, zorder=2)
+                        vmax=GAP_CLIP, edgecolors="#404040", linewidths=0.4, zorder=2)
         ax.scatter(coords[inside, 0], coords[inside, 1], s=70, facecolors="none", edgecolors="#d62728",
                    linewidths=1.1, zorder=3)
         ax.scatter(coords[fail, 0], coords[fail, 1], s=22, marker="x", c="black", linewidths=1.0, zorder=3)
