@@ -132,3 +132,10 @@ def test_cli_search_and_check(tmp_path, capsys):
     assert summary["evals"] == 3 and (out / "state.json").is_file()
     assert main(["adversary", "check", str(out / "best")]) == 0
     assert capsys.readouterr().out.startswith(f"OK {out / 'best'}: cpop ")
+
+
+def test_help_documents_the_command_with_examples(capsys):
+    assert main(["adversary", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "examples:" in out and "edgebench adversary search --family offloading" in out
+    assert "edgebench adversary check" in out and "docs/adversary.md" in out
