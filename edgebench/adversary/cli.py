@@ -6,7 +6,7 @@ import argparse
 import json
 from typing import Any
 
-from edgebench.argtypes import CMDLINE, parse_assignments
+from edgebench.argtypes import CMDLINE, parse_assignments, positive_float, positive_int, seconds, seed
 from edgebench.errors import InputError
 
 
@@ -51,28 +51,8 @@ def cmd_adversary(args: argparse.Namespace) -> int:
     return 0
 
 
-def _positive(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not v > 0 or v != v or v == float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}")
-    return v
-
-
-def _count(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {text!r}")
-    return v
-
-
 def add_parser(sub: Any) -> None:
-    from edgebench.cli import _add_plugin_option, _seed, _sub
+    from edgebench.cli import _add_plugin_option, _sub
 
     p = _sub(sub, "adversary", "search for instances where a solver is far from a reference (certified ratios)",
              "search: simulated annealing over the instances of one family (moves inside the generators' "
@@ -101,19 +81,19 @@ def add_parser(sub: Any) -> None:
         p.add_argument(f"--{name}-command", metavar="CMD", help=f"instead of --{name}: an external program "
                        "({instance}, {solution}, {time_limit}, {seed} substituted; docs/cli.md)")
         p.add_argument(f"--{name}-param", action="append", metavar="KEY=VALUE", help="solver parameter (repeatable)")
-        p.add_argument(f"--{name}-time-limit", type=_positive, metavar="S", help="seconds per solve (default: the "
+        p.add_argument(f"--{name}-time-limit", type=seconds, metavar="S", help="seconds per solve (default: the "
                        "solver's default)")
-    p.add_argument("--size", type=_count, default=10, metavar="N",
+    p.add_argument("--size", type=positive_int, default=10, metavar="N",
                    help="tasks (placement, offloading) or physical nodes (mapping); default 10")
     p.add_argument("--preset", metavar="P", help="generator preset of the start instance (default: placement "
                    "synthetic-3, offloading heft-random, mapping thesis)")
-    p.add_argument("--start-seed", type=_seed, default=0, metavar="S", help="generator seed of the start instance")
-    p.add_argument("--seed", type=_seed, default=0, metavar="S", help="search seed (moves, acceptance; default 0)")
-    p.add_argument("--evals", type=_count, metavar="N", help="budget: instances evaluated (reproducible)")
-    p.add_argument("--seconds", type=_positive, metavar="S", help="budget: wall-clock seconds (anytime)")
-    p.add_argument("--t0", type=_positive, default=0.05, help="start temperature (log-ratio units; default 0.05)")
-    p.add_argument("--t-end", type=_positive, default=0.001, help="final temperature (default 0.001)")
-    p.add_argument("--moves", type=_count, default=1, metavar="K", help="moves per proposal (default 1)")
+    p.add_argument("--start-seed", type=seed, default=0, metavar="S", help="generator seed of the start instance")
+    p.add_argument("--seed", type=seed, default=0, metavar="S", help="search seed (moves, acceptance; default 0)")
+    p.add_argument("--evals", type=positive_int, metavar="N", help="budget: instances evaluated (reproducible)")
+    p.add_argument("--seconds", type=seconds, metavar="S", help="budget: wall-clock seconds (anytime)")
+    p.add_argument("--t0", type=positive_float, default=0.05, help="start temperature (log-ratio units; default 0.05)")
+    p.add_argument("--t-end", type=positive_float, default=0.001, help="final temperature (default 0.001)")
+    p.add_argument("--moves", type=positive_int, default=1, metavar="K", help="moves per proposal (default 1)")
     p.add_argument("--id", metavar="ID", help="instance id of the found instances (default "
                    "FAMILY-adversarial-TARGET-nSIZE-sSEED)")
     p.add_argument("--resume", action="store_true", help="continue the search in -o DIR from its state.json")

@@ -244,9 +244,9 @@ class Search:
         self.improvements += 1
         ref = self.config.reference
         bound, kind = certificate.best_bound(s.instance, s.reference_solution, ref.proves())
-        side = {"value": s.t, "solver": self.config.target.label, "params": _public(self.config.target.params),
+        side = {"value": s.t, "solver": self.config.target.label, "params": dict(self.config.target.params),
                 "status": s.target_solution.status}
-        rside = {"value": s.r, "solver": ref.label, "params": _public(ref.params), "status": s.reference_solution.status}
+        rside = {"value": s.r, "solver": ref.label, "params": dict(ref.params), "status": s.reference_solution.status}
         cert = certificate.make(s.instance, side, rside, bound, kind,
                                 {"search": {"seed": self.config.seed, "evals": self.evals,
                                             "improvement": self.improvements, "elapsed_s": round(self.elapsed, 3)}})
@@ -340,10 +340,6 @@ class Search:
         return {"evals": self.evals, "accepted": self.accepted, "failed": self.failed,
                 "improvements": self.improvements, "elapsed_s": self.elapsed, "best": self.best,
                 "folder": str(self.out)}
-
-
-def _public(params: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in params.items()}
 
 
 def search(config: Config, out: str | Path, *, resume: bool = False, progress: bool = True) -> dict[str, Any]:
