@@ -40,10 +40,9 @@ def _placement(inst: Instance) -> dict[str, float]:
     arrivals = [t.arrival for t in p.tasks]
     steps, work = [], 0.0
     for j, t in enumerate(p.tasks):
-        # steps at the minimum allocation on the best eligible cluster: the work of the task
-        s = [semantics.fixed_run_steps(p, j, t.minimum.cpu, t.minimum.gpu) for c in t.eligible]
-        s = [x for x in s if x is not None]
-        best = min(s) if s else semantics.MAX_RUN_STEPS
+        # steps at the minimum allocation (the same on every cluster): the work of the task
+        s = semantics.fixed_run_steps(p, j, t.minimum.cpu, t.minimum.gpu)
+        best = semantics.MAX_RUN_STEPS if s is None else s
         steps.append(best)
         work += best * max(t.minimum.gpu, 1)
     span = max(arrivals) - min(arrivals)
