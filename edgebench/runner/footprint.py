@@ -77,15 +77,19 @@ def plot(fam: str, coords: np.ndarray, share: np.ndarray, gaps: dict[str, np.nda
         ax.set_title(f"{lb}: {int(inside.sum())}/{int(ran.sum())} within 1%", fontsize=9)
         ax.grid(True, alpha=0.3, linewidth=0.5)
         ax.tick_params(labelsize=7)
-    for ax in axes[-1]:
-        ax.set_xlabel(f"PC1 ({100 * share[0]:.0f}% of variance)", fontsize=8)
+    for c in range(ncols):  # the lowest panel of each column carries the x axis
+        r = max(r for r in range(nrows) if r * ncols + c < len(labels))
+        axes[r, c].xaxis.set_tick_params(labelbottom=True)
+        axes[r, c].set_xlabel(f"PC1 ({100 * share[0]:.0f}% of variance)", fontsize=8)
     for ax in axes[:, 0]:
         ax.set_ylabel(f"PC2 ({100 * share[1]:.0f}%)", fontsize=8)
     fig.suptitle(f"{fam}: instance space (PCA of standardised features); colour = gap to best known, "
                  f"red ring = footprint (gap ≤ 1%), × = no feasible solution", fontsize=9)
-    fig.subplots_adjust(left=0.07, right=0.88, bottom=0.1, top=0.88, hspace=0.45, wspace=0.12)
+    height = fig.get_figheight()  # margins in inches, whatever the number of rows
+    fig.subplots_adjust(left=0.07, right=0.88, bottom=0.55 / height, top=1 - 0.75 / height, hspace=0.45,
+                        wspace=0.12)
     if sc is not None:
-        cax = fig.add_axes([0.9, 0.15, 0.015, 0.65])
+        cax = fig.add_axes([0.9, 0.55 / height + 0.05, 0.015, 1 - 1.3 / height - 0.1])
         cb = fig.colorbar(sc, cax=cax)
         cb.set_label(f"gap to best known (clipped at {100 * GAP_CLIP:.0f}%)", fontsize=8)
         cb.ax.yaxis.set_major_formatter(P._pct)
