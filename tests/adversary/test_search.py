@@ -139,3 +139,26 @@ def test_help_documents_the_command_with_examples(capsys):
     out = capsys.readouterr().out
     assert "examples:" in out and "edgebench adversary search --family offloading" in out
     assert "edgebench adversary check" in out and "docs/adversary.md" in out
+
+
+def test_module_function_target_and_command_reference(tmp_path, monkeypatch, capsys):
+    """Any solver the suite can run: a MODULE:FUNCTION target against an external program."""
+    import sys
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[2] / "examples" / "greedy_offloading.py"
+    (tmp_path / "myadv_mod.py").write_text(
+        "from edgebench.registry import get\n"
+        "def solve(instance, *, time_limit=None, seed=0):\n"
+        "    return get('random').fn(instance, seed=seed)\n"
+        "solve.families = ('offloading',)\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    cmd = f"{sys.executable} {example} {{instance}} {{solution}} --seed {{seed}}"
+    assert main(["adversary", "search", "--family", "offloading", "--size", "5", "--target", "myadv_mod:solve",
+                 "--reference-command", cmd, "--reference-time-limit", "60", "--evals", "2", "-o", "o",
+                 "--quiet"]) == 0
+    capsys.readouterr()
+    c = certificate.check(tmp_path / "o" / "best")
+    assert c["target"]["solver"] == "myadv_mod:solve" and c["reference"]["solver"] == cmd
+    assert c["reference"]["status"] in ("feasible", "optimal")
