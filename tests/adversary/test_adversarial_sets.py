@@ -48,3 +48,36 @@ def test_shipped_ratio_rechecked_by_the_referee(name, item, inst, entry):
         assert bk["objective"] <= r * (1 + 1e-9) if c["sense"] == "min" else bk["objective"] >= r * (1 - 1e-9)
         if bk.get("bound") is not None and c["sense"] == "min":
             assert bk["bound"] <= c["target"]["value"] and math.isfinite(bk["bound"])
+
+
+@pytest.mark.parametrize("name,item,inst,entry", list(_entries()))
+def test_no_schedule_found_contradicts_the_bracket(name, item, inst, entry):
+    """Brute force against each shipped claim: 30 seeded random solutions and the family's
+    heuristics, all referee-scored, never beat the reference where it claims optimality and
+    never cross the bound B (so T/R and T/B bracket every ratio T/v we can produce)."""
+    from edgebench.referee import evaluate
+    from edgebench.registry import solve
+
+    folder = sets.ADVERSARIAL_DIR / item.files[0].rsplit("/", 1)[0]
+    c = certificate.check(folder, instance=inst)
+    others = {"placement": ["sjf", "optimus-np"], "mapping": ["smart", "greedy-bw"], "offloading": ["heft", "peft"]}
+    values = []
+    for seed in range(30):
+        ev = evaluate(inst, solve(inst, "random", seed=seed).solution)
+        if ev.feasible:
+            values.append(ev.objectives[ev.primary])
+    for other in others[c["family"]]:
+        ev = evaluate(inst, solve(inst, other).solution)
+        if ev.feasible:
+            values.append(ev.objectives[ev.primary])
+    assert len(values) >= 10
+    r, b = c["reference"]["value"], c["bound"]
+    tol = 1e-9 * max(abs(v) for v in values + [r])
+    if c["sense"] == "min":
+        assert all(v >= b - tol for v in values)
+        if c["reference"]["status"] == "optimal":
+            assert all(v >= r - tol for v in values)
+    else:
+        assert all(v <= b + tol for v in values)
+        if c["reference"]["status"] == "optimal":
+            assert all(v <= r + tol for v in values)
