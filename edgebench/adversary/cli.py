@@ -36,8 +36,9 @@ def cmd_adversary(args: argparse.Namespace) -> int:
                              params=parse_assignments(getattr(args, f"{name}_param"), f"--{name}-param"),
                              time_limit=getattr(args, f"{name}_time_limit"), field_name=f"--{name}")
         except InputError as err:
-            raise InputError(err.reason, file=CMDLINE, field=err.field if err.field.startswith("--")
-                             else f"--{name}-param.{err.field}") from None
+            field = err.field or ""
+            raise InputError(err.reason, file=CMDLINE, field=field if field.startswith("--")
+                             else f"--{name}-param.{field.removeprefix('params.')}") from None
 
     try:
         config = Config(family=args.family, target=side("target"), reference=side("reference"), size=args.size,
@@ -46,7 +47,12 @@ def cmd_adversary(args: argparse.Namespace) -> int:
                         instance_id=args.id or "")
     except InputError as err:
         raise InputError(err.reason, file=CMDLINE, field=err.field) from None
-    summary = search(config, args.output, resume=args.resume, progress=not args.quiet)
+    try:
+        summary = search(config, args.output, resume=args.resume, progress=not args.quiet)
+    except InputError as err:
+        if err.file is not None:
+            raise
+        raise InputError(err.reason, file=CMDLINE, field=err.field) from None
     print(json.dumps(summary, indent=1))
     return 0
 

@@ -179,7 +179,10 @@ def score(config: Config, instance: Instance) -> Scored | str:
 
 
 def start_instance(config: Config, seed: int) -> Instance:
-    inst = generate(config.family, config.preset, seed=seed, **{SIZE_PARAM[config.family]: config.size})
+    try:
+        inst = generate(config.family, config.preset, seed=seed, **{SIZE_PARAM[config.family]: config.size})
+    except InputError as err:
+        raise InputError(err.reason, field="--size" if err.field == SIZE_PARAM[config.family] else "--preset") from None
     data = inst.model_dump(mode="json")
     data["id"] = config.instance_id
     data["name"] = f"adversarial {config.family} instance against {config.target.label} (search seed {config.seed})"

@@ -117,6 +117,11 @@ def test_tampered_certificate_is_rejected(tmp_path, capsys):
     (["--family", "offloading", "--target", "heft", "--reference-command", "true", "--reference", "peft",
       "--evals", "2"], "--reference"),
     (["--family", "offloading", "--target", "heft", "--reference", "peft", "--evals", "2", "--resume"], "state.json"),
+    (["--family", "offloading", "--target", "heft", "--target-param", "foo=1", "--reference", "peft", "--evals", "2"],
+     "--target-param.foo: unknown parameter"),
+    (["--family", "placement", "--size", "100000", "--target", "optimus", "--reference", "sjf", "--evals", "2"],
+     "<command line>: --size: bad value"),
+    (["--family", "offloading", "--target", "heft", "--reference", "peft", "--evals", "2", "--t0", "0.001"], "--t0"),
 ])
 def test_bad_parameters_one_line_exit_2(tmp_path, capsys, argv, field):
     assert main(["adversary", "search", *argv, "-o", str(tmp_path / "o"), "--quiet"]) == 2
