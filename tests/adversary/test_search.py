@@ -121,7 +121,7 @@ def test_tampered_certificate_is_rejected(tmp_path, capsys):
      "--target-param.foo: unknown parameter"),
     (["--family", "placement", "--size", "100000", "--target", "optimus", "--reference", "sjf", "--evals", "2"],
      "<command line>: --size: bad value"),
-    (["--family", "offloading", "--target", "heft", "--reference", "peft", "--evals", "2", "--t0", "0.001"], "--t0"),
+    (["--family", "offloading", "--target", "heft", "--reference", "peft", "--evals", "2", "--t0", "0.0005"], "--t0"),
 ])
 def test_bad_parameters_one_line_exit_2(tmp_path, capsys, argv, field):
     assert main(["adversary", "search", *argv, "-o", str(tmp_path / "o"), "--quiet"]) == 2
