@@ -720,6 +720,9 @@ def build_parser() -> argparse.ArgumentParser:
     from edgebench.runner.importer import add_parser as add_import
 
     add_import(sub)
+    from edgebench.adversary.cli import add_parser as add_adversary
+
+    add_adversary(sub)
     return parser
 
 

@@ -31,7 +31,9 @@ from edgebench.instances.model import Instance
 DATA_DIR = Path(__file__).resolve().parent / "data"
 RECIPES_DIR = Path(__file__).resolve().parent / "recipes"
 MANIFEST_VERSION = 1
-CONVERTERS = ("alibaba", "daggen")
+CONVERTERS = ("alibaba", "daggen", "adversary")
+#: certificate folders of the adversarial sets (the `adversary` converter's source files)
+ADVERSARIAL_DIR = Path(__file__).resolve().parent / "adversarial"
 EMPTY_BEST_KNOWN = {"objective": None, "bound": None, "optimal": False, "solver": None, "run": None, "date": None}
 
 
@@ -130,7 +132,7 @@ def _trace_dir(recipe: Recipe, file: str) -> Path:
     """The traces folder, with every source file's sha256 checked against the recipe's."""
     from edgebench.instances.traces import default_traces_dir, file_sha256
 
-    base = default_traces_dir()
+    base = ADVERSARIAL_DIR if recipe.converter == "adversary" else default_traces_dir()
     if base is None:
         raise InputError("no traces folder found (set $EDGEBENCH_TRACES or use ../shared/traces)", file=file,
                          field="source")
@@ -150,6 +152,10 @@ def _make(recipe: Recipe, item: Item, params: dict[str, Any], traces: Path | Non
         from edgebench.instances.traces import daggen
 
         return daggen.convert([traces / f for f in item.files], seed=item.seed, **params)
+    if recipe.converter == "adversary":
+        from edgebench.adversary.found import convert
+
+        return convert([traces / f for f in item.files], seed=item.seed, **params)
     if recipe.converter == "alibaba":
         from edgebench.instances.traces import alibaba
 

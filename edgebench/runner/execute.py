@@ -36,6 +36,7 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+from edgebench.features import features
 from edgebench.runner.suite import Plan, RunSpec, suite_to_toml
 from edgebench.runner.worker import THREAD_VARS, descendants, environment, kill_processes, utcnow, vm_hwm_mb
 
@@ -536,6 +537,7 @@ def run_sweep(plan: Plan, store_path: str | Path, *, workers: int | None = None,
              "size": i.size, "primary_name": _primary(i.family)[0], "sense": _primary(i.family)[1],
              "best_known": i.best_known}
             for i in plan.instances if i.best_known])
+        store.add_features((i.hash, i.family, features(i.instance)) for i in plan.instances)
         # longest time limit first: a better makespan on several workers
         todo.sort(key=lambda r: -r.time_limit)
         host = environment()

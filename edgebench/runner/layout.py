@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from edgebench.runner import footprint
 from edgebench.runner import plots as P
 from edgebench.runner import report as R
 from edgebench.runner.page import Block, Bold, Code, Link, anchor
@@ -86,6 +87,7 @@ def compose(data: R.Data, pi: R.PerInstance, t: Tables, out: Path, store_path: s
             blocks += _set_section(fam, iset, idx_f[runs["instance_set"][idx_f] == iset], runs, t, st, out, plots)
         if fam == "mapping":
             blocks += _pareto_section(runs, idx_f, st, plots_dir, plots)
+        blocks += footprint.section(fam, idx_f, runs, pi, data.features, st, plots_dir, plots)
     conflicts = [r for r in t.instances if r["conflict"]]
     if conflicts:
         blocks.append(Block("h2", "Bound conflicts", id="conflicts"))

@@ -221,6 +221,8 @@ class Data:
     meta: dict[str, str] = field(default_factory=dict)
     #: instance hash -> {"file", "solution", "variant"} for instances found in a set manifest
     files: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: instance hash -> features (edgebench.features), for the footprints
+    features: dict[str, dict[str, float]] = field(default_factory=dict)
 
 
 def load(store, keys: Iterable[str] | None = None) -> Data:
@@ -260,7 +262,8 @@ def load(store, keys: Iterable[str] | None = None) -> Data:
     runs.enrich(best)
     files = instance_files(runs)
     runs.c["variant"] = variants(runs, files)
-    return Data(runs=runs, best=best, envs=store.envs(), sweeps=store.sweeps(), meta=store.meta(), files=files)
+    return Data(runs=runs, best=best, envs=store.envs(), sweeps=store.sweeps(), meta=store.meta(), files=files,
+                features=store.features())
 
 
 def instance_files(runs: Runs, data_dir: Path | None = None) -> dict[str, dict[str, Any]]:

@@ -105,6 +105,8 @@ _SCHEMA = [
         argv TEXT, host TEXT, planned INTEGER, skipped INTEGER, done INTEGER)""",
     "CREATE TABLE IF NOT EXISTS claims (key TEXT PRIMARY KEY, owner TEXT NOT NULL, host TEXT, pid INTEGER, "
     "claimed TEXT)",
+    # instance features (edgebench.features) of every instance a run was planned on, by hash
+    "CREATE TABLE IF NOT EXISTS features (instance_hash TEXT PRIMARY KEY, family TEXT, data TEXT NOT NULL)",
 ]
 
 
@@ -302,6 +304,20 @@ class Store:
                     bestknown.update(conn, row)
                     n += 1
         return n
+
+    def add_features(self, rows: Iterable[tuple[str, str, dict[str, float]]]) -> None:
+        """Store (instance hash, family, features) rows; an instance's features are kept once."""
+        with self.transaction() as conn:
+            conn.executemany("INSERT OR IGNORE INTO features VALUES (?, ?, ?)",
+                             [(h, fam, json.dumps(f, sort_keys=True)) for h, fam, f in rows])
+
+    def features(self) -> dict[str, dict[str, float]]:
+        """instance hash -> features (the runs' instances; see edgebench.features)."""
+        try:
+            rows = self.conn.execute("SELECT instance_hash, data FROM features").fetchall()
+        except sqlite3.OperationalError:  # a store opened read-only from before the table existed
+            return {}
+        return {h: json.loads(d) for h, d in rows}
 
     def seed_bestknown(self, entries: Iterable[dict[str, Any]]) -> None:
         from edgebench.runner import bestknown
