@@ -113,14 +113,16 @@ def _param_table(info: Any) -> list[str]:
     out = ["| parameter | meaning | default | choices / bounds |", "| --- | --- | --- | --- |"]
     for n in names:
         p = sig.get(n)
-        default = p.default if p is not None and p.default is not inspect.Parameter.empty else None
+        # a **params solver documents its defaults in the parameter's line only
+        default = (f"`{p.default!r}`" if p is not None and p.default is not inspect.Parameter.empty
+                   else "see meaning")
         extra = []
         if n in info.choices:
             extra.append(", ".join(f"`{c!r}`" for c in info.choices[n]))
         if n in info.bounds:
             lo, hi = info.bounds[n]
             extra.append(f"[{'-inf' if lo is None else lo}, {'inf' if hi is None else hi}]")
-        out.append(f"| `{n}` | {_esc(info.params.get(n, ''))} | `{default!r}` | {_esc('; '.join(extra))} |")
+        out.append(f"| `{n}` | {_esc(info.params.get(n, ''))} | {_esc(default)} | {_esc('; '.join(extra))} |")
     return out + [""]
 
 
