@@ -15,8 +15,9 @@ time limit, memory limit; :mod:`.suite`), so **the same key is the same run**, w
 Environment records (``envs``: package versions and host of each machine) are all kept, so every
 run still names the machine it ran on; each source's sweeps are copied (their ids renumbered,
 the runs' ``sweep`` column with them) and a ``merge`` sweep records the command. The best-known
-table is rebuilt by folding every kept run and every source's best-known entries (values only
-improve; a bound beyond an objective is flagged as a conflict, as in :mod:`.bestknown`).
+table is rebuilt from every kept run plus the sources' best-known values that no run of the
+merged stores made (those seeded from set manifests); a dropped conflicting copy leaves no value
+behind. Values only improve; a bound beyond an objective is flagged, as in :mod:`.bestknown`.
 
 The output is written to a temporary file next to it and renamed into place once everything
 is in: an existing output store is merged into (it counts as the first source), never left half
@@ -81,9 +82,13 @@ def _insert(conn: sqlite3.Connection, row: dict[str, Any]) -> None:
                  [row[c] for c in cols])
 
 
-def _seed_entry(bk: dict[str, Any]) -> dict[str, Any]:
-    """A source's best-known row in the form :func:`bestknown.seed` folds in."""
-    return {**bk, "best_known": {"objective": bk.get("objective"), "bound": bk.get("bound"),
+def _seed_entry(bk: dict[str, Any], run_keys: set[str]) -> dict[str, Any]:
+    """A source's best-known row in the form :func:`bestknown.seed` folds in. A value whose
+    provenance is a run of the merged stores is left out: it comes back from the kept run (a
+    dropped conflicting copy must not leave its value behind)."""
+    obj_from_run, bound_from_run = bk.get("obj_run") in run_keys, bk.get("bound_run") in run_keys
+    return {**bk, "best_known": {"objective": None if obj_from_run else bk.get("objective"),
+                                 "bound": None if bound_from_run else bk.get("bound"),
                                  "solver": bk.get("obj_solver"), "run": bk.get("obj_run"),
                                  "date": bk.get("obj_date"), "bound_solver": bk.get("bound_solver"),
                                  "bound_run": bk.get("bound_run"), "bound_date": bk.get("bound_date")}}
@@ -167,8 +172,10 @@ def _merge_into(dest: Store, opened: list[Store], srcs: list[Path], report: Merg
                     report.replaced += 1
                 have[row["key"]] = {k: row.get(k) for k in ("key", "status", "feasible", "primary_value")}
                 origin[row["key"]] = name
+        run_keys = set(have) | {k for src in opened for k in src.keys()}
+        for src in opened:  # values not made by a run of these stores (a manifest's, seeded at run time)
             for bk in src.bestknown():
-                bestknown.seed(conn, _seed_entry(bk))
+                bestknown.seed(conn, _seed_entry(bk, run_keys))
         # every kept run folds into the best-known table (values only improve)
         for row in dest.runs():
             bestknown.update(conn, row)
