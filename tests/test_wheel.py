@@ -8,7 +8,8 @@ through a ``.pth`` line and the wheel is installed with ``--no-deps``: what is t
 wheel must carry — package data (instance sets, recipes, suites, checkpoints), the ``edgebench``
 entry point, no import from the source tree. From an unrelated folder, with no PYTHONPATH, it runs
 ``edgebench sets``, a solve with a shipped checkpoint (``tapfinger``), a small suite with its
-report, ``run paper --dry-run`` and ``validate`` of a shipped set.
+report and ``validate`` of a shipped set (recipes and shipped solutions are in the wheel).
+About 30 CPU seconds; minutes of wall time only on a loaded machine.
 """
 
 from __future__ import annotations
@@ -82,13 +83,10 @@ def test_wheel_cli_sets_solve_suite_report(fresh):
     out = _run([exe, "solve", str(inst), "--solver", "tapfinger", "-o", "sol.json"], work, env)
     assert "feasible" in out or "optimal" in out, out
     assert (work / "sol.json").is_file()
-    _run([exe, "evaluate", str(inst), "sol.json"], work, env)
     out = _run([exe, "run", "--instances", "offloading-heft-random-v1", "--solvers", "heft,random",
                 "--db", "runs/small.sqlite", "--no-progress", "--workers", "1"], work, env, timeout=300)
     assert "8 runs done" in out, out
     assert (work / "runs" / "report" / "report.html").is_file()
-    out = _run([exe, "run", "paper", "--dry-run", "--estimate-workers", "64"], work, env)
-    assert "wall time on   64 workers" in out
     out = _run([exe, "validate", str(data / "offloading-heft-random-v1")], work, env)
     assert out.startswith("OK ")
     assert not (ROOT / "runs" / "small.sqlite").exists()
