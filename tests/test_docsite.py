@@ -56,6 +56,16 @@ def test_solver_catalogue_lists_every_solver_with_parameters():
         assert f"[{'-inf' if lo is None else lo}, {'inf' if hi is None else hi}]" in section
 
 
+def test_readme_links_resolve():
+    import re
+
+    text = (ROOT / "README.md").read_text()
+    links = [m for m in re.findall(r"\]\(([^)#\s]+)", text) if "://" not in m]
+    assert "docs/index.md" in links and "docs/getting-started.md" in links
+    for link in links:
+        assert (ROOT / link).exists(), link
+
+
 def test_hook_rewrites_links_to_repository_files_only(tmp_path):
     sys.path.insert(0, str(ROOT / "scripts"))
     try:
