@@ -331,8 +331,14 @@ def cmd_generate(args: argparse.Namespace) -> int:
 def cmd_validate(args: argparse.Namespace) -> int:
     from edgebench.instances import io
 
+    from edgebench.instances.setcheck import check_set, is_manifest
+
     instance = io.load_instance(args.instance) if args.instance else None
     for path in args.paths:
+        if is_manifest(path):  # a set: its folder or its manifest.json
+            print(check_set(path))
+            sys.stdout.flush()
+            continue
         kind, model = _load_json_any(path)
         if kind == "solution":
             if instance is not None:
@@ -591,12 +597,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = _sub(sub, "validate", "validate instance and solution files",
              "Validate each file (instance or solution: a solution has an 'instance_hash' key) and print "
-             "'OK <path> <family> <id>'. Stops at the first bad file with its error line and exit code 2.",
+             "'OK <path> <family> <id>'. A folder or a manifest.json is an instance set: its manifest, every "
+             "instance (id, content hash), every shipped solution (re-scored by the referee) and its recipe or "
+             "generator are checked (docs/generators.md). Stops at the first bad file with its error line and exit code 2.",
              "  edgebench validate inst.json sol.json\n"
              "  edgebench validate runs/demo/instances/*.json\n"
-             "  edgebench validate --instance inst.json sol.json   # also check the solution's instance hash\n",
+             "  edgebench validate --instance inst.json sol.json   # also check the solution's instance hash\n"
+             "  edgebench validate my-set/                          # a whole set (or my-set/manifest.json)\n",
              cmd_validate)
-    p.add_argument("paths", nargs="+", metavar="PATH", help=".json or .json.gz files")
+    p.add_argument("paths", nargs="+", metavar="PATH", help=".json or .json.gz files, set folders or manifests")
     p.add_argument("--instance", metavar="INSTANCE", help="check that solutions were made for this instance")
 
     p = _sub(sub, "info", "describe an instance (hash, family, summary)",
@@ -723,6 +732,9 @@ def build_parser() -> argparse.ArgumentParser:
     from edgebench.adversary.cli import add_parser as add_adversary
 
     add_adversary(sub)
+    from edgebench.runner.merge import add_parser as add_merge
+
+    add_merge(sub)
     return parser
 
 

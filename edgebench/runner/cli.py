@@ -38,6 +38,13 @@ def _seeds(text: str) -> list[int]:
     return out
 
 
+def _worker_counts(text: str) -> list[int]:
+    out = _seeds(text)
+    if 0 in out:
+        raise argparse.ArgumentTypeError("a worker count must be a positive integer, got 0")
+    return out
+
+
 def _memory_mb(text: str) -> int:
     from edgebench.runner.suite import MAX_MEMORY_MB
 
@@ -115,6 +122,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     mem = {r.memory_limit_mb for r in plan.runs}
     print("memory limit per run: " + ", ".join("none" if m is None else f"{m} MiB" for m in sorted(mem, key=str)))
     if args.dry_run:
+        from edgebench.runner.estimate import DEFAULT_WORKER_COUNTS, lines
+
+        for line in lines(todo, args.estimate_workers or (workers, *DEFAULT_WORKER_COUNTS), plan.suite.threads):
+            print(line)
         counts = Counter((r.family, r.label, r.kind, r.time_limit) for r in plan.runs)
         from edgebench.runner.report import text_table
 
@@ -258,7 +269,10 @@ def add_run_parsers(sub: Any) -> None:
                    help="run again the stored runs whose status is error, killed, memory or crash")
     p.add_argument("--plugin", action="append", metavar="FILE",
                    help="Python file imported by the driver and every worker (extra solvers; repeatable)")
-    p.add_argument("--dry-run", action="store_true", help="print the planned runs and stop")
+    p.add_argument("--dry-run", action="store_true", help="print the planned runs, the estimated CPU time and "
+                   "the wall time on N workers, and stop")
+    p.add_argument("--estimate-workers", type=_worker_counts, metavar="N,N,...", help="--dry-run: worker counts to estimate "
+                   "the wall time for (default: --workers, 1, 16, 64, 256)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(argv=None)
 
