@@ -40,10 +40,30 @@ KIND_ENERGY = "combinatorial: per-cluster-group energy (SRPT)"
 ENERGY_SLACK = 1e-9
 
 
-def curvature_ok(payload) -> bool:
-    """The duration proof needs curvature > 1 for every synthetic type (every preset: 1.2)."""
+def proof_applies(payload) -> bool:
+    """The preconditions of the proofs (docs): curvature > 1 for every synthetic type (every
+    preset: 1.2), and no allocation at or above a task's minimum gains nothing (such a step
+    would run, advance the task's noise index and so let it skip noise draws).  Synthetic: the
+    gain w sqrt(kappa - p) + base is 0 only if base = 0 and w = 0, i.e. no gpu scale, or a
+    minimum of 0 GPUs (or 0 CPUs with a cpu_per_gpu); table: an allocation below the measured
+    grid gains 0."""
     perf = payload.performance
-    return perf.kind != "synthetic" or all(t.curvature > 1 for t in perf.types.values())
+    if perf.kind == "synthetic":
+        if any(t.curvature <= 1 for t in perf.types.values()):
+            return False
+        for task in payload.tasks:
+            t = perf.types[task.type]
+            if t.base <= 0 and (t.gpu_scale is None or task.minimum.gpu <= 0
+                                or (t.cpu_per_gpu is not None and task.minimum.cpu <= 0)):
+                return False
+        return True
+    for task in payload.tasks:
+        entries = perf.types[task.type].entries
+        if task.minimum.cpu < min(e.cpu for e in entries) or task.minimum.gpu < min(e.gpu for e in entries):
+            return False
+        if any(not (0 < e.seconds < float("inf")) for e in entries):
+            return False
+    return True
 
 
 def cluster_durations(payload) -> list[dict[int, int]]:
@@ -208,7 +228,7 @@ def energy_bound(payload, durations: list[dict[int, int]]) -> int:
 
 def reallocating_bound(payload) -> tuple[int, str] | None:
     """(bound, kind): the larger of the applicable bounds; None where no proof applies."""
-    if not curvature_ok(payload):
+    if not proof_applies(payload):
         return None
     durations = cluster_durations(payload)
     best, kind = shortest_bound(durations), KIND_SHORTEST
