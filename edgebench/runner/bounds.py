@@ -81,7 +81,8 @@ def combinatorial_bound(instance: Instance) -> tuple[float, str] | None:
     if instance.family == "placement":
         from edgebench.formulations.placement_bound import reallocating_bound
 
-        return reallocating_bound(instance.placement)  # None where the proof needs curvature > 1
+        b = reallocating_bound(instance.placement)  # None where a precondition of the proof fails
+        return None if b is None else (float(b[0]), b[1])
     if instance.family == "offloading":
         cps = critical_path_bounds(instance)
         best, kind = sum(cps) / len(cps), "combinatorial: critical path"
