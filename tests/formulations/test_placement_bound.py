@@ -255,7 +255,7 @@ def test_placement_bound_library(name):
     assert bk["bound"] == pytest.approx(bound, abs=1e-9) and bk["objective"] >= bound - 1e-9
     ran = 0
     for solver in LIBRARY_SOLVERS:
-        res = registry.solve(inst, solver, time_limit=2, seed=0)
+        res = registry.solve(inst, solver, time_limit=1, seed=0)
         if res.solution is None:  # a learned policy without a checkpoint for this preset
             assert solver.startswith("tapfinger"), (solver, res.status)
             continue
