@@ -16,22 +16,8 @@ from hypothesis import strategies as st
 from edgebench import registry
 from edgebench.formulations import placement_bound as PB
 from edgebench.instances import semantics
-from edgebench.instances.io import instance_from_dict
 from edgebench.referee import evaluate
-
-
-def tiny(tasks, clusters, variant, noise, types):
-    """tasks = (arrival, type, (min cpu, min gpu), eligible)."""
-    return instance_from_dict({
-        "format_version": 1, "family": "placement", "id": "tiny",
-        "placement": {
-            "clusters": [{"capacity": {"cpu": c, "gpu": g}} for c, g in clusters],
-            "tasks": [{"arrival": a, "type": t, "minimum": {"cpu": m[0], "gpu": m[1]}, "eligible": list(e)}
-                      for a, t, m, e in tasks],
-            "performance": {"kind": "synthetic", "types": types},
-            "noise": noise, "noise_seed": 3, "variant": variant,
-        },
-    })
+from test_placement_exact import tiny  # (tasks, clusters, variant, noise, types): a hand-built instance
 
 
 # ---- brute force over all re-allocating schedules ----------------------------------------
