@@ -77,18 +77,21 @@ def render(data_dir: Path | None = None) -> str:
 BOUNDS = """
 ## Bounds computed from the instance (proofs)
 
-**Placement** (`total_completion_time`, minimised; `combinatorial: shortest durations`). The
-placement MILP's bounds and proven optima are **not used**: the MILP optimises fixed-allocation
-schedules, while the referee also accepts re-allocating and pausing schedules (Optimus, Tiresias),
-which may beat the MILP optimum (docs/formulations/placement.md, "What bounds apply to
-re-allocating / preemptive baselines"). The bound used holds for every policy:
-`formulations.placement.relaxation_bound` = the sum over tasks of the fewest steps the task needs at
-any constant allocation of any eligible cluster. Every task completes no earlier than that many steps
-after it starts, and it starts no earlier than it arrives, so its completion time is at least that
-many steps; summing gives the bound. That it holds for re-allocating and preemptive policies too
-(for table models, and synthetic models with curvature > 1 — every preset; otherwise no bound is
-claimed) is proved in docs/formulations/placement.md. It ignores contention, so placement gaps are
-wide: they measure the distance to a weak bound, not the best known's sub-optimality.
+**Placement** (`total_completion_time`, minimised). The placement MILP's bounds and proven optima
+are **not used**: the MILP optimises fixed-allocation schedules, while the referee also accepts
+re-allocating and pausing schedules (Optimus, Tiresias), which may beat the MILP optimum
+(docs/formulations/placement.md, "What bounds apply to re-allocating / preemptive baselines").
+The bound used, `formulations.placement_bound.reallocating_bound`, holds for every schedule the
+referee accepts; it is the largest of `combinatorial: shortest durations` (every task needs at
+least the fewest executed steps of its best eligible cluster after its arrival),
+`combinatorial: start slots x per-cluster durations` (variant single: one first start per cluster
+and step, an exact assignment of tasks to distinct (cluster, step) slots) and
+`combinatorial: per-cluster-group energy (SRPT)` (each task's least resource-steps, exact, on the
+summed capacity of the clusters it can use: a preemptive single machine with release dates, SRPT).
+Proofs, preconditions (curvature > 1, no zero-gain allocation; otherwise no bound is claimed) and
+the brute-force test: docs/formulations/placement.md, "A bound for every referee-feasible schedule".
+The bound misses the trade-off between speed and resources, so placement gaps still measure partly
+the bound's weakness, not only the best known's sub-optimality.
 
 **Offloading** (`mean_makespan`, minimised):
 

@@ -4,8 +4,9 @@ Each function returns a bound on the referee's primary objective that holds for 
 solution; the proofs are in ``docs/bks.md`` ("Bounds"). They give every instance a bound even
 when no exact model finished in the certification's time limit.
 
-* placement (``total_completion_time``, min): ``formulations.placement.relaxation_bound`` — every
-  task needs at least its fewest steps at any allocation of any eligible cluster;
+* placement (``total_completion_time``, min): ``formulations.placement_bound.reallocating_bound`` —
+  every task needs at least its fewest steps on its cluster, and in the single-task variant the
+  tasks' (cluster, first step) pairs are distinct (valid for re-allocating schedules too);
 * offloading (``mean_makespan``, min): the largest of the mean over workflows of a critical-path
   bound, for one workflow without a cloud a CPU-load bound, and the exact model's heads / tails /
   windowed-load bound (:func:`heads_tails_bound`);
@@ -78,12 +79,10 @@ def heads_tails_bound(instance: Instance) -> float:
 def combinatorial_bound(instance: Instance) -> tuple[float, str] | None:
     """(bound on the primary objective, kind) or None when the family has none."""
     if instance.family == "placement":
-        from edgebench.formulations.placement import relaxation_bound
+        from edgebench.formulations.placement_bound import reallocating_bound
 
-        perf = instance.placement.performance
-        if perf.kind == "synthetic" and any(t.curvature <= 1 for t in perf.types.values()):
-            return None  # the proof needs curvature > 1 (docs/formulations/placement.md)
-        return float(relaxation_bound(instance.placement)), "combinatorial: shortest durations"
+        b = reallocating_bound(instance.placement)  # None where a precondition of the proof fails
+        return None if b is None else (float(b[0]), b[1])
     if instance.family == "offloading":
         cps = critical_path_bounds(instance)
         best, kind = sum(cps) / len(cps), "combinatorial: critical path"
