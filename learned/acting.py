@@ -9,7 +9,7 @@ values, exactly) and break ties explicitly with :func:`pick_max`: among the allo
 score lies within :data:`TIE_TOL` of the best, the lowest index wins. float64 rounding of these
 small networks moves a score by ~1e-14, so a decision can differ between machines only if a gap
 between two scores lies within ~1e-14 of ``TIE_TOL``; the shipped evaluation records give the
-smallest margin observed (docs/tapfinger.md, "Same decisions on any machine").
+smallest margin observed (docs/learned-baselines.md, "Same decisions on any machine").
 """
 
 from __future__ import annotations
