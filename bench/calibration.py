@@ -11,9 +11,10 @@ Settings, each in two forms:
 
 * ``authors``: our generator with the authors' simulator settings where our preset differs
   (variant, arrival rate, switching overhead, eligibility 1..N clusters, test-bed capacities,
-  rate and task count of the saved run; rows "the authors' speed model": no CPU bottleneck,
-  and noise 0 where their saved config says so) and the authors' baseline semantics (``optimus``
-  fit="authors-transposed": their pre-run as their code runs it, gain="per-unit"; ``optimus``
+  rate and task count of the saved run; noise 0 in the multi-task run, whose saved Min times
+  show none; rows "the authors' speed model": no CPU bottleneck, and noise 0 where their saved
+  config says so) and the authors' baseline semantics (``optimus`` fit="authors-transposed":
+  their pre-run as their code runs it, on their grid 0..16 (fit_max=16), gain="per-unit"; ``optimus``
   with our default fit="authors" beside it; ``tiresias`` elastic with admission="authors" (their
   count cap and one task per cluster and pass) and ``random`` rounds="authors" (their step
   loop), each with our default beside it; ``optimus-np`` /
@@ -73,7 +74,7 @@ def authors_speed_model(inst):
     return io.instance_from_dict(data)
 
 
-_AUTHORS_METHODS = {"Optimus": ("optimus", {"fit": "authors-transposed", "gain": "per-unit"}),
+_AUTHORS_METHODS = {"Optimus": ("optimus", {"fit": "authors-transposed", "gain": "per-unit", "fit_max": 16}),
                     "Optimus (fit=authors, our default)": ("optimus", {"fit": "authors", "gain": "per-unit"}),
                     "Tiresias": ("tiresias", {"elastic": True, "admission": "authors"}),
                     "Tiresias (admission=fit, our default)": ("tiresias", {"elastic": True, "admission": "fit"}),
@@ -102,10 +103,11 @@ SETTINGS: tuple[Setting, ...] = (
             {"variant": "single", "switching_overhead": 0.5, "rate": 1.8}, _AUTHORS_METHODS),
     Setting("synthetic-3", "same with the authors' speed model (no CPU bottleneck)", "synthetic-3",
             {"variant": "single", "switching_overhead": 0.5}, _AUTHORS_METHODS, authors_speed_model=True),
-    Setting("synthetic-3-multi", "synthetic-3 multi-task (rate 3, no overhead)", "synthetic-3",
-            {"variant": "multi", "switching_overhead": 0.0, "rate": 3.0}, _AUTHORS_METHODS),
+    Setting("synthetic-3-multi", "synthetic-3 multi-task (rate 3, no overhead, no noise)", "synthetic-3",
+            {"variant": "multi", "switching_overhead": 0.0, "rate": 3.0, "noise": 0.0}, _AUTHORS_METHODS),
     Setting("synthetic-3-multi", "same with the authors' speed model (no CPU bottleneck)", "synthetic-3",
-            {"variant": "multi", "switching_overhead": 0.0, "rate": 3.0}, _AUTHORS_METHODS, authors_speed_model=True),
+            {"variant": "multi", "switching_overhead": 0.0, "rate": 3.0, "noise": 0.0}, _AUTHORS_METHODS,
+            authors_speed_model=True),
     Setting("hetero-6", "hetero-6 multi-task (rate 6, no overhead, 1..6 clusters per task)", "hetero-6",
             {"variant": "multi", "switching_overhead": 0.0, "max_eligible": 6}, _AUTHORS_METHODS),
     Setting("hetero-6", "same with the authors' speed model and noise 0 (their saved config)", "hetero-6",
@@ -179,6 +181,76 @@ def markdown_table(rows: list[tuple[Setting, dict[str, list[float]]]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def percentile_of(value: float, sample: list[float]) -> float:
+    """Where ``value`` lies in ``sample``, in percent (ties count half: the mid-rank)."""
+    below = sum(v < value for v in sample)
+    equal = sum(v == value for v in sample)
+    return 100.0 * (below + 0.5 * equal) / len(sample)
+
+
+#: a row is consistent with the authors' figure when it lies in the central 90 % of ours
+CENTRAL = (5.0, 95.0)
+
+
+def distribution_table(rows: list[tuple[Setting, dict[str, list[float]]]]) -> str:
+    """Calibration by distribution (issue 24, item 2): per setting and method, our per-seed
+    values (mean completion time of each episode) as a distribution, the authors' single figure
+    placed in it as a percentile, and the same for the ratio to Optimus (per seed); a row is
+    *consistent* when the authors' value lies within the central 90 % of ours."""
+    lines = ["| setting | method | ours: median (5th-95th pct) | authors | authors' percentile | verdict "
+             "| ours / Optimus: median (5th-95th) | authors' ratio | its percentile |",
+             "|---|---|---|---|---:|---|---|---:|---:|"]
+    for setting, res in rows:
+        authors = AUTHORS[setting.key]
+        for method, vals in res.items():
+            a = authors[method.split(" (")[0]]
+            q = statistics.quantiles(vals, n=20, method="inclusive")  # 5 % steps: q[0] = 5th, q[-1] = 95th
+            pct = percentile_of(a, vals)
+            ratios = [v / o for v, o in zip(vals, res["Optimus"])]
+            qr = statistics.quantiles(ratios, n=20, method="inclusive")
+            a_ratio = a / authors["Optimus"]
+            verdict = "consistent" if CENTRAL[0] <= pct <= CENTRAL[1] else "**outside**"
+            ratio_cell = "1 (by definition)" if method == "Optimus" else \
+                f"{statistics.median(ratios):.2f} ({qr[0]:.2f}-{qr[-1]:.2f})"
+            rpct = "" if method == "Optimus" else f"{percentile_of(a_ratio, ratios):.0f}"
+            lines.append(f"| {setting.label} | {method} | {statistics.median(vals):.2f} ({q[0]:.2f}-{q[-1]:.2f}) "
+                         f"| {a:.2f} | {pct:.0f} | {verdict} | {ratio_cell} | {a_ratio:.2f} | {rpct} |")
+    return "\n".join(lines) + "\n"
+
+
+def distribution_plots(rows: list[tuple[Setting, dict[str, list[float]]]], out: Path) -> list[Path]:
+    """One PNG per setting: our per-seed values of each method (box and points) with the
+    authors' single figure as a red diamond."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for i, (setting, res) in enumerate(rows):
+        methods = list(res)
+        fig, ax = plt.subplots(figsize=(1.3 * len(methods) + 2.5, 3.6))
+        ax.boxplot([res[m] for m in methods], whis=(5, 95), showfliers=False)
+        for k, m in enumerate(methods, start=1):
+            xs = [k + 0.12 * ((j % 7) - 3) / 3 for j in range(len(res[m]))]
+            ax.scatter(xs, res[m], s=8, alpha=0.45, color="tab:blue")
+            ax.scatter([k], [AUTHORS[setting.key][m.split(" (")[0]]], marker="D", s=45, color="tab:red", zorder=3,
+                       label="authors (one seed)" if k == 1 else None)
+        ax.set_xticks(range(1, len(methods) + 1), [m.replace(" (", "\n(") for m in methods], fontsize=7)
+        ax.set_ylabel("mean completion time (steps)")
+        ax.set_title(f"{setting.label}: ours over {len(res[methods[0]])} seeds (box 5-95 %)", fontsize=8)
+        ax.legend(fontsize=7, loc="upper left")
+        fig.tight_layout()
+        path = out / f"calibration-{i:02d}-{setting.key}.png"
+        tmp = path.with_name(path.stem + ".tmp.png")
+        fig.savefig(tmp, dpi=110)
+        plt.close(fig)
+        tmp.replace(path)
+        paths.append(path)
+    return paths
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seeds", type=int, default=5, help="held-out seeds per setting (default 5: seeds 100..104)")
@@ -187,6 +259,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="setting keys to run (synthetic-3 synthetic-3-multi hetero-6 testbed)")
     ap.add_argument("--tapfinger", action="store_true", help="add the shipped tapfinger policy (slow)")
     ap.add_argument("--out", default=None, help="write the Markdown table here (default: stdout)")
+    ap.add_argument("--distribution", metavar="DIR", default=None,
+                    help="calibration by distribution (use >= 30 seeds): the table places each authors' figure as "
+                         "a percentile of our per-seed values, and one plot per setting goes to DIR")
     a = ap.parse_args(argv)
     seeds = list(range(a.seed_base, a.seed_base + a.seeds))
     from edgebench.errors import InputError
@@ -202,7 +277,13 @@ def main(argv: list[str] | None = None) -> int:
         except InputError as exc:  # e.g. the test-bed profiles live in ../shared/traces, absent on a bare clone
             print(f"calibration: skipped {s.label!r}: {exc}", file=sys.stderr, flush=True)
             skipped.append(f"* skipped {s.label}: {exc}")
-    text = f"Seeds {seeds[0]}..{seeds[-1]}, whole episodes.\n\n" + markdown_table(rows)
+    if a.distribution:
+        plots = distribution_plots(rows, Path(a.distribution))
+        text = (f"Seeds {seeds[0]}..{seeds[-1]}, whole episodes; consistent = the authors' figure lies in the "
+                f"central 90 % of our per-seed values.\n\n" + distribution_table(rows)
+                + "\n" + "\n".join(f"![{p.stem}]({p.as_posix()})" for p in plots) + "\n")
+    else:
+        text = f"Seeds {seeds[0]}..{seeds[-1]}, whole episodes.\n\n" + markdown_table(rows)
     if skipped:
         text += "\n" + "\n".join(skipped) + "\n"
     if a.out:

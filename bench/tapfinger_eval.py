@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import sys
 import time
 from pathlib import Path
@@ -34,10 +35,36 @@ def ci95(x: list[float]) -> tuple[float, float]:
     return float(a.mean()), float(stats.t.ppf(0.975, len(a) - 1) * a.std(ddof=1) / math.sqrt(len(a)))
 
 
+def parse_value(text: str):
+    """A ``--set`` / solver-parameter value: JSON (numbers, true/false, null, strings in quotes)
+    or else the bare string."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def parse_solver(spec: str) -> tuple[str, str | None, dict]:
+    """``NAME[@PATH][{KEY=VALUE,...}]`` -> (name, checkpoint path or None, solver params); the
+    whole spec is the solver's label in the output, e.g. ``optimus{fit_max=16}``."""
+    m = re.fullmatch(r"([^@{}]+)(?:@([^{}]+))?(?:\{(.*)\})?", spec)
+    if not m:
+        raise SystemExit(f"--solvers: cannot read {spec!r} (NAME[@PATH][{{KEY=VALUE,...}}])")
+    params = {}
+    for item in filter(None, (m.group(3) or "").split(",")):
+        key, eq, value = item.partition("=")
+        if not eq:
+            raise SystemExit(f"--solvers: {spec!r}: parameter {item!r} is not KEY=VALUE")
+        params[key.strip()] = parse_value(value.strip())
+    return m.group(1), m.group(2), params
+
+
 def evaluate(preset: str, variant: str, tasks: int, seeds: int, solvers: list[str], *, log=print,
-             seed_base: int = SEED_BASE, known: dict[str, list[float]] | None = None) -> dict:
+             seed_base: int = SEED_BASE, known: dict[str, list[float]] | None = None,
+             gen_params: dict | None = None) -> dict:
     """``known``: per-seed values of solvers measured before on the same instances (``--add-to``,
-    a previous run's ``per_seed``); they join the summary and the pairs without being re-run."""
+    a previous run's ``per_seed``); they join the summary and the pairs without being re-run.
+    ``gen_params``: generator parameters (``--set``, e.g. switching_overhead=0, max_eligible=6)."""
     import torch
 
     from edgebench import registry
@@ -53,11 +80,12 @@ def evaluate(preset: str, variant: str, tasks: int, seeds: int, solvers: list[st
                 raise SystemExit(f"--add-to: {s} has {len(vals)} seeds, not {seeds}")
             per[s] = list(vals)
     for k in range(seeds):
-        inst = generate("placement", preset, seed=seed_base + k, variant=variant, num_tasks=tasks)
+        inst = generate("placement", preset, seed=seed_base + k, variant=variant, num_tasks=tasks,
+                        **(gen_params or {}))
         for s in run:
             t0 = time.perf_counter()
-            name, _, ckpt = s.partition("@")  # "SOLVER@PATH": that solver with that checkpoint file
-            res = registry.solve(inst, name, seed=0, **({"checkpoint": ckpt} if ckpt else {}))
+            name, ckpt, params = parse_solver(s)  # "SOLVER@PATH{k=v}": that checkpoint file, those params
+            res = registry.solve(inst, name, seed=0, **({"checkpoint": ckpt} if ckpt else {}), **params)
             ev = referee(inst, res.solution)
             if not ev.feasible:
                 raise SystemExit(f"{s} on seed {seed_base + k}: status {res.status} "
@@ -66,7 +94,8 @@ def evaluate(preset: str, variant: str, tasks: int, seeds: int, solvers: list[st
             if log:
                 log(f"seed {seed_base}+{k} {s}: {per[s][-1]:.4f} ({time.perf_counter() - t0:.1f} s, "
                     f"{res.solution.stats.get('checkpoint', '')})")
-    out = {"preset": preset, "variant": variant, "tasks": tasks, "seeds": [seed_base + k for k in range(seeds)],
+    out = {"preset": preset, "variant": variant, "tasks": tasks, "gen_params": dict(gen_params or {}),
+           "seeds": [seed_base + k for k in range(seeds)],
            "per_seed": per, "solvers": {}, "pairs": {}}
     for s in per:
         m, h = ci95(per[s])
@@ -130,6 +159,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed-base", type=int, default=SEED_BASE,
                    help="first generator seed (default 10^9: the held-out seeds; 2*10^9 = the validation seeds "
                         "that training selects on, for choosing between runs without touching the held-out ones)")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="a generator parameter of the instances (repeatable), e.g. switching_overhead=0, "
+                        "max_eligible=6, noise_model=additive: the authors' own settings (docs/learned-baselines.md)")
     p.add_argument("--add-to", metavar="JSON", help="a previous run's --out on the same preset, variant, tasks, "
                    "seeds and seed base: its solvers' per-seed values are kept (not re-run) and compared")
     p.add_argument("--out", default=None)
@@ -146,8 +178,16 @@ def main(argv: list[str] | None = None) -> int:
                 prev["seeds"] != [a.seed_base + k for k in range(a.seeds)]:
             raise SystemExit(f"--add-to {a.add_to}: other instances (preset, variant, tasks or seeds)")
         known = prev["per_seed"]
-    res = evaluate(a.preset, a.variant, a.tasks, a.seeds, [s for s in a.solvers.split(",") if s],
-                   seed_base=a.seed_base, known=known)
+    gen_params = {}
+    for item in a.set:
+        key, eq, value = item.partition("=")
+        if not eq:
+            raise SystemExit(f"--set {item!r}: expected KEY=VALUE")
+        gen_params[key] = parse_value(value)
+    if a.add_to and prev.get("gen_params", {}) != gen_params:
+        raise SystemExit(f"--add-to {a.add_to}: other generator parameters ({prev.get('gen_params', {})})")
+    res = evaluate(a.preset, a.variant, a.tasks, a.seeds, re.findall(r"[^,{]+(?:\{[^}]*\})?", a.solvers),
+                   seed_base=a.seed_base, known=known, gen_params=gen_params)
     for s, r in res["solvers"].items():
         print(f"{s:>24}: mean completion time {r['mean']:.3f} ± {r['ci95']:.3f} (95 % CI, {a.seeds} seeds)")
     for k, r in res["pairs"].items():

@@ -43,6 +43,7 @@ import numpy as np
 
 from edgebench.errors import InputError
 from edgebench.learned import checkpoint
+from edgebench.learned.acting import pick_max
 from edgebench.learned.provenance import checkpoints_of
 from edgebench.registry import Result, make_result, register
 
@@ -340,12 +341,13 @@ def decide(net, obs: dict[str, np.ndarray], *, greedy: bool = True, generator=No
     masked softmax (``generator``: a torch.Generator). Always an allowed action."""
     import torch
 
-    x = torch.from_numpy(flatten_obs(obs)).unsqueeze(0)
+    dtype = next(net.parameters()).dtype
+    x = torch.from_numpy(flatten_obs(obs)).unsqueeze(0).to(dtype)
     m = torch.from_numpy(obs["action_mask"].astype(bool)).unsqueeze(0)
     with torch.inference_mode():
         logits, _ = net.logits_value(x, m)
-        if greedy:
-            return int(torch.argmax(logits[0]))
+        if greedy:  # deterministic ties (edgebench.learned.acting)
+            return pick_max(logits[0].double().numpy(), m[0].numpy())[0]
         probs = torch.softmax(logits[0], dim=-1)
         return int(torch.multinomial(probs, 1, generator=generator))
 
@@ -392,7 +394,7 @@ class LoadedPolicy:
             lambda: build_network(arch.max_nodes, arch.max_tasks, arch.max_levels, arch.hidden, arch.node_head,
                                   self.arch),
             data.get("model"), file=path, field="checkpoint.model")
-        self.net.eval()
+        self.net.double().eval()  # acting in float64: the same decisions on any machine (edgebench.learned.acting)
         self.meta = {k: data.get(k) for k in ("args", "global_step", "eval", "preset", "params")}
 
     def env_sizes(self, instance) -> dict[str, int]:

@@ -34,6 +34,7 @@ torch and torch_geometric are imported inside functions (the registry imports th
 
 from __future__ import annotations
 
+import copy
 import math
 import time
 from dataclasses import asdict, dataclass, field, replace
@@ -46,11 +47,13 @@ import numpy as np
 from edgebench.errors import InputError
 from edgebench.instances.model import Instance
 from edgebench.learned import checkpoint
+from edgebench.learned.acting import TIE_TOL, pick_max
 from edgebench.registry import Result, make_result, register
 
 __all__ = ["ModelConfig", "EnvLayout", "build_graph", "make_model", "act", "act_batch", "void_allowed", "run_episode", "load_checkpoint",
            "save_checkpoint", "CHECKPOINT_DIR", "nearest_checkpoint", "SOLVERS", "masks_from_obs", "graph_arrays", "flat_graph",
-           "hetero_attention_layer", "EDGE_TYPES", "NODE_TYPES", "resolve_device"]
+           "hetero_attention_layer", "EDGE_TYPES", "NODE_TYPES", "resolve_device", "pick_max",
+           "acting_model", "TIE_TOL"]
 
 CHECKPOINT_DIR = Path(__file__).resolve().parent / "checkpoints"
 CHECKPOINT_FORMAT = "edgebench-tapfinger-v1"
@@ -355,7 +358,8 @@ def make_model(cfg: ModelConfig, lay: EnvLayout):
             if self.cfg.encoder == "graph" and self.cfg.conv == "fused":
                 xa, ea = graph_arrays(obs, ids, self.lay)
                 off, ntype, ei, et = flat_graph(xa, ea, dev)
-                z = torch.cat([torch.relu(self.inp[k](torch.as_tensor(xa[k], device=dev))) for k in NODE_TYPES])
+                dt = self.void.dtype
+                z = torch.cat([torch.relu(self.inp[k](torch.as_tensor(xa[k], device=dev, dtype=dt))) for k in NODE_TYPES])
                 for i, conv in enumerate(self.convs):
                     z = conv(z, ntype, ei, et)
                     z = torch.nn.functional.layer_norm(z, (d,)) * self.ln_w[i][ntype] + self.ln_b[i][ntype]
@@ -363,7 +367,7 @@ def make_model(cfg: ModelConfig, lay: EnvLayout):
                 clus = z[off["clus"]:off["clus"] + B * N]
                 return pend.view(B, N, P, d), clus.view(B, N, d)
             x, edges = build_graph(obs, ids, self.lay)
-            x = {k: v.to(dev) for k, v in x.items()}
+            x = {k: v.to(dev, self.void.dtype) for k, v in x.items()}
             edges = {k: v.to(dev) for k, v in edges.items()}
             h = {k: torch.relu(self.inp[k](v)) for k, v in x.items()}
             if self.cfg.encoder == "graph":
@@ -375,7 +379,7 @@ def make_model(cfg: ModelConfig, lay: EnvLayout):
                     else:
                         h = {k: norm[k](h[k] + torch.relu(out[k])) if k in out else h[k] for k in h}
                 return h["pend"].view(B, N, P, d), h["clus"].view(B, N, d)
-            agent = self.agent_mlp(torch.as_tensor(obs, dtype=torch.float32, device=dev))  # (B, N, d)
+            agent = self.agent_mlp(torch.as_tensor(obs, dtype=self.void.dtype, device=dev))  # (B, N, d)
             pend = h["pend"].view(B, N, P, d)
             pend = self.pend_mlp(torch.cat([pend, agent[:, :, None, :].expand(B, N, P, d)], -1))
             return pend, agent
@@ -398,7 +402,7 @@ def make_model(cfg: ModelConfig, lay: EnvLayout):
             seq = torch.cat([pend.reshape(B * N, P, d), self.void.expand(B * N, 1, d)], 1)
             pad = torch.cat([dummy.reshape(B * N, P), torch.zeros(B * N, 1, dtype=torch.bool, device=dev)], 1)
             z = self.pointer_enc(seq, src_key_padding_mask=pad)
-            keep = (~pad[:, :P]).float().unsqueeze(-1)
+            keep = (~pad[:, :P]).to(z.dtype).unsqueeze(-1)
             mean = (z[:, :P] * keep).sum(1) / keep.sum(1).clamp(min=1.0)
             u = self.v(torch.tanh(self.W1(z) + self.W2(mean).unsqueeze(1))).squeeze(-1).view(B, N, P + 1)
             vo = (torch.ones(B, N, 1, dtype=torch.bool, device=dev) if void_ok is None
@@ -451,6 +455,17 @@ def void_allowed(env, lay: EnvLayout, rule: str = "cluster") -> np.ndarray:
     return np.array([len(sim.running(n)) > 0 for n in range(lay.n)], dtype=bool)
 
 
+def acting_model(model):
+    """A float64 copy of ``model`` in eval mode for greedy acting (the same model when it is
+    float64 already; :mod:`edgebench.learned.acting`); the weights are the checkpoint's float32
+    values, exactly."""
+    import torch
+
+    if model.void.dtype == torch.float64:
+        return model.eval()
+    return copy.deepcopy(model).double().eval()
+
+
 def act(model, env, obs: dict, lay: EnvLayout, rng: np.random.Generator, *, greedy: bool, values: bool = True):
     """One joint decision for the live agents of one env: (env actions dict, record); see
     :func:`act_batch`."""
@@ -464,9 +479,10 @@ def act_batch(model, envs: list, obs_list: list[dict], lay: EnvLayout, rng: np.r
     action dicts, record) where the record holds the arrays the rollout buffer stores, with a
     leading env axis: obs (N, obs_size), ids (N, P), masks (N, P, C+1, G+1), slot (N; P =
     void), alloc (N; flat grid index), m (N; 1 if the agent won its task), active (N; the
-    agent had a non-void action), logp (N), value (N).
+    agent had a non-void action), logp (N), value (N), and margin (a scalar per env: the
+    smallest margin of its greedy choices, :func:`pick_max`; inf when there was none).
 
-    Each agent samples (greedy: takes the argmax of) its pointer distribution Pr(j | n); when
+    Each agent samples (greedy: takes the argmax of, :func:`pick_max`) its pointer distribution Pr(j | n); when
     several agents pick the same task j, Pr(n | j) ~ Pr(j | n) Pr(n) with Pr(n) proportional
     to the copies of j that fit n at its minimum decides: the argmax agent wins (m = 1), the
     others send the void action (their pointer choice stays in the record with m = 0). The
@@ -485,10 +501,12 @@ def act_batch(model, envs: list, obs_list: list[dict], lay: EnvLayout, rng: np.r
     with torch.inference_mode():
         logits, z, clus, values = model(o, ids, mt, void_ok, values)
         probs = torch.softmax(logits, -1).cpu().numpy()  # (E, N, P+1)
+        lsm = torch.log_softmax(logits.double(), -1).cpu().numpy()
     ok_all = logits.cpu().numpy() > NEG / 2
     active = masks.reshape(E, N, -1).any(-1)
     slot = np.full((E, N), P, dtype=np.int64)
     m = np.zeros((E, N), dtype=np.int64)
+    margin = np.full(E, np.inf)  # per env, the smallest greedy decision margin of this call (pick_max)
     for e, env in enumerate(envs):
         for n in range(N):
             if not active[e, n]:
@@ -498,7 +516,8 @@ def act_batch(model, envs: list, obs_list: list[dict], lay: EnvLayout, rng: np.r
                 cand = np.flatnonzero(ok[:P])
                 slot[e, n] = int(rng.choice(cand)) if len(cand) else P
             elif greedy:
-                slot[e, n] = int(np.argmax(np.where(ok, probs[e, n], -1.0)))
+                slot[e, n], gap = pick_max(lsm[e, n], ok)
+                margin[e] = min(margin[e], gap)
             else:
                 p = np.where(ok, probs[e, n], 0.0)
                 slot[e, n] = int(rng.choice(P + 1, p=p / p.sum()))
@@ -509,10 +528,16 @@ def act_batch(model, envs: list, obs_list: list[dict], lay: EnvLayout, rng: np.r
         for j, ns in by_task.items():  # Bayes' rule; a lone pick wins trivially
             copies = np.array([_copies(env, j, n) for n in ns], dtype=float)
             copies = np.where(np.isinf(copies), 1e9, copies)
-            post = np.array([probs[e, n, slot[e, n]] for n in ns]) * copies
-            m[e, ns[int(np.argmax(post))]] = 1
+            with np.errstate(divide="ignore"):  # log 0 = -inf: a cluster that fits no copy
+                post = np.array([lsm[e, n, slot[e, n]] for n in ns]) + np.log(copies)
+            win, gap = pick_max(post)
+            m[e, ns[win]] = 1
+            if greedy and len(ns) > 1:
+                margin[e] = min(margin[e], gap)
     with torch.inference_mode():
-        ap = torch.softmax(model.alloc_logits(z, clus, torch.as_tensor(slot, device=dev), mt), -1).cpu().numpy()
+        al = model.alloc_logits(z, clus, torch.as_tensor(slot, device=dev), mt)
+        ap = torch.softmax(al, -1).cpu().numpy()
+        alsm = torch.log_softmax(al.double(), -1).cpu().numpy()
     alloc = np.zeros((E, N), dtype=np.int64)
     logp = np.zeros((E, N))
     G1 = lay.max_gpu + 1
@@ -526,7 +551,8 @@ def act_batch(model, envs: list, obs_list: list[dict], lay: EnvLayout, rng: np.r
             if m[e, n]:
                 okm = masks[e, n, slot[e, n]].ravel()
                 if greedy:
-                    alloc[e, n] = int(np.argmax(np.where(okm, ap[e, n], -1.0)))
+                    alloc[e, n], gap = pick_max(alsm[e, n], okm)
+                    margin[e] = min(margin[e], gap)
                 else:
                     p = np.where(okm, ap[e, n], 0.0)
                     alloc[e, n] = int(rng.choice(len(p), p=p / p.sum()))
@@ -538,7 +564,7 @@ def act_batch(model, envs: list, obs_list: list[dict], lay: EnvLayout, rng: np.r
             logp[e, n] = lp
         all_actions.append(actions)
     rec = dict(obs=o, ids=ids, masks=masks, void_ok=void_ok, slot=slot, alloc=alloc, m=m, active=active, logp=logp,
-               value=values.cpu().numpy().astype(np.float64))
+               value=values.cpu().numpy().astype(np.float64), margin=margin)
     return all_actions, rec
 
 
@@ -581,17 +607,19 @@ def run_episode(model, env, lay: EnvLayout, *, seed: int = 0, greedy: bool = Tru
     rng = np.random.default_rng(seed)
     opts = {"instance": instance} if instance is not None else None
     obs, _ = env.reset(seed=seed, options=opts)
-    model.eval()
+    model = acting_model(model) if greedy else model.eval()
     ret = 0.0
     steps = 0
     t_act = 0.0
+    margin = math.inf
     info: dict = {}
     while env.agents:
         if deadline is not None and time.perf_counter() > deadline:
             return {"done": False, "timeout": True, "decisions": None, "objectives": None}
         t0 = time.perf_counter()
-        actions, _ = act(model, env, obs, lay, rng, greedy=greedy, values=False)
+        actions, rec = act(model, env, obs, lay, rng, greedy=greedy, values=False)
         t_act += time.perf_counter() - t0
+        margin = min(margin, float(rec["margin"]))
         if check_masks:
             for a, x in actions.items():
                 if not obs[a]["action_mask"][x]:
@@ -605,7 +633,7 @@ def run_episode(model, env, lay: EnvLayout, *, seed: int = 0, greedy: bool = Tru
     mean_ct = info["objectives"]["mean_completion_time"] if done else -ret / num
     return {"done": done, "timeout": False, "decisions": info.get("decisions"), "objectives": info.get("objectives"),
             "return": ret, "mean_ct": float(mean_ct), "decisions_count": steps,
-            "decision_time": t_act / max(steps, 1)}
+            "decision_time": t_act / max(steps, 1), "decision_margin": margin}
 
 
 # ---- checkpoints ----------------------------------------------------------------------------

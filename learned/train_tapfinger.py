@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -110,19 +111,22 @@ def evaluate(model, args: TrainArgs, lay: tf.EnvLayout, *, episodes: int | None 
              greedy: bool = True, seed_base: int = EVAL_SEED_BASE) -> dict[str, float]:
     """Episodes on the held-out seeds 10**9 + k (``seed_base`` + k; greedy, or sampled with seed k):
     mean completion time (steps) over episodes, fraction of episodes that finished every task,
-    ms per decision, and the per-episode mean completion times ("eval_cts")."""
+    ms per decision, the per-episode mean completion times ("eval_cts") and the smallest greedy
+    decision margin ("decision_margin", :func:`tapfinger.pick_max`)."""
     from edgebench.instances.generators import generate
 
     env = tf.make_env(preset=args.preset, params=args.gen_params, variant=args.variant, lay=lay)
-    cts, dones, dt = [], [], []
+    cts, dones, dt, margin = [], [], [], math.inf
     for k in range(episodes or args.eval_episodes):
         inst = generate("placement", args.preset, seed=seed_base + k, **args.gen_params)
         out = tf.run_episode(model, env, lay, seed=k, greedy=greedy, instance=inst)
         cts.append(out["mean_ct"])
         dones.append(out["done"])
         dt.append(out["decision_time"])
+        margin = min(margin, out["decision_margin"])
     return {"eval_mean_ct": float(np.mean(cts)), "eval_done": float(np.mean(dones)),
-            "ms_per_decision": 1000.0 * float(np.mean(dt)), "eval_cts": [float(c) for c in cts]}
+            "ms_per_decision": 1000.0 * float(np.mean(dt)), "eval_cts": [float(c) for c in cts],
+            "decision_margin": margin}
 
 
 def transfer_layout(own: tf.EnvLayout, init: tf.EnvLayout, *, file: str) -> tf.EnvLayout:
@@ -401,8 +405,8 @@ def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict
                 ep_rets.append(ret_e)
             if args.team_reward:  # every agent gets the team's reward (minus all tasks in the system)
                 rewards = np.repeat(rewards.sum(1, keepdims=True), N, 1)
-            for k, v in rec.items():
-                buf[k].append(v)
+            for k in buf.keys() & rec.keys():
+                buf[k].append(rec[k])
             buf["reward"].append(rewards * args.reward_scale)
             buf["done"].append(dones)
             global_step += E

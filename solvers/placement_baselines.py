@@ -373,12 +373,13 @@ class OptimusPolicy:
     """Optimus (see the module docstring). ``preemptive`` False is ``optimus-np``."""
 
     def __init__(self, *, preemptive: bool = True, gain: str = "per-unit", fit: str = "authors",
-                 rule: str = "suite", runnable: list[set[int]] | None = None):
+                 rule: str = "suite", runnable: list[set[int]] | None = None, fit_max: int | None = None):
         if rule not in ("suite", "authors"):
             raise ValueError(f"rule must be 'suite' or 'authors', got {rule!r}")
         self.preemptive = preemptive
         self.gain = gain
         self.fit = fit
+        self.fit_max = fit_max  # profile allocations up to this count per resource (None: the largest capacity)
         self.rule = rule  # optimus-np only
         self.runnable = runnable
         self.params: dict[str, list[float]] = {}
@@ -403,6 +404,8 @@ class OptimusPolicy:
         hi_c = hi_g = max(self.max_c, self.max_g)
         if not transposed:
             hi_c, hi_g = self.max_c, self.max_g
+        if self.fit_max is not None:  # the authors profile 0..16 whatever the cluster size
+            hi_c, hi_g = min(hi_c, self.fit_max), min(hi_g, self.fit_max)
         for ti, j in sorted(reps.items()):
             cs, gs, ss = [], [], []
             k = 0
@@ -872,9 +875,15 @@ _OPTIMUS_PARAMS["fit"] = ("'authors' (default: the authors' pre-run: unbounded l
                           "runs it: CPU and GPU counts swapped against the observations, which reproduces their "
                           "saved figures, docs/calibration.md) or 'bounded' (coefficients >= 0, feasible grid only: "
                           "the suite's earlier default)")
+_OPTIMUS_PARAMS["fit_max"] = ("int >= 1 or null (default null: every allocation up to the largest cluster's "
+                              "capacity): profile and fit the speed model on allocations 0..fit_max per resource only; "
+                              "the authors' pre-run used 0..16 on every setting (16 for like-for-like runs on "
+                              "hetero-6, docs/calibration.md)")
 _OPTIMUS_SPEC = {"gain": ("per-unit", lambda v: v in ("drop", "per-unit"), "'drop' or 'per-unit'"),
                  "fit": ("authors", lambda v: v in ("authors", "authors-transposed", "bounded"),
-                         "'authors', 'authors-transposed' or 'bounded'")}
+                         "'authors', 'authors-transposed' or 'bounded'"),
+                 "fit_max": (None, lambda v: v is None or (type(v) is int and 1 <= v <= 1_000_000),
+                             "an integer >= 1 or null")}
 _RULE_DOC = ("'suite' (default: {suite}) or 'authors' (the authors' {fn} in their step loop: "
              "clusters in reverse index order, one start per cluster and call; docs/calibration.md)")
 _NP_RULE_SPEC = ("suite", lambda v: v in ("suite", "authors"), "'suite' or 'authors'")
@@ -909,7 +918,7 @@ def solve_optimus(instance: Instance, *, time_limit: float | None = None, seed: 
     opts = _parse("optimus", params, _OPTIMUS_SPEC)
     return run_episode(instance, "optimus",
                        lambda sim, rng, runnable: OptimusPolicy(preemptive=True, gain=opts["gain"], fit=opts["fit"],
-                                                                runnable=runnable),
+                                                                runnable=runnable, fit_max=opts["fit_max"]),
                        at_minimum=False, time_limit=time_limit, seed=seed, params=params, started=started)
 
 
@@ -921,7 +930,8 @@ def solve_optimus_np(instance: Instance, *, time_limit: float | None = None, see
     opts = _parse("optimus-np", params, _OPTIMUS_NP_SPEC)
     return run_episode(instance, "optimus-np",
                        lambda sim, rng, runnable: OptimusPolicy(preemptive=False, gain=opts["gain"], fit=opts["fit"],
-                                                                rule=opts["rule"], runnable=runnable),
+                                                                rule=opts["rule"], runnable=runnable,
+                                                                fit_max=opts["fit_max"]),
                        at_minimum=False, time_limit=time_limit, seed=seed, params=params, started=started)
 
 

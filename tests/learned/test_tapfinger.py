@@ -5,6 +5,7 @@ training run that learns, the train CLI."""
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 import pytest
@@ -14,6 +15,7 @@ pytest.importorskip("torch_geometric")
 
 from edgebench import registry  # noqa: E402
 from edgebench.instances.generators import generate  # noqa: E402
+from edgebench.learned import acting  # noqa: E402
 from edgebench.learned import tapfinger as tf  # noqa: E402
 from edgebench.learned.train_tapfinger import TrainArgs, evaluate, train  # noqa: E402
 from edgebench.referee import evaluate as evaluate_solution  # noqa: E402
@@ -499,16 +501,51 @@ def test_shipped_checkpoint_reproduces_its_evaluation(path):
         pytest.skip(f"{path.name}: the test-bed preset needs the shared traces folder (../shared/traces)")
     ns = build_parser().parse_args(shlex.split(command)[1:])
     targs = train_args_from_cli(ns)
-    cts = blob["extra"].get("eval_cts")
-    if cts:
-        assert len(cts) == targs.eval_episodes and np.mean(cts) == pytest.approx(blob["extra"]["eval"]["eval_mean_ct"])
-        assert evaluate(model, targs, lay, episodes=2)["eval_cts"] == cts[:2]
-    else:  # the first checkpoints recorded the mean only
-        assert evaluate(model, targs, lay)["eval_mean_ct"] == blob["extra"]["eval"]["eval_mean_ct"]
+    cts = blob["extra"]["eval_cts"]
+    assert len(cts) == targs.eval_episodes and np.mean(cts) == pytest.approx(blob["extra"]["eval"]["eval_mean_ct"])
+    # the record promises the same decisions on any machine: made by the float64 tie rule, with a
+    # smallest decision margin far above float64 rounding (edgebench.learned.acting)
+    dec = blob["extra"]["decisions"]
+    assert dec["precision"] == "float64" and dec["tie_tol"] == acting.TIE_TOL
+    assert dec["margin"] is None or dec["margin"] >= acting.MIN_MARGIN
+    replay = evaluate(model, targs, lay, episodes=2)
+    # per-episode means of integer completion times: equal decisions give equal values
+    assert replay["eval_cts"] == pytest.approx(cts[:2], abs=1e-9)
+    assert replay["decision_margin"] >= acting.MIN_MARGIN
     inst = generate("placement", targs.preset, seed=10**9, variant=targs.variant, **targs.gen_params)
     name = "tapfinger-nograph" if model.cfg.encoder == "mlp" else "tapfinger"
     res = registry.solve(inst, name + ("-bc" if "-bc-" in path.name else ""), seed=0, checkpoint=str(path))
     assert res.status == "feasible" and evaluate_solution(inst, res.solution).feasible
+
+
+def test_greedy_decisions_survive_another_machines_rounding(monkeypatch):
+    """Another machine's kernels round differently: scores perturbed by 1e-11 (float64 rounding
+    of these networks is ~1e-14) give exactly the same greedy decisions, ties included."""
+    path = tf.CHECKPOINT_DIR / "tapfinger-mappo-synthetic-3-multi.pt"
+    model, lay, _ = tf.load_checkpoint(path)
+    inst = generate("placement", "synthetic-3", seed=10**9 + 3, variant="multi", num_tasks=48)
+    base = tf.run_episode(model, tf.make_env(inst, lay=lay), lay, seed=0, instance=inst)
+    assert base["decision_margin"] >= acting.MIN_MARGIN
+    rng = np.random.default_rng(7)
+    exact = acting.pick_max
+
+    def jittered(scores, ok=None, tol=acting.TIE_TOL):
+        s = np.asarray(scores, dtype=np.float64)
+        return exact(s + rng.uniform(-1e-11, 1e-11, s.shape), ok, tol)
+
+    monkeypatch.setattr(tf, "pick_max", jittered)
+    again = tf.run_episode(model, tf.make_env(inst, lay=lay), lay, seed=0, instance=inst)
+    assert again["decisions"] == base["decisions"]
+
+
+def test_pick_max_breaks_ties_by_index():
+    """Scores within TIE_TOL of the best are tied (lowest allowed index wins); the margin is the
+    gap to the best score outside the tie set; masked entries never win."""
+    i, margin = acting.pick_max([1.0, 3.0, 3.0 + 1e-12, 2.5])
+    assert i == 1 and margin == pytest.approx(0.5)
+    i, margin = acting.pick_max([5.0, 3.0, 3.0], ok=[False, True, True])
+    assert i == 1 and margin == math.inf
+    assert acting.pick_max([0.0, 1.0, 1.0 - 1e-6])[0] == 1
 
 
 def test_recomputed_logp_matches_the_behaviour_policy():

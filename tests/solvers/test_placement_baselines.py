@@ -143,6 +143,30 @@ def test_optimus_authors_transposed_fit_swaps_cpu_and_gpu():
     assert pb.optimus_speed((16.0, 1.0), *right) < pb.optimus_speed((2.0, 16.0), *right)
 
 
+def test_optimus_fit_max_profiles_only_the_authors_grid(monkeypatch):
+    """fit_max=16 profiles allocations 0..16 per resource only (the authors' grid), on a
+    hetero-6 instance whose largest cluster has 32 units; the default profiles up to 32; a bad
+    value is an input error."""
+    inst = generate("placement", "hetero-6", seed=0, num_tasks=24)
+    probed: list[tuple[int, int]] = []
+    real = PlacementSim.probe
+
+    def spy(self, j, c, g, k=0):
+        probed.append((c, g))
+        return real(self, j, c, g, k=k)
+
+    monkeypatch.setattr(PlacementSim, "probe", spy)
+    res = registry.solve(inst, "optimus", fit_max=16)
+    assert evaluate(inst, res.solution).feasible
+    assert max(max(c, g) for c, g in probed) == 16
+    probed.clear()
+    registry.solve(inst, "optimus")
+    assert max(max(c, g) for c, g in probed) == 32
+    for bad in (0, -1, 2.5, "16", True):
+        with pytest.raises(InputError, match="fit_max"):
+            registry.solve(inst, "optimus", fit_max=bad)
+
+
 def test_tiresias_default_is_the_authors_elastic_call():
     inst = generate("placement", "synthetic-3", seed=3, num_tasks=40)
     default = registry.solve(inst, "tiresias").solution.decisions
