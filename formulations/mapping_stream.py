@@ -121,28 +121,34 @@ def stream_bound(instance: Instance, *, set_time_limit: float | None = SET_TIME_
     """The bound of the referee's composite over every feasible stream solution of
     ``instance`` (any number of jobs; with one job it is the branch and bound's bound).
 
-    The sets are searched by size; ``budget`` (seconds, all sets together) stops the searches
-    early: every set not searched then gets the valid H(A) = 1 (a segment scores at most 1)."""
+    The single jobs are searched first, then the other sets by decreasing shortest duration
+    (every subset of a set comes before it); ``budget`` (seconds, all sets together) stops the
+    searches early: every set not searched then gets the valid H(A) = 1 (a segment scores at most 1)."""
     m = instance.mapping
     assert m is not None
     J = len(m.jobs)
     set_bounds: dict[tuple[int, ...], float | None] = {}
     status: dict[tuple[int, ...], str] = {}
     end = None if budget is None else time.perf_counter() + budget
-    for k in range(1, J + 1):
-        for A in itertools.combinations(range(J), k):
-            # a superset of a set that cannot be active together cannot either (loads only add)
-            if any(set_bounds.get(B, 0.0) is None for B in itertools.combinations(A, k - 1) if B):
-                set_bounds[A], status[A] = None, "infeasible (a subset is)"
+    d = [j.duration for j in m.jobs]
+    # single jobs first, then by the time the set can be active at most (its shortest job),
+    # so that a budget is spent where the LP can give a set most weight
+    order = sorted((A for k in range(1, J + 1) for A in itertools.combinations(range(J), k)),
+                   key=lambda A: (len(A) > 1, -min(d[j] for j in A), len(A), A))
+    for A in order:
+        k = len(A)
+        # a superset of a set that cannot be active together cannot either (loads only add)
+        if any(set_bounds.get(B, 0.0) is None for B in itertools.combinations(A, k - 1) if B):
+            set_bounds[A], status[A] = None, "infeasible (a subset is)"
+            continue
+        limit = set_time_limit
+        if end is not None:
+            left = end - time.perf_counter()
+            if left <= 0:
+                set_bounds[A], status[A] = 1.0, "not searched (budget)"
                 continue
-            limit = set_time_limit
-            if end is not None:
-                left = end - time.perf_counter()
-                if left <= 0:
-                    set_bounds[A], status[A] = 1.0, "not searched (budget)"
-                    continue
-                limit = left if limit is None else min(limit, left)
-            set_bounds[A], status[A] = active_set_bound(instance, A, time_limit=limit)
+            limit = left if limit is None else min(limit, left)
+        set_bounds[A], status[A] = active_set_bound(instance, A, time_limit=limit)
     bound, lam = combine([j.duration for j in m.jobs], set_bounds)
     return StreamBound(min(1.0, bound), set_bounds, lam, status)
 
