@@ -79,6 +79,8 @@ def active_set_bound(instance: Instance, jobs: Sequence[int], *, time_limit: flo
     if not fits_in_total(instance, jobs):
         return None, "infeasible (total demand)"
     pr = build_problem(instance, list(jobs))
+    if pr.routing != "shortest_path":
+        return 1.0, "not searched (the branch and bound needs shortest-path routing)"
     r = branch_and_bound(pr, g, time_limit=time_limit)
     if r.status == "infeasible":
         return None, r.status
@@ -97,6 +99,8 @@ def combine(durations: Sequence[float], set_bounds: dict[tuple[int, ...], float 
     sets = [A for A, h in set_bounds.items() if h is not None]
     if any((j,) not in set_bounds or set_bounds[(j,)] is None for j in range(J)):
         return 1.0, (0.0,) * J  # some job fits nowhere alone: no feasible stream exists
+    if not d.max() > 0:
+        return 1.0, (0.0,) * J  # no job is ever active: nothing to combine
     H = np.array([set_bounds[A] for A in sets])
     rows = np.zeros((len(sets), J + 1))
     rows[:, 0] = -1.0

@@ -116,3 +116,9 @@ def test_seeded_and_budgeted():
     c = stream_bound(inst, budget=0.0)
     assert c.bound == 1.0 and all(s.startswith("not searched") or s.startswith("infeasible")
                                   for s in c.set_status.values())
+
+
+def test_free_routing_gets_the_trivial_set_bound():
+    inst = tiny_stream(4, jobs=2, routing="free")
+    sb = stream_bound(inst, set_time_limit=None)
+    assert sb.bound == 1.0 and all(h in (None, 1.0) for h in sb.set_bounds.values())
