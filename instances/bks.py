@@ -124,6 +124,16 @@ clipped to [0, 1] (so `D_BW <= 1`); hence `composite <= 1`. The exact model's bo
 multi-job streams (`mapping-thesis-queue-*`): the model places every job at its arrival, all
 simultaneously active, a restriction of the stream problem where jobs may wait, so its bound does
 not bound the stream's optimum.
+
+**Mapping streams** (`combinatorial: stream active-set LP`, several jobs): per set A of jobs that
+can be active together, the branch and bound bounds the score `0.5 + 0.5 D_BW - 0.5 L_s` of any
+segment where exactly A is active; an LP over the shares of time of the active sets (each job
+active for exactly its duration) combines them into a bound of the referee's composite over every
+stream solution, waits included. Proof, validation and measurements: docs/formulations/mapping.md,
+"Multi-job streams". Kept where it is below 1. The searches are time-limited
+(`runner/bounds.py:STREAM_BUDGET`, 10 s per instance; `bench/certify_stream_bounds.py` takes a
+larger budget): on `mapping-thesis-queue-v2` it certifies s1 (0.9891) and s2 (0.9744); s0 and s3
+keep `composite <= 1` until more co-active job sets are searched to the end.
 """
 
 

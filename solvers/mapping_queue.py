@@ -98,6 +98,11 @@ COMMON_SPEC = {
     "scheduler": (DEFAULT_SCHEDULER, _scheduler_name),
     "scheduler_params": ({}, _scheduler_params),
 }
+def _optional_count(v: Any) -> int | None:
+    return None if v is None else as_int(1, None)(v)
+
+
+FIFO_SPEC = dict(COMMON_SPEC, max_running=(None, _optional_count))
 CES_SPEC = dict(COMMON_SPEC, **{
     "window": (CES_WINDOW, as_int(1, None)),
     "weights": (CES_WEIGHTS, _weights3),
@@ -111,6 +116,8 @@ COMMON_PARAMS = {
                  "instance)",
     "scheduler_params": "dict, default {}: parameters passed to the scheduler",
 }
+FIFO_PARAMS = dict(COMMON_PARAMS, max_running="int >= 1 or null, default null (no limit): at most this many jobs "
+                                              "run at once (1: one job after another, each on the empty network)")
 CES_PARAMS = dict(COMMON_PARAMS, **{
     "window": f"int >= 1, default {CES_WINDOW}: rolling-window size (waiting jobs considered per pick)",
     "weights": f"3 floats >= 0, default {list(CES_WEIGHTS)}: score weights of resource fit, aged priority, wait",
@@ -128,12 +135,17 @@ CES_PARAMS = dict(COMMON_PARAMS, **{
 
 
 class Fifo(QueuePolicy):
-    """Arrival order with head-of-line blocking."""
+    """Arrival order with head-of-line blocking; at most ``max_running`` jobs at once (None: no
+    limit)."""
 
     name = "fifo"
 
+    def __init__(self, max_running: int | None = None):
+        self.max_running = max_running
+
     def schedule(self, sim: StreamSim, t: float) -> None:
-        while sim.waiting and sim.try_start(sim.waiting[0]):
+        while sim.waiting and (self.max_running is None or len(sim.running) < self.max_running) \
+                and sim.try_start(sim.waiting[0]):
             pass
 
 
@@ -257,13 +269,13 @@ def run_policy(instance: Instance, policy: str, *, seed: int = 0, time_limit: fl
         raise InputError(f"unknown queue policy {policy!r} (known: {', '.join(POLICIES)})", field="policy")
     if instance.family != "mapping":
         raise InputError(f"queue policies need a mapping instance, got {instance.family!r}", field="family")
-    spec = CES_SPEC if policy == "ces-multi" else COMMON_SPEC
+    spec = {"ces-multi": CES_SPEC, "fifo": FIFO_SPEC}.get(policy, COMMON_SPEC)
     opts = parse_params(policy, spec, params)
     scheduler, sched_params = opts.pop("scheduler"), opts.pop("scheduler_params")
 
     def make(sim: StreamSim) -> QueuePolicy:
         if policy == "fifo":
-            return Fifo()
+            return Fifo(opts.get("max_running"))
         if policy == "strict-priority":
             return StrictPriority()
         return CESMulti(sim, **opts)
@@ -316,7 +328,7 @@ def _solve(policy: str, instance: Instance, time_limit: float | None, seed: int,
 @register("fifo", families=("mapping",), kind="heuristic",
           description="Job queue in arrival order with head-of-line blocking; each job placed by a single-job "
                       "scheduler in the stream simulator",
-          params=COMMON_PARAMS, check=lambda p: parse_params("fifo", COMMON_SPEC, p))
+          params=FIFO_PARAMS, check=lambda p: parse_params("fifo", FIFO_SPEC, p))
 def solve_fifo(instance: Instance, *, time_limit: float | None = None, seed: int = 0, **params: Any) -> Result:
     """FIFO queue policy (see the module docstring)."""
     return _solve("fifo", instance, time_limit, seed, params)

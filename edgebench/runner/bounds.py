@@ -12,13 +12,19 @@ when no exact model finished in the certification's time limit.
   windowed-load bound (:func:`heads_tails_bound`);
 * mapping (``composite``, max): 1 — ``composite = 0.5 (1 - L) + 0.5 D_BW`` with ``L`` a mean of
   non-negatively weighted standard deviations (>= 0) and ``D_BW`` a mean of per-link
-  satisfactions clipped to [0, 1].
+  satisfactions clipped to [0, 1]; with several jobs (a stream) also the active-set LP of
+  ``formulations.mapping_stream`` (docs/formulations/mapping.md, "Multi-job streams"), kept
+  where it is below 1.
 """
 
 from __future__ import annotations
 
+from edgebench.formulations.mapping_stream import stream_bound
 from edgebench.instances import semantics
 from edgebench.instances.model import Instance
+
+#: seconds of branch and bound per stream instance for the active-set bound (all sets together)
+STREAM_BUDGET = 10.0
 
 
 def critical_path_bounds(instance: Instance) -> list[float]:
@@ -94,6 +100,10 @@ def combinatorial_bound(instance: Instance) -> tuple[float, str] | None:
             best, kind = ht, "combinatorial: heads, tails and windowed load"
         return best, kind
     if instance.family == "mapping":
+        if len(instance.mapping.jobs) > 1:
+            sb = stream_bound(instance, budget=STREAM_BUDGET)
+            if sb.bound < 1.0:
+                return sb.bound, "combinatorial: stream active-set LP"
         return 1.0, "combinatorial: composite <= 1"
     return None
 
