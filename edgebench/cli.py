@@ -214,7 +214,7 @@ def summarize(instance) -> dict[str, Any]:
         from edgebench.instances import semantics
 
         n = len(p.nodes)
-        connected = all(semantics.canonical_route(p, a, b) is not None for a in range(n) for b in range(n))
+        connected = semantics.route_table(p).strongly_connected()
         sizes = [len(j.tasks) for j in p.jobs]
         return {
             "nodes": n,

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import io
 import json
 import os
+import stat
 import tempfile
 import zlib
 from pathlib import Path
@@ -80,18 +82,45 @@ def validate_model(cls: type[M], data: Any, *, file: str | None = None) -> M:
         raise InputError(f"not JSON data: {exc}", file=file) from None
 
 
-def read_json(path: str | os.PathLike) -> Any:
-    """Read ``.json`` or ``.json.gz`` (detected by the gzip magic, not only the suffix)."""
-    p = Path(path)
+#: the largest JSON text a reader accepts, compressed or not (issue 28: an 8 MB gzip bomb
+#: decompressed to gigabytes); the largest shipped instance is below 1 MB
+MAX_JSON_BYTES = 64 * 2**20
+
+
+def read_regular_bytes(p: Path, limit: int = MAX_JSON_BYTES) -> bytes:
+    """The bytes of the regular file ``p``, at most ``limit`` (a FIFO, device or directory
+    is refused before it is opened, so reading never blocks or runs without end)."""
     try:
-        raw = p.read_bytes()
+        st = os.stat(p)
     except OSError as exc:
         raise InputError(f"cannot read file: {exc.strerror or exc}", file=str(p)) from None
+    if not stat.S_ISREG(st.st_mode):
+        raise InputError("not a regular file (a directory, FIFO or device is refused)", file=str(p))
+    if st.st_size > limit:
+        raise InputError(f"file of {st.st_size:,} bytes, more than the limit of {limit:,}", file=str(p))
+    try:
+        with open(p, "rb") as fh:
+            raw = fh.read(limit + 1)
+    except OSError as exc:
+        raise InputError(f"cannot read file: {exc.strerror or exc}", file=str(p)) from None
+    if len(raw) > limit:
+        raise InputError(f"file of more than {limit:,} bytes", file=str(p))
+    return raw
+
+
+def read_json(path: str | os.PathLike) -> Any:
+    """Read ``.json`` or ``.json.gz`` (detected by the gzip magic, not only the suffix); the
+    file and its decompressed text are capped at :data:`MAX_JSON_BYTES`."""
+    p = Path(path)
+    raw = read_regular_bytes(p)
     if raw[:2] == b"\x1f\x8b":
         try:
-            raw = gzip.decompress(raw)
+            with gzip.GzipFile(fileobj=io.BytesIO(raw)) as gz:
+                raw = gz.read(MAX_JSON_BYTES + 1)
         except (OSError, EOFError, zlib.error) as exc:
             raise InputError(f"malformed gzip: {exc}", file=str(p)) from None
+        if len(raw) > MAX_JSON_BYTES:
+            raise InputError(f"decompresses to more than {MAX_JSON_BYTES:,} bytes (the limit)", file=str(p))
     elif p.suffix == ".gz":
         raise InputError("malformed gzip: not a gzip stream", file=str(p))
     try:

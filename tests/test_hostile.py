@@ -1,0 +1,145 @@
+"""Hostile input, round two (issue 28): each case a new user with hostile files found on
+main — memory bombs within the documented limits, code imported from the working folder,
+paths taken from data, tracebacks instead of one line. Every test runs the CLI in a
+subprocess (memory cases under RLIMIT_AS, as the runner's ``--memory-limit`` does)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import resource
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from edgebench.cli import main
+from edgebench.instances.io import MAX_JSON_BYTES
+
+HERE = Path(__file__).resolve().parent
+GOOD = HERE / "data" / "good"
+#: address-space limit of the memory cases (the interpreter with numpy, scipy and pydantic
+#: maps about 0.7 GiB before any work)
+MEMORY_LIMIT = 1536 * 2**20
+
+
+def cli(*args: str, cwd: Path | None = None, limit: int | None = None, timeout: float = 300,
+        env: dict | None = None) -> subprocess.CompletedProcess:
+    def preexec() -> None:
+        if limit is not None:
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    return subprocess.run([sys.executable, "-m", "edgebench", *args], capture_output=True, text=True,
+                          timeout=timeout, cwd=cwd, preexec_fn=preexec, env=env)
+
+
+def one_line(proc: subprocess.CompletedProcess, *pieces: str) -> None:
+    assert proc.returncode == 2, (proc.returncode, proc.stderr[-2000:])
+    assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    assert proc.stderr.startswith("edgebench: error: "), proc.stderr
+    for p in pieces:
+        assert p in proc.stderr, proc.stderr
+
+
+def ring(path: Path, n: int) -> Path:
+    """A valid mapping instance: an n-node directed ring and one job of 2 task nodes."""
+    nodes = [{"cpu": 100.0, "ram": 100.0} for _ in range(n)]
+    links = [{"src": i, "dst": (i + 1) % n, "bandwidth": 100.0} for i in range(n)]
+    job = {"arrival": 0.0, "duration": 1.0, "tasks": [{"cpu": 10.0, "ram": 10.0}] * 2,
+           "links": [{"src": 0, "dst": 1, "bw_min": 1.0, "bw_max": 2.0}]}
+    path.write_text(json.dumps({"format_version": 1, "family": "mapping", "id": f"ring-{n}",
+                                "mapping": {"nodes": nodes, "links": links, "jobs": [job],
+                                            "objective": {"weights": [0.4, 0.3, 0.3]}}}))
+    return path
+
+
+def wide_placement(path: Path, clusters: int, tasks: int) -> Path:
+    """A valid placement instance: clusters of 1024 x 1024 (the unit limit), every task
+    eligible everywhere with a zero minimum (10^6 allocation options per cluster)."""
+    d = {"format_version": 1, "family": "placement", "id": f"wide-{clusters}", "placement": {
+        "clusters": [{"capacity": {"cpu": 1024, "gpu": 1024}} for _ in range(clusters)],
+        "tasks": [{"arrival": 0, "type": "t", "minimum": {"cpu": 0, "gpu": 0}, "eligible": list(range(clusters))}
+                  for _ in range(tasks)],
+        "performance": {"kind": "synthetic", "types": {"t": {"base": 0.01, "gpu_scale": 4.0, "cpu_per_gpu": 2.0,
+                                                              "curvature": 1.2}}},
+        "step_seconds": 10.0, "variant": "multi"}}
+    path.write_text(json.dumps(d))
+    return path
+
+
+# ---- 1. memory bombs within the documented limits --------------------------------------
+
+
+def test_mapping_ring_routes_are_lazy(tmp_path):
+    """A 1,000-node ring (main: the eager P x P route table, 5 * 10^8 link indices, took
+    4 GB in info, evaluate and every solver; 2,000 nodes were killed for memory)."""
+    inst = ring(tmp_path / "ring.json", 1000)
+    info = cli("info", str(inst), "--json", limit=MEMORY_LIMIT)
+    assert info.returncode == 0, info.stderr[-2000:]
+    assert json.loads(info.stdout)["summary"]["strongly_connected"] is True
+    sol = tmp_path / "ring.random.json"
+    solve = cli("solve", str(inst), "--solver", "random", "-o", str(sol), limit=MEMORY_LIMIT)
+    assert solve.returncode == 0, solve.stderr[-2000:]
+    ev = cli("evaluate", str(inst), str(sol), limit=MEMORY_LIMIT)
+    assert ev.returncode == 0 and "feasible" in ev.stdout, ev.stderr[-2000:]
+    # the population-based solvers need a dense P x P x hops table: refused in one line
+    one_line(cli("solve", str(inst), "--solver", "ga", "--time-limit", "1", "-o", str(tmp_path / "ga.json"),
+                 limit=MEMORY_LIMIT),
+             "mapping.nodes", "too large for the population-based solvers")
+
+
+def test_placement_random_enumerates_no_option_grid(tmp_path):
+    """1,000 clusters of 1024 x 1024 (main: about 10^6 cached options per cluster, 24 GB at
+    10,000 clusters, past the time limit)."""
+    inst = wide_placement(tmp_path / "wide.json", 1000, 8)
+    proc = cli("solve", str(inst), "--solver", "random", "--time-limit", "5", "-o", str(tmp_path / "s.json"),
+               limit=MEMORY_LIMIT)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert json.loads((tmp_path / "s.json").read_text())["status"] in ("feasible", "timeout")
+
+
+def call(capsys, *args: str) -> subprocess.CompletedProcess:
+    """The CLI in this process (the cases that need no resource limit)."""
+    rc = main(list(args))
+    out, err = capsys.readouterr()
+    return subprocess.CompletedProcess(args, rc, out, err)
+
+
+def test_gzip_bomb_is_capped(tmp_path, capsys):
+    bomb = tmp_path / "bomb.json.gz"
+    member = gzip.compress(b" " * 2**20, 9)  # gzip members concatenate: 65 MiB of blanks in 70 KB
+    bomb.write_bytes(member * (MAX_JSON_BYTES // 2**20 + 1))
+    one_line(call(capsys, "info", str(bomb)), str(bomb), "decompresses to more than")
+
+
+def test_fifo_and_directory_inputs_are_refused(tmp_path, capsys):
+    fifo = tmp_path / "in.json"
+    os.mkfifo(fifo)
+    one_line(call(capsys, "info", str(fifo)), "not a regular file")
+    one_line(call(capsys, "info", str(tmp_path)), "not a regular file")
+
+
+# ---- 2. workers import nothing from the current folder ----------------------------------
+
+
+def test_run_workers_ignore_modules_in_the_current_folder(tmp_path):
+    marker = tmp_path / "planted-ran"
+    for name in ("numpy", "edgebench_planted", "scipy"):
+        (tmp_path / f"{name}.py").write_text(f"open({str(marker)!r}, 'a').write({name!r})\nraise SystemExit(3)\n")
+    suite = tmp_path / "s.toml"
+    suite.write_text(f'name = "planted"\ntime_limit = 5\nworkers = 1\n[[instances]]\nfiles = ["{GOOD / "mapping_tiny.json"}"]\n'
+                     '[[solvers]]\nname = "random"\n')
+    # the console script (as a user runs it: its folder, not the current one, is on sys.path)
+    proc = subprocess.run([str(Path(sys.executable).parent / "edgebench"), "run", str(suite), "--db",
+                           str(tmp_path / "r.sqlite"), "--no-report", "--no-progress"], capture_output=True, text=True,
+                          timeout=300, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert not marker.exists(), marker.read_text()
+    conn = sqlite3.connect(tmp_path / "r.sqlite")
+    try:
+        assert [r[0] for r in conn.execute("SELECT status FROM runs")] == ["feasible"]
+    finally:
+        conn.close()
