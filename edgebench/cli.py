@@ -318,10 +318,12 @@ def cmd_generate(args: argparse.Namespace) -> int:
     for k, inst in enumerate(instances):
         stem = _safe_name(inst.id if ids[inst.id] == 1 else f"{inst.id}-s{args.seed + k}")
         targets.append((out_dir / f"{stem}{suffix}", inst))
+    from edgebench.instances.sets import check_generated_folder, write_generated_manifest
+
+    check_generated_folder(out_dir, args.family)
     for path, inst in targets:
         io.write_json(path, inst)
         print(path)
-    from edgebench.instances.sets import write_generated_manifest
 
     write_generated_manifest(out_dir, args.family, args.preset, overrides,
                              [(p, inst, args.seed + k) for k, (p, inst) in enumerate(targets)])

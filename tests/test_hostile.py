@@ -143,3 +143,82 @@ def test_run_workers_ignore_modules_in_the_current_folder(tmp_path):
         assert [r[0] for r in conn.execute("SELECT status FROM runs")] == ["feasible"]
     finally:
         conn.close()
+
+
+# ---- 3. paths taken from data stay in their folder; 4. claims are re-checked ---------------
+
+SHIPPED = HERE.parent / "instances" / "data" / "mapping-thesis-v2"
+
+
+def folder_set(tmp_path: Path, edit) -> Path:
+    """A copy of a shipped set (first instance only) whose manifest ``edit`` changes."""
+    d = tmp_path / "sets" / "myset"
+    (d / "solutions").mkdir(parents=True)
+    m = json.loads((SHIPPED / "manifest.json").read_text())
+    e = m["instances"][0]
+    m["instances"] = [e]
+    (d / e["file"]).write_bytes((SHIPPED / e["file"]).read_bytes())
+    sol = e["best_known"]["solution"]
+    (d / sol).write_bytes((SHIPPED / sol).read_bytes())
+    edit(m, e)
+    (d / "manifest.json").write_text(json.dumps(m))
+    return d
+
+
+def run_dir(capsys, tmp_path: Path, d: Path) -> subprocess.CompletedProcess:
+    suite = tmp_path / "s.toml"
+    suite.write_text(f'name = "s"\ntime_limit = 1\n[[instances]]\ndir = "{d}"\n[[solvers]]\nname = "random"\n')
+    return call(capsys, "run", str(suite), "--db", str(tmp_path / "r.sqlite"), "--dry-run")
+
+
+def test_manifest_id_cannot_name_a_path(tmp_path, capsys):
+    d = folder_set(tmp_path, lambda m, e: e.update(id="../../../x"))
+    one_line(call(capsys, "bestknown", "--refresh-bounds", "--data-dir", str(d.parent)), "instances[0].id",
+             "no path")
+
+
+@pytest.mark.parametrize("edit, field", [
+    (lambda m, e: m.update(instances=5), "instances: must be a list"),
+    (lambda m, e: e.pop("file"), "instances[0].file"),
+    (lambda m, e: e.update(file="../../../../etc/hostname"), "leads outside the folder"),
+    (lambda m, e: e["best_known"].update(solution="/etc/hostname"), "best_known.solution"),
+    (lambda m, e: e["best_known"].update(objective="high"), "best_known.objective"),
+])
+def test_malformed_manifest_is_one_line(tmp_path, capsys, edit, field):
+    d = folder_set(tmp_path, edit)
+    one_line(run_dir(capsys, tmp_path, d), field)
+
+
+@pytest.mark.parametrize("edit, field", [
+    # a better objective than the shipped solution has: the referee disagrees
+    (lambda m, e: e["best_known"].update(objective=e["best_known"]["objective"] + 0.05,
+                                         bound=e["best_known"]["objective"] + 0.05), "best_known.objective"),
+    # an upper bound (mapping maximises) below the verified objective: impossible
+    (lambda m, e: e["best_known"].update(bound=e["best_known"]["objective"] - 0.05), "best_known.bound"),
+])
+def test_folder_best_known_claims_are_rechecked(tmp_path, capsys, edit, field):
+    d = folder_set(tmp_path, edit)
+    one_line(run_dir(capsys, tmp_path, d), field)
+
+
+def test_recipe_trace_path_is_confined(tmp_path, capsys, monkeypatch):
+    traces = tmp_path / "traces"
+    traces.mkdir()
+    monkeypatch.setenv("EDGEBENCH_TRACES", str(traces))
+    recipe = tmp_path / "leak-v1.toml"
+    recipe.write_text('name = "leak-v1"\nversion = 1\nfamily = "offloading"\nconverter = "daggen"\ndescription = "x"\nseeds = [0]\n'
+                      '[source]\nterms = "x"\nfiles = [{ name = "../../../../etc/hostname", sha256 = "' + "0" * 64
+                      + '" }]\n')
+    proc = call(capsys, "sets", "build", str(recipe), "-o", str(tmp_path / "out"))
+    one_line(proc, "source.files[0].name", "leads outside the folder")
+    assert "sha256" not in proc.stderr  # no hash prefix of the file leaks
+
+
+def test_generate_refuses_a_second_family_in_one_folder(tmp_path, capsys):
+    out = tmp_path / "g"
+    assert call(capsys, "generate", "mapping", "--preset", "thesis", "-o", str(out)).returncode == 0
+    before = (out / "manifest.json").read_bytes()
+    one_line(call(capsys, "generate", "offloading", "--preset", "heft-random", "-o", str(out)), "family",
+             "another folder")
+    assert (out / "manifest.json").read_bytes() == before
+    assert len(list(out.glob("*.json"))) == 2  # no offloading file was written

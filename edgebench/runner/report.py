@@ -271,6 +271,7 @@ def instance_files(runs: Runs, data_dir: Path | None = None) -> dict[str, dict[s
     from edgebench.errors import InputError
     from edgebench.instances import sets
     from edgebench.instances.io import read_json
+    from edgebench.instances.manifest import read_manifest_file
 
     root = Path(data_dir) if data_dir is not None else sets.DATA_DIR
     wanted = set(runs["instance_hash"].tolist()) if len(runs) else set()
@@ -280,7 +281,7 @@ def instance_files(runs: Runs, data_dir: Path | None = None) -> dict[str, dict[s
         if not name or not (folder / "manifest.json").is_file():
             continue
         try:
-            manifest = read_json(folder / "manifest.json")
+            manifest = read_manifest_file(folder / "manifest.json")
             entries = [e for e in manifest.get("instances", []) if isinstance(e, dict) and e.get("hash") in wanted]
         except (InputError, AttributeError):
             continue

@@ -30,6 +30,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from edgebench.errors import InputError
+from edgebench.runner.bestknown import verify_entry
 
 SUITES_DIR = Path(__file__).resolve().parent / "suites"
 DEFAULT_SUITE = SUITES_DIR / "default.toml"
@@ -503,6 +504,8 @@ def _load_instances(suite: Suite, file: str, base: Path | None) -> list[Instance
             raise
         folder = (data_dir or sets.DATA_DIR) / name
         for entry, inst in zip(manifest["instances"], instances):
+            if data_dir is not None and entry.get("best_known"):
+                verify_entry(folder, entry, inst)  # a downloaded folder's claims are re-checked (issue 28)
             add(inst, name, str(folder / entry["file"]), entry.get("best_known"))
 
     for i, src in enumerate(suite.instances):
