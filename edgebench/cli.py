@@ -749,6 +749,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         reason = exc.strerror or str(exc)
         print(f"{PROG}: error: {where}: <root>: {reason}", file=sys.stderr)
         return 2
+    except MemoryError:  # a limit the documented bounds should prevent: still one line (issue 28)
+        print(f"{PROG}: error: <input>: <root>: out of memory (see the limits in docs/instance-format.md)",
+              file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
         return 130

@@ -16,6 +16,7 @@ import json
 import os
 import stat
 import tempfile
+import tomllib
 import zlib
 from pathlib import Path
 from typing import Any, TypeVar
@@ -106,6 +107,26 @@ def read_regular_bytes(p: Path, limit: int = MAX_JSON_BYTES) -> bytes:
     if len(raw) > limit:
         raise InputError(f"file of more than {limit:,} bytes", file=str(p))
     return raw
+
+
+def read_toml(path: str | os.PathLike, what: str) -> dict[str, Any]:
+    """Parse the TOML file ``path`` (a suite or a recipe; ``what`` names it in errors):
+    a regular file of at most :data:`MAX_JSON_BYTES`, UTF-8, nested no deeper than the
+    parser's recursion allows (issue 28: deep nesting was a RecursionError traceback)."""
+    p = Path(path)
+    try:
+        raw = read_regular_bytes(p)
+    except InputError as err:
+        raise InputError(err.reason.replace("file", what, 1) if err.reason.startswith("cannot read file") else err.reason,
+                         file=str(p)) from None
+    try:
+        return tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text: {exc.reason}", file=str(p)) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"malformed TOML: {exc}", file=str(p)) from None
+    except RecursionError:
+        raise InputError("malformed TOML: nested too deeply", file=str(p)) from None
 
 
 def read_json(path: str | os.PathLike) -> Any:
@@ -214,8 +235,28 @@ def dump_json_text(model: BaseModel | dict) -> str:
     return json.dumps(data, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
 
 
-def write_text_atomic(path: str | os.PathLike, text: str | bytes) -> Path:
+def output_target(path: str | os.PathLike) -> Path:
+    """The file an output path names: a symbolic link is followed (the file it points to is
+    replaced, the link stays) and the target must be a regular file or not exist yet — a
+    device, FIFO, socket or directory is refused before anything is written (issue 28: as
+    root, ``-o /dev/stdout`` replaced the device link)."""
     p = Path(path)
+    if p.is_symlink():
+        p = Path(os.path.realpath(p))
+    try:
+        st = os.stat(p)
+    except FileNotFoundError:
+        return p
+    except OSError as exc:
+        raise InputError(f"cannot write file: {exc.strerror or exc}", file=str(path)) from None
+    if not stat.S_ISREG(st.st_mode):
+        kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
+        raise InputError(f"output is {kind} (only regular files are written)", file=str(path))
+    return p
+
+
+def write_text_atomic(path: str | os.PathLike, text: str | bytes) -> Path:
+    p = output_target(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     data = text.encode("utf-8") if isinstance(text, str) else text
     if p.name.endswith(".gz"):

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import sys
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from edgebench.argtypes import CMDLINE
 from edgebench.errors import InputError
-from edgebench.instances.io import content_hash, load_instance, read_json, validate_model, write_json, write_text_atomic
+from edgebench.instances.io import content_hash, load_instance, read_json, read_toml, validate_model, write_json, write_text_atomic
 from edgebench.instances.manifest import confined, read_manifest_file
 from edgebench.instances.model import Instance
 
@@ -95,12 +94,7 @@ class Recipe(BaseModel):
 
 def read_recipe(path: str | Path) -> Recipe:
     p = Path(path)
-    try:
-        data = tomllib.loads(p.read_bytes().decode("utf-8"))
-    except OSError as exc:
-        raise InputError(f"cannot read recipe: {exc.strerror or exc}", file=str(p)) from None
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise InputError(f"malformed TOML: {exc}", file=str(p)) from None
+    data = read_toml(p, "recipe")
     recipe = validate_model(Recipe, data, file=str(p))
     if p.suffix == ".toml" and p.stem != recipe.name:
         raise InputError(f"the recipe file must be named after its set ({recipe.name}.toml)", file=str(p),

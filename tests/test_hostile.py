@@ -222,3 +222,87 @@ def test_generate_refuses_a_second_family_in_one_folder(tmp_path, capsys):
              "another folder")
     assert (out / "manifest.json").read_bytes() == before
     assert len(list(out.glob("*.json"))) == 2  # no offloading file was written
+
+
+def test_imported_pareto_front_is_rescored(tmp_path, capsys):
+    sol = json.loads((GOOD / "mapping_tiny.random.json").read_text())
+    own = json.loads(json.dumps(sol))
+    sol["stats"] = {"pareto": [{"L": 0.0, "D_BW": 1.0},  # no solution: unverifiable, dropped
+                               {"L": 0.0, "D_BW": 1.0, "composite": 1.0, "solution": own}]}
+    f = tmp_path / "claimed.json"
+    f.write_text(json.dumps(sol))
+    db = tmp_path / "r.sqlite"
+    proc = call(capsys, "import", "--db", str(db), "--solver", "mine", "--kind", "exact", "--instances",
+                str(GOOD / "mapping_tiny.json"), str(f))
+    assert proc.returncode == 0, proc.stderr
+    conn = sqlite3.connect(db)
+    try:
+        (pareto, objectives), = conn.execute("SELECT pareto, objectives FROM runs")
+    finally:
+        conn.close()
+    front, truth = json.loads(pareto), json.loads(objectives)
+    assert len(front) == 1
+    assert front[0]["L"] == pytest.approx(truth["L"], abs=1e-12) and front[0]["L"] > 0
+    assert front[0]["D_BW"] == pytest.approx(truth["D_BW"], abs=1e-12) and front[0]["D_BW"] < 1
+
+
+# ---- 3. -o writes only regular files ------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device", "device-link", "dir"])
+def test_output_must_be_a_regular_file(tmp_path, capsys, kind):
+    target = tmp_path / "out.json"
+    if kind == "fifo":
+        os.mkfifo(target)
+    elif kind == "device":
+        target = Path("/dev/null")
+    elif kind == "device-link":
+        target.symlink_to("/dev/null")
+    else:
+        target = tmp_path / "d.json"
+        target.mkdir()
+    one_line(call(capsys, "solve", str(GOOD / "mapping_tiny.json"), "--solver", "random", "-o", str(target)))
+    assert target.is_symlink() or not target.is_file()
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temp file left
+
+
+def test_output_symlink_to_a_file_replaces_the_file(tmp_path, capsys):
+    real = tmp_path / "real.json"
+    real.write_text("{}")
+    link = tmp_path / "link.json"
+    link.symlink_to(real)
+    assert call(capsys, "solve", str(GOOD / "mapping_tiny.json"), "--solver", "random", "-o", str(link)).returncode == 0
+    assert link.is_symlink() and json.loads(real.read_text())["solver"] == "random"
+
+
+# ---- 5. one line instead of a traceback ---------------------------------------------------
+
+
+def test_deeply_nested_toml_is_one_line(tmp_path, capsys):
+    suite = tmp_path / "deep.toml"
+    suite.write_text("a = " + "[" * 5000 + "]" * 5000 + "\n")
+    one_line(call(capsys, "run", str(suite), "--dry-run"), "nested too deeply")
+
+
+def test_seed_beyond_the_store_integer_is_refused(tmp_path, capsys):
+    proc = call(capsys, "run", "--seeds", str(2**63), "--dry-run")
+    assert proc.returncode == 2 and "2^63 - 1" in proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("target, option", [("ces-ppo", "--hidden"), ("tapfinger", "--num-envs"),
+                                            ("tapfinger", "--layers")])
+def test_train_sizes_are_bounded(tmp_path, capsys, target, option):
+    proc = call(capsys, "train", target, option, "100000000", "--out", str(tmp_path / "t"))
+    assert proc.returncode == 2 and "must be from 1 to" in proc.stderr and "Traceback" not in proc.stderr
+    assert not (tmp_path / "t").exists()
+
+
+def test_import_of_non_utf8_names(tmp_path, capsys):
+    f = tmp_path / os.fsdecode(b"bad\xff.json")
+    f.write_bytes((GOOD / "mapping_tiny.random.json").read_bytes())
+    db = tmp_path / "r.sqlite"
+    proc = call(capsys, "import", "--db", str(db), "--solver", "mine", "--instances", str(GOOD / "mapping_tiny.json"),
+                str(f))
+    assert proc.returncode == 0, proc.stderr
+    one_line(call(capsys, "import", "--db", str(db), "--solver", os.fsdecode(b"x\xff"), "--instances",
+                  str(GOOD / "mapping_tiny.json"), str(f)), "--solver", "not valid UTF-8")

@@ -647,9 +647,10 @@ def anytime_curves(runs: Runs, idx: np.ndarray) -> Series:
 
 def _exact_front(runs: Runs, i: int) -> bool:
     """A front is exact when an exact solver recorded it and finished inside its time limit
-    (each point then solved its epsilon-problem to optimality)."""
+    (each point then solved its epsilon-problem to optimality); an imported front never is,
+    whatever kind it was imported as (its points are re-scored, its exactness unprovable)."""
     rt, tl = runs["runtime"][i], runs["time_limit"][i]
-    return bool(runs["kind"][i] == "exact" and runs["status"][i] in ("optimal", "feasible")
+    return bool(runs["kind"][i] == "exact" and runs["suite"][i] != "import" and runs["status"][i] in ("optimal", "feasible")
                 and not (math.isfinite(tl) and rt >= tl))
 
 
