@@ -160,6 +160,9 @@ def _check_output_file(path: str) -> None:
             if not parent.is_dir():
                 raise _cmdline_error("-o", f"{parent} is not a folder")
             break
+    from edgebench.instances.io import output_target
+
+    output_target(path)  # a device, FIFO or socket (directly or by a link) is refused now, not after solving
 
 
 def _check_output_dir(path: str) -> None:
@@ -470,7 +473,10 @@ def cmd_solve(args: argparse.Namespace) -> int:
 
         solver, params = SOLVER, {**params, "command": args.command}
     _get_solver(solver, instance.family)
-    result = _run_solver(instance, solver, time_limit=args.time_limit, seed=args.seed, params=params)
+    from edgebench.external import contained_children
+
+    with contained_children():  # a signal or Ctrl-C leaves no program, cbc or HiGHS process behind
+        result = _run_solver(instance, solver, time_limit=args.time_limit, seed=args.seed, params=params)
     ev = evaluate(instance, result.solution)
     path = io.write_json(args.output, result.solution)
     print(f"instance: {instance.id} ({instance.family})")

@@ -306,3 +306,53 @@ def test_import_of_non_utf8_names(tmp_path, capsys):
     assert proc.returncode == 0, proc.stderr
     one_line(call(capsys, "import", "--db", str(db), "--solver", os.fsdecode(b"x\xff"), "--instances",
                   str(GOOD / "mapping_tiny.json"), str(f)), "--solver", "not valid UTF-8")
+
+
+# ---- 5. processes: signals end the program's whole tree; output capped; FIFO solution -----
+
+
+def test_sigterm_to_solve_command_ends_the_programs_tree(tmp_path):
+    import signal
+    import time
+
+    import psutil
+
+    pidfile = tmp_path / "grandchild.pid"
+    prog = tmp_path / "prog.sh"
+    prog.write_text(f"#!/bin/sh\n(sleep 300 & echo $! > {pidfile})\nsleep 300\n")
+    prog.chmod(0o755)
+    proc = subprocess.Popen([str(Path(sys.executable).parent / "edgebench"), "solve", str(GOOD / "mapping_tiny.json"),
+                             "--command", str(prog), "--time-limit", "200", "-o", str(tmp_path / "s.json")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not (pidfile.is_file() and pidfile.read_text().strip()) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        grandchild = int(pidfile.read_text())
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert "Traceback" not in err and err.count("\n") == 1, err
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            if psutil.Process(grandchild).status() == psutil.STATUS_ZOMBIE:
+                break
+        except psutil.NoSuchProcess:
+            break
+        time.sleep(0.1)
+    else:
+        pytest.fail("the program's grandchild outlived solve")
+    assert not (tmp_path / "s.json").exists()
+
+
+def test_program_output_is_capped_and_a_fifo_solution_refused(tmp_path):
+    from edgebench.external import OUTPUT_KEEP, run_program, solve_command
+    from edgebench.instances.io import load_instance
+
+    log = tmp_path / "out.log"
+    code, _ = run_program("head -c 20000000 /dev/zero; exit 3", cwd=str(tmp_path), log=log, timeout=60)
+    assert code == 3 and log.stat().st_size <= OUTPUT_KEEP + 100
+    res = solve_command(load_instance(GOOD / "mapping_tiny.json"), time_limit=30, command="mkfifo {solution}")
+    assert res.solution.status == "error" and "not a regular file" in res.solution.stats["message"]
