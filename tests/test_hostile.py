@@ -356,3 +356,27 @@ def test_program_output_is_capped_and_a_fifo_solution_refused(tmp_path):
     assert code == 3 and log.stat().st_size <= OUTPUT_KEEP + 100
     res = solve_command(load_instance(GOOD / "mapping_tiny.json"), time_limit=30, command="mkfifo {solution}")
     assert res.solution.status == "error" and "not a regular file" in res.solution.stats["message"]
+
+
+@pytest.mark.parametrize("column, value", [("seed", "'s'"), ("runtime", "X'00ff'"), ("objectives", "'{not json'"),
+                                           ("status", "X'00'")])
+def test_wrong_typed_store_cell_is_one_line(tmp_path, capsys, column, value):
+    db = tmp_path / "r.sqlite"
+    assert call(capsys, "import", "--db", str(db), "--solver", "mine", "--instances", str(GOOD / "mapping_tiny.json"),
+                str(GOOD / "mapping_tiny.random.json")).returncode == 0
+    conn = sqlite3.connect(db)
+    with conn:
+        conn.execute(f"UPDATE runs SET {column} = {value}")
+    conn.close()
+    one_line(call(capsys, "report", "--db", str(db), "-o", str(tmp_path / "rep")), f"runs.{column}")
+    assert not (tmp_path / "rep").exists()
+
+
+def test_terminal_escapes_in_ids_are_refused(tmp_path, capsys):
+    d = json.loads((GOOD / "mapping_tiny.json").read_text())
+    d["id"] = "evil\x1b]0;owned\x07"
+    f = tmp_path / "esc.json"
+    f.write_text(json.dumps(d))
+    proc = call(capsys, "info", str(f))
+    one_line(proc, "id")
+    assert "\x1b" not in proc.stderr and "\x07" not in proc.stderr
