@@ -19,6 +19,7 @@ import argparse
 import json
 import os
 import re
+import sqlite3
 import sys
 from collections import Counter
 from pathlib import Path
@@ -754,6 +755,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         where = getattr(exc, "filename", None) or "<output>"
         reason = exc.strerror or str(exc)
         print(f"{PROG}: error: {where}: <root>: {reason}", file=sys.stderr)
+        return 2
+    except sqlite3.Error as exc:  # a full disk or an I/O error under a store: SQLite rolled the run back
+        print(f"{PROG}: error: <store>: <root>: {exc} (what was stored before is kept; free the space and "
+              "rerun to resume)", file=sys.stderr)
         return 2
     except MemoryError:  # a limit the documented bounds should prevent: still one line (issue 28)
         print(f"{PROG}: error: <input>: <root>: out of memory (see the limits in docs/instance-format.md)",

@@ -380,3 +380,30 @@ def test_terminal_escapes_in_ids_are_refused(tmp_path, capsys):
     proc = call(capsys, "info", str(f))
     one_line(proc, "id")
     assert "\x1b" not in proc.stderr and "\x07" not in proc.stderr
+
+
+def test_full_disk_during_run_is_one_line_and_resumable(tmp_path):
+    """A store on a 160 KiB tmpfs fills up mid-sweep (needs root to mount; skipped otherwise)."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=160k", "tmpfs", str(disk)], capture_output=True).returncode:
+        pytest.skip("cannot mount a tmpfs (not root)")
+    try:
+        files = ", ".join(f'"{GOOD / f}"' for f in ("mapping_tiny.json",))
+        suite = tmp_path / "s.toml"
+        suite.write_text(f'name = "full"\ntime_limit = 5\nworkers = 1\n[[instances]]\nfiles = [{files}]\n'
+                         '[[solvers]]\nname = "random"\nseeds = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]\n')
+        db = disk / "r.sqlite"
+        args = ("run", str(suite), "--db", str(db), "--no-report", "--no-progress")
+        one_line(cli(*args), "database or disk is full", "rerun to resume")
+        subprocess.run(["mount", "-o", "remount,size=64m", str(disk)], check=True)
+        proc = cli(*args)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        conn = sqlite3.connect(db)
+        try:
+            assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+            assert conn.execute("SELECT COUNT(*) FROM runs WHERE status = 'feasible'").fetchone()[0] == 10
+        finally:
+            conn.close()
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], capture_output=True)
