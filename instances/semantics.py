@@ -259,11 +259,15 @@ def canonical_route(payload: "MappingPayload", a: int, b: int) -> tuple[int, ...
     return route_table(payload)[a][b]
 
 
+#: link indices of built routes kept per source (about 40 MB); longer routes are rebuilt
+ROUTE_CACHE_HOPS = 1_000_000
+
+
 class RouteRow:
     """The canonical routes from one source: one breadth-first search (O(nodes + links)
     memory), each route built and kept only when it is asked for."""
 
-    __slots__ = ("a", "up", "via", "max_hops", "_paths")
+    __slots__ = ("a", "up", "via", "max_hops", "_paths", "_kept")
 
     def __init__(self, out: list[list[tuple[int, int]]], a: int) -> None:
         n = len(out)
@@ -285,6 +289,7 @@ class RouteRow:
         self.via = via
         self.max_hops = max(hops) if n else 0
         self._paths: dict[int, tuple[int, ...] | None] = {}
+        self._kept = 0  # link indices held by _paths
 
     def reachable(self, b: int) -> bool:
         return self.up[b] >= 0
@@ -312,7 +317,9 @@ class RouteRow:
                 rev.append(self.via[v])
                 v = self.up[v]
             path = tuple(reversed(rev))
-        self._paths[b] = path
+        if self._kept + len(path or ()) <= ROUTE_CACHE_HOPS:  # beyond: rebuilt on each use, memory stays flat
+            self._paths[b] = path
+            self._kept += len(path or ())
         return path
 
 
