@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from array import array
-from collections import deque
+from collections import OrderedDict, deque
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -259,21 +259,24 @@ def canonical_route(payload: "MappingPayload", a: int, b: int) -> tuple[int, ...
     return route_table(payload)[a][b]
 
 
-#: link indices of built routes kept per source (about 40 MB); longer routes are rebuilt
-ROUTE_CACHE_HOPS = 1_000_000
+#: link indices of built routes kept per network (about 80 MB); beyond, routes are rebuilt
+ROUTE_CACHE_HOPS = 2_000_000
+#: node entries of the sources' search trees kept per network (8 bytes each: 32 MB); beyond,
+#: the least recently used source is searched again when it is used again
+ROUTE_CACHE_NODES = 4_000_000
 
 
 class RouteRow:
     """The canonical routes from one source: one breadth-first search (O(nodes + links)
     memory), each route built and kept only when it is asked for."""
 
-    __slots__ = ("a", "up", "via", "max_hops", "_paths", "_kept")
+    __slots__ = ("a", "up", "via", "max_hops", "_paths", "_kept", "_shared")
 
-    def __init__(self, out: list[list[tuple[int, int]]], a: int) -> None:
+    def __init__(self, out: list[list[tuple[int, int]]], a: int, shared: list[int] | None = None) -> None:
         n = len(out)
-        up = array("q", [-1]) * n  # the node before each node on its route (-1: unreached)
-        via = array("q", [-1]) * n  # the link into each node on its route
-        hops = array("q", [0]) * n
+        up = array("i", [-1]) * n  # the node before each node on its route (-1: unreached)
+        via = array("i", [-1]) * n  # the link into each node on its route
+        hops = array("i", [0]) * n
         up[a] = a
         queue = deque([a])
         while queue:
@@ -290,6 +293,7 @@ class RouteRow:
         self.max_hops = max(hops) if n else 0
         self._paths: dict[int, tuple[int, ...] | None] = {}
         self._kept = 0  # link indices held by _paths
+        self._shared = shared if shared is not None else [0]  # ... and by every row of the table
 
     def reachable(self, b: int) -> bool:
         return self.up[b] >= 0
@@ -317,9 +321,11 @@ class RouteRow:
                 rev.append(self.via[v])
                 v = self.up[v]
             path = tuple(reversed(rev))
-        if self._kept + len(path or ()) <= ROUTE_CACHE_HOPS:  # beyond: rebuilt on each use, memory stays flat
+        size = len(path or ())
+        if self._shared[0] + size <= ROUTE_CACHE_HOPS:  # beyond: rebuilt on each use, memory stays flat
             self._paths[b] = path
-            self._kept += len(path or ())
+            self._kept += size
+            self._shared[0] += size
         return path
 
 
@@ -327,11 +333,14 @@ class RouteTable:
     """``table[a][b]`` = :func:`canonical_route` (a, b), computed lazily: a source's search
     runs on its first use, a route is built on its first use (issue 28: the eager P x P table
     of a 2,000-node ring held 4 * 10^9 link indices). Memory: O(nodes + links) per source used
-    plus the length of each route used."""
+    plus the length of each route used, both capped (``ROUTE_CACHE_NODES``,
+    ``ROUTE_CACHE_HOPS``: beyond, searches and routes are redone on use)."""
 
     def __init__(self, payload: "MappingPayload") -> None:
         self._out = out_links(payload)
-        self._rows: dict[int, RouteRow] = {}
+        self._rows: OrderedDict[int, RouteRow] = OrderedDict()  # least recently used first
+        self._max_rows = max(1, ROUTE_CACHE_NODES // max(len(self._out), 1))
+        self._kept = [0]
 
     def __len__(self) -> int:
         return len(self._out)
@@ -343,8 +352,13 @@ class RouteTable:
         if a < 0 or a >= len(self._out):
             raise IndexError(a)
         row = self._rows.get(a)
-        if row is None:
-            row = self._rows[a] = RouteRow(self._out, a)
+        if row is not None:
+            self._rows.move_to_end(a)
+            return row
+        row = self._rows[a] = RouteRow(self._out, a, self._kept)
+        while len(self._rows) > self._max_rows:
+            _, old = self._rows.popitem(last=False)
+            self._kept[0] -= old._kept
         return row
 
     def max_hops(self) -> int:

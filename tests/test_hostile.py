@@ -407,3 +407,64 @@ def test_full_disk_during_run_is_one_line_and_resumable(tmp_path):
             conn.close()
     finally:
         subprocess.run(["umount", "-l", str(disk)], capture_output=True)
+
+
+def _eager_routes(m) -> list[list[tuple[int, ...] | None]]:
+    """The main branch's eager table: one BFS per source, neighbours by increasing index."""
+    from collections import deque
+
+    out: list[list[tuple[int, int]]] = [[] for _ in m.nodes]
+    for k, lk in enumerate(m.links):
+        out[lk.src].append((lk.dst, k))
+    for row in out:
+        row.sort()
+    table = []
+    for a in range(len(m.nodes)):
+        prev: dict[int, tuple[int, int]] = {}
+        seen, queue = {a}, deque([a])
+        while queue:
+            u = queue.popleft()
+            for v, k in out[u]:
+                if v not in seen:
+                    seen.add(v)
+                    prev[v] = (u, k)
+                    queue.append(v)
+        row = []
+        for b in range(len(m.nodes)):
+            if b == a:
+                row.append(())
+            elif b not in seen:
+                row.append(None)
+            else:
+                path, v = [], b
+                while v != a:
+                    u, k = prev[v]
+                    path.append(k)
+                    v = u
+                row.append(tuple(reversed(path)))
+        table.append(row)
+    return table
+
+
+@pytest.mark.parametrize("nodes_cap, hops_cap", [(10**9, 10**9), (20, 3)])
+def test_lazy_routes_equal_the_eager_table(monkeypatch, nodes_cap, hops_cap):
+    """Lazy (and, with tiny caps, evicted and rebuilt) routes are the canonical ones."""
+    import random
+
+    from edgebench.instances import semantics
+    from edgebench.instances.generators import generate
+
+    monkeypatch.setattr(semantics, "ROUTE_CACHE_NODES", nodes_cap)
+    monkeypatch.setattr(semantics, "ROUTE_CACHE_HOPS", hops_cap)
+    rng = random.Random(5)
+    for seed in range(6):
+        m = generate("mapping", "thesis", seed=seed, topology=rng.choice(["random", "ring", "star", "tree"])).mapping
+        want = _eager_routes(m)
+        table = semantics.RouteTable(m)
+        pairs = [(a, b) for a in range(len(m.nodes)) for b in range(len(m.nodes))]
+        rng.shuffle(pairs)
+        for a, b in pairs + pairs[:50]:
+            assert table[a][b] == want[a][b], (seed, a, b)
+        strongly = all(r is not None for row in want for r in row)
+        assert table.strongly_connected() == strongly
+        assert table.max_hops() == max(len(r) for row in want for r in row if r is not None)
