@@ -252,7 +252,8 @@ def build_problem(instance: Instance, jobs: Sequence[int] | None = None,
     bw = np.array([lk.bandwidth for lk in m.links], dtype=float)
     if P * P * R > EXACT_MAX_CELLS:
         raise InputError(f"the exact mapping model's route incidence needs {P} x {P} x {R} entries (more than "
-                         f"{EXACT_MAX_CELLS:,}); this network is too large for the exact solvers", field="mapping.nodes")
+                         f"{EXACT_MAX_CELLS:,}); this network is too large for the exact solvers",
+                         field="mapping.nodes")
     routes = semantics.route_table(m)
     inc = np.zeros((P, P, R))
     routable = np.zeros((P, P), dtype=bool)

@@ -117,8 +117,8 @@ def read_toml(path: str | os.PathLike, what: str) -> dict[str, Any]:
     try:
         raw = read_regular_bytes(p)
     except InputError as err:
-        raise InputError(err.reason.replace("file", what, 1) if err.reason.startswith("cannot read file") else err.reason,
-                         file=str(p)) from None
+        reason = err.reason.replace("file", what, 1) if err.reason.startswith("cannot read file") else err.reason
+        raise InputError(reason, file=str(p)) from None
     try:
         return tomllib.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:

@@ -69,7 +69,8 @@ def score(path: str, instances: dict[str, Any], *, solver: str, kind: str) -> di
                          f"instance {sol.instance_id!r}); give the instances it was made for", file=path,
                          field="instance_hash")
     sol = io.solution_from_dict(sol.model_dump(mode="json"), file=path, instance=ref.instance)
-    res: dict[str, Any] = {"status": sol.status, "feasible": 0, "message": f"imported from {printable(Path(path).name)}",
+    res: dict[str, Any] = {"status": sol.status, "feasible": 0,
+                           "message": f"imported from {printable(Path(path).name)}",
                            "runtime": sol.wall_time, "started": utcnow(), "finished": utcnow()}
     record_solution(res, sol, evaluate(ref.instance, sol), ref.instance)
     res.update(units_ok=0, trace=None)  # an outside bound or trace is recorded, never trusted

@@ -676,7 +676,8 @@ def _exact_front(runs: Runs, i: int) -> bool:
     (each point then solved its epsilon-problem to optimality); an imported front never is,
     whatever kind it was imported as (its points are re-scored, its exactness unprovable)."""
     rt, tl = runs["runtime"][i], runs["time_limit"][i]
-    return bool(runs["kind"][i] == "exact" and runs["suite"][i] != "import" and runs["status"][i] in ("optimal", "feasible")
+    return bool(runs["kind"][i] == "exact" and runs["suite"][i] != "import"
+                and runs["status"][i] in ("optimal", "feasible")
                 and not (math.isfinite(tl) and rt >= tl))
 
 
