@@ -325,9 +325,15 @@ def cmd_generate(args: argparse.Namespace) -> int:
     from edgebench.instances.sets import check_generated_folder, write_generated_manifest
 
     check_generated_folder(out_dir, args.family)
-    for path, inst in targets:
-        io.write_json(path, inst)
-        print(path)
+    fresh = [p for p, _ in targets if not p.exists()]
+    try:
+        for path, inst in targets:
+            io.write_json(path, inst)
+            print(path)
+    except BaseException:  # a full disk or a signal: no partial set of new files stays (issue 28)
+        for p in fresh:
+            p.unlink(missing_ok=True)
+        raise
 
     write_generated_manifest(out_dir, args.family, args.preset, overrides,
                              [(p, inst, args.seed + k) for k, (p, inst) in enumerate(targets)])

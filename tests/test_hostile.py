@@ -468,3 +468,21 @@ def test_lazy_routes_equal_the_eager_table(monkeypatch, nodes_cap, hops_cap):
         strongly = all(r is not None for row in want for r in row)
         assert table.strongly_connected() == strongly
         assert table.max_hops() == max(len(r) for row in want for r in row if r is not None)
+
+
+def test_generate_on_a_full_disk_leaves_no_partial_set(tmp_path, capsys, monkeypatch):
+    from edgebench.instances import io
+
+    real, calls = io.write_text_atomic, []
+
+    def full_after_two(path, text):
+        calls.append(path)
+        if len(calls) > 2:
+            raise OSError(28, "No space left on device", str(path))
+        return real(path, text)
+
+    monkeypatch.setattr(io, "write_text_atomic", full_after_two)
+    out = tmp_path / "g"
+    one_line(call(capsys, "generate", "mapping", "--preset", "thesis", "--count", "4", "-o", str(out)),
+             "No space left on device")
+    assert not out.exists() or list(out.iterdir()) == []
