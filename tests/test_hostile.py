@@ -486,3 +486,18 @@ def test_generate_on_a_full_disk_leaves_no_partial_set(tmp_path, capsys, monkeyp
     one_line(call(capsys, "generate", "mapping", "--preset", "thesis", "--count", "4", "-o", str(out)),
              "No space left on device")
     assert not out.exists() or list(out.iterdir()) == []
+
+
+def test_resumed_training_does_not_duplicate_metrics_rows(tmp_path, capsys):
+    pytest.importorskip("torch")
+    out = tmp_path / "run"
+    base = ["train", "tapfinger", "--preset", "synthetic-3", "--variant", "single", "--seed", "3", "--out", str(out),
+            "--set", "num_tasks=8", "--num-envs", "2", "--rollout-steps", "8", "--eval-every", "1",
+            "--eval-episodes", "1", "--hidden", "16", "--layers", "1", "--heads", "2"]
+    assert call(capsys, *base, "--steps", "16").returncode == 0
+    metrics = out / "metrics.csv"
+    lines = metrics.read_text().splitlines(keepends=True)
+    metrics.write_text("".join(lines) + lines[-1])  # a row written after the checkpoint, before a kill -9
+    assert call(capsys, *base, "--steps", "32", "--resume").returncode == 0
+    rows = metrics.read_text().strip().splitlines()
+    assert [r.split(",")[1] for r in rows[1:]] == ["0", "16", "32"]
