@@ -57,12 +57,12 @@ def ring(path: Path, n: int) -> Path:
 
 
 def wide_placement(path: Path, clusters: int, tasks: int) -> Path:
-    """A valid placement instance: clusters of 1024 x 1024 (the unit limit), every task
-    eligible everywhere with a zero minimum (10^6 allocation options per cluster)."""
+    """A valid placement instance: clusters of 1024 x 1024 (the unit limit), task j eligible
+    on cluster j mod clusters with a zero minimum (10^6 allocation options per cluster)."""
     d = {"format_version": 1, "family": "placement", "id": f"wide-{clusters}", "placement": {
         "clusters": [{"capacity": {"cpu": 1024, "gpu": 1024}} for _ in range(clusters)],
-        "tasks": [{"arrival": 0, "type": "t", "minimum": {"cpu": 0, "gpu": 0}, "eligible": list(range(clusters))}
-                  for _ in range(tasks)],
+        "tasks": [{"arrival": 0, "type": "t", "minimum": {"cpu": 0, "gpu": 0}, "eligible": [j % clusters]}
+                  for j in range(tasks)],
         "performance": {"kind": "synthetic", "types": {"t": {"base": 0.01, "gpu_scale": 4.0, "cpu_per_gpu": 2.0,
                                                               "curvature": 1.2}}},
         "step_seconds": 10.0, "variant": "multi"}}
@@ -92,9 +92,9 @@ def test_mapping_ring_routes_are_lazy(tmp_path):
 
 
 def test_placement_random_enumerates_no_option_grid(tmp_path):
-    """1,000 clusters of 1024 x 1024 (main: about 10^6 cached options per cluster, 24 GB at
-    10,000 clusters, past the time limit)."""
-    inst = wide_placement(tmp_path / "wide.json", 1000, 8)
+    """1,000 clusters of 1024 x 1024, one task each (main: 10^6 cached options per cluster,
+    24 GB at 10,000 clusters, past the time limit)."""
+    inst = wide_placement(tmp_path / "wide.json", 1000, 1000)
     proc = cli("solve", str(inst), "--solver", "random", "--time-limit", "5", "-o", str(tmp_path / "s.json"),
                limit=MEMORY_LIMIT)
     assert proc.returncode == 0, proc.stderr[-2000:]
