@@ -252,17 +252,27 @@ def test_imported_pareto_front_is_rescored(tmp_path, capsys):
 @pytest.mark.parametrize("kind", ["fifo", "device", "device-link", "dir"])
 def test_output_must_be_a_regular_file(tmp_path, capsys, kind):
     target = tmp_path / "out.json"
+    if kind.startswith("device"):  # a private null device: a build that wrote over it harms nothing
+        import stat
+
+        dev = tmp_path / "null"
+        try:
+            os.mknod(dev, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+        except PermissionError:
+            pytest.skip("cannot make a device node (not root)")
     if kind == "fifo":
         os.mkfifo(target)
     elif kind == "device":
-        target = Path("/dev/null")
+        target = dev
     elif kind == "device-link":
-        target.symlink_to("/dev/null")
+        target.symlink_to(dev)
     else:
         target = tmp_path / "d.json"
         target.mkdir()
     one_line(call(capsys, "solve", str(GOOD / "mapping_tiny.json"), "--solver", "random", "-o", str(target)))
     assert target.is_symlink() or not target.is_file()
+    if kind.startswith("device"):
+        assert dev.is_char_device()
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temp file left
 
 
