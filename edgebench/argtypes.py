@@ -42,6 +42,20 @@ def positive_int(text: str) -> int:
     return x
 
 
+def int_in(lo: int, hi: int):
+    """An integer option limited to [lo, hi] (issue 28: sizes of the learned models and of
+    training — widths, environments, rollout lengths — were unbounded: a MemoryError)."""
+
+    def parse(text: str) -> int:
+        x = _int(text)
+        if not lo <= x <= hi:
+            raise argparse.ArgumentTypeError(f"must be from {lo} to {hi:,}, got {x}")
+        return x
+
+    parse.__name__ = f"int_in_{lo}_{hi}"
+    return parse
+
+
 def _positive_number(text: str, what: str) -> float:
     """A finite number > 0; the messages name ``what`` ("a number", "a number of seconds")."""
     try:

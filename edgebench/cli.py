@@ -19,6 +19,7 @@ import argparse
 import json
 import os
 import re
+import sqlite3
 import sys
 from collections import Counter
 from pathlib import Path
@@ -160,6 +161,9 @@ def _check_output_file(path: str) -> None:
             if not parent.is_dir():
                 raise _cmdline_error("-o", f"{parent} is not a folder")
             break
+    from edgebench.instances.io import output_target
+
+    output_target(path)  # a device, FIFO or socket (directly or by a link) is refused now, not after solving
 
 
 def _check_output_dir(path: str) -> None:
@@ -214,7 +218,7 @@ def summarize(instance) -> dict[str, Any]:
         from edgebench.instances import semantics
 
         n = len(p.nodes)
-        connected = all(semantics.canonical_route(p, a, b) is not None for a in range(n) for b in range(n))
+        connected = semantics.route_table(p).strongly_connected()
         sizes = [len(j.tasks) for j in p.jobs]
         return {
             "nodes": n,
@@ -318,10 +322,18 @@ def cmd_generate(args: argparse.Namespace) -> int:
     for k, inst in enumerate(instances):
         stem = _safe_name(inst.id if ids[inst.id] == 1 else f"{inst.id}-s{args.seed + k}")
         targets.append((out_dir / f"{stem}{suffix}", inst))
-    for path, inst in targets:
-        io.write_json(path, inst)
-        print(path)
-    from edgebench.instances.sets import write_generated_manifest
+    from edgebench.instances.sets import check_generated_folder, write_generated_manifest
+
+    check_generated_folder(out_dir, args.family)
+    fresh = [p for p, _ in targets if not p.exists()]
+    try:
+        for path, inst in targets:
+            io.write_json(path, inst)
+            print(path)
+    except BaseException:  # a full disk or a signal: no partial set of new files stays (issue 28)
+        for p in fresh:
+            p.unlink(missing_ok=True)
+        raise
 
     write_generated_manifest(out_dir, args.family, args.preset, overrides,
                              [(p, inst, args.seed + k) for k, (p, inst) in enumerate(targets)])
@@ -474,7 +486,10 @@ def cmd_solve(args: argparse.Namespace) -> int:
 
         solver, params = SOLVER, {**params, "command": args.command}
     _get_solver(solver, instance.family)
-    result = _run_solver(instance, solver, time_limit=args.time_limit, seed=args.seed, params=params)
+    from edgebench.external import contained_children
+
+    with contained_children():  # a signal or Ctrl-C leaves no program, cbc or HiGHS process behind
+        result = _run_solver(instance, solver, time_limit=args.time_limit, seed=args.seed, params=params)
     ev = evaluate(instance, result.solution)
     path = io.write_json(args.output, result.solution)
     print(f"instance: {instance.id} ({instance.family})")
@@ -761,6 +776,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         where = getattr(exc, "filename", None) or "<output>"
         reason = exc.strerror or str(exc)
         print(f"{PROG}: error: {where}: <root>: {reason}", file=sys.stderr)
+        return 2
+    except sqlite3.Error as exc:  # a full disk or an I/O error under a store: SQLite rolled the run back
+        print(f"{PROG}: error: <store>: <root>: {exc} (what was stored before is kept; free the space and "
+              "rerun to resume)", file=sys.stderr)
+        return 2
+    except MemoryError:  # a limit the documented bounds should prevent: still one line (issue 28)
+        print(f"{PROG}: error: <input>: <root>: out of memory (see the limits in docs/instance-format.md)",
+              file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)

@@ -28,6 +28,7 @@ reason (with the tail of the program's output) in ``stats["message"]``.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import re
@@ -35,6 +36,7 @@ import shlex
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -47,6 +49,8 @@ PLACEHOLDERS = ("instance", "solution", "time_limit", "seed")
 _PLACEHOLDER = re.compile(r"\{(" + "|".join(PLACEHOLDERS) + r")\}")
 #: characters of the program's output kept in the message
 OUTPUT_TAIL = 1500
+#: bytes of the program's output kept at most (its tail; issue 28: the output was unbounded)
+OUTPUT_KEEP = 64 * 1024
 
 
 def substitute(command: str, values: dict[str, str]) -> str:
@@ -85,18 +89,86 @@ def kill_tree(pid: int) -> None:
             pass
 
 
+def _descendants() -> set[int]:
+    import psutil
+
+    try:
+        return {p.pid for p in psutil.Process().children(recursive=True)}
+    except psutil.Error:
+        return set()
+
+
+def _become_subreaper() -> None:
+    """Orphans of our descendants are re-parented to this process (not to init), so that
+    :func:`contained_children` still finds a program's grandchildren after its shell died."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(36, 1)  # PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):
+        pass
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+@contextlib.contextmanager
+def contained_children():
+    """Every process started inside the block — and everything they started — is SIGKILLed
+    when the block ends, also by an exception, Ctrl-C, SIGTERM or SIGHUP (both turned into
+    KeyboardInterrupt while the block runs in the main thread; issue 28: ``solve`` killed by
+    SIGTERM left the program's children, and by SIGINT left ``cbc``, running)."""
+    _become_subreaper()
+    before = _descendants()
+    old: dict[int, Any] = {}
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            old[sig] = signal.signal(sig, _interrupt)
+    try:
+        yield
+    finally:
+        for pid in sorted(_descendants() - before):
+            kill_tree(pid)
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+
+
+def _drain(fd: int, tail: bytearray, total: list[int]) -> None:
+    """Read the program's output to its end, keeping the last :data:`OUTPUT_KEEP` bytes."""
+    while True:
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:
+            return
+        if not chunk:
+            return
+        total[0] += len(chunk)
+        tail += chunk
+        if len(tail) > 2 * OUTPUT_KEEP:
+            del tail[:-OUTPUT_KEEP]
+
+
 def run_program(command: str, *, cwd: str, log: Path, timeout: float | None) -> tuple[int | None, float]:
-    """Run ``command`` through the shell, stdout and stderr to ``log``; at ``timeout`` (and
-    in any case at the end) kill its process tree. Returns (exit status, or None when it was
-    killed for time, seconds).
+    """Run ``command`` through the shell, stdout and stderr to ``log`` (its last
+    :data:`OUTPUT_KEEP` bytes: the output is read to its end but not kept); at ``timeout``
+    (and in any case at the end, or on a signal) kill its process tree. Returns (exit status,
+    or None when it was killed for time, seconds).
 
     The program stays in the caller's process group: the runner's hard kill of a worker and
     the worker's watchdog (``killpg`` of the worker's group when the driver dies) end it too,
     and Ctrl-C reaches it from a terminal."""
     t0 = time.perf_counter()
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(command, shell=True, cwd=cwd, stdin=subprocess.DEVNULL, stdout=out,
-                                stderr=subprocess.STDOUT, preexec_fn=_die_with_parent)
+    tail, total = bytearray(), [0]
+    with contained_children():
+        r, w = os.pipe()
+        try:
+            proc = subprocess.Popen(command, shell=True, cwd=cwd, stdin=subprocess.DEVNULL, stdout=w,
+                                    stderr=subprocess.STDOUT, preexec_fn=_die_with_parent)
+        finally:
+            os.close(w)
+        reader = threading.Thread(target=_drain, args=(r, tail, total), daemon=True)
+        reader.start()
         try:
             code: int | None = proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -104,6 +176,11 @@ def run_program(command: str, *, cwd: str, log: Path, timeout: float | None) -> 
         finally:  # whatever happened (a timeout, an interrupt), nothing of the program outlives it
             kill_tree(proc.pid)
             proc.wait()
+    reader.join(timeout=5)
+    if not reader.is_alive():
+        os.close(r)
+    head = b"" if total[0] <= OUTPUT_KEEP else f"[{total[0] - OUTPUT_KEEP} bytes of output dropped]\n".encode()
+    log.write_bytes(head + bytes(tail[-OUTPUT_KEEP:]))
     return code, time.perf_counter() - t0
 
 

@@ -12,8 +12,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
-from edgebench.instances.model import (MAX_ITEMS, MAX_LINKS, MAX_SEED, MAX_SOLUTION_TIME, MAX_STEP, Frozen, Items,
-                                       NonNegFloat, NonNegUnits)
+from edgebench.instances.model import (MAX_ITEMS, MAX_LINKS, MAX_SEED, MAX_SOLUTION_TIME, MAX_STEP, PRINTABLE, Frozen,
+                                       Items, NonNegFloat, NonNegUnits)
 
 #: bounds of every number of a solution (docs/instance-format.md, "Limits")
 Index = Annotated[int, Field(ge=0, lt=MAX_ITEMS)]
@@ -104,7 +104,7 @@ class OffloadingDecisions(Frozen):
 class Solution(Frozen):
     format_version: Literal[1] = 1
     family: Literal["placement", "mapping", "offloading"]
-    instance_id: str
+    instance_id: str = Field(pattern=PRINTABLE)
     instance_hash: str
     solver: str
     params: dict[str, Any] = Field(default_factory=dict)

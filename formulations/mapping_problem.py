@@ -43,6 +43,11 @@ BW_TOL = 1e-9
 CAP_EPS = 1e-9
 
 
+#: the dense [P, P, R] route incidence of the exact models is refused beyond this many
+#: entries (160 MB; issue 28)
+EXACT_MAX_CELLS = 20_000_000
+
+
 @dataclass(frozen=True)
 class Goal:
     """Maximise ``const + alpha * D_BW - beta * L`` subject to ``D_BW >= d_min`` (if set).
@@ -245,7 +250,11 @@ def build_problem(instance: Instance, jobs: Sequence[int] | None = None,
     bg_c = np.array([nd.bg_cpu for nd in m.nodes], dtype=float)
     bg_r = np.array([nd.bg_ram for nd in m.nodes], dtype=float)
     bw = np.array([lk.bandwidth for lk in m.links], dtype=float)
-    routes = [[semantics.canonical_route(m, a, b) for b in range(P)] for a in range(P)]
+    if P * P * R > EXACT_MAX_CELLS:
+        raise InputError(f"the exact mapping model's route incidence needs {P} x {P} x {R} entries (more than "
+                         f"{EXACT_MAX_CELLS:,}); this network is too large for the exact solvers",
+                         field="mapping.nodes")
+    routes = semantics.route_table(m)
     inc = np.zeros((P, P, R))
     routable = np.zeros((P, P), dtype=bool)
     hops = -np.ones((P, P), dtype=int)

@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import io
 import json
 import os
+import stat
 import tempfile
+import tomllib
 import zlib
 from pathlib import Path
 from typing import Any, TypeVar
@@ -80,18 +83,65 @@ def validate_model(cls: type[M], data: Any, *, file: str | None = None) -> M:
         raise InputError(f"not JSON data: {exc}", file=file) from None
 
 
-def read_json(path: str | os.PathLike) -> Any:
-    """Read ``.json`` or ``.json.gz`` (detected by the gzip magic, not only the suffix)."""
-    p = Path(path)
+#: the largest JSON text a reader accepts, compressed or not (issue 28: an 8 MB gzip bomb
+#: decompressed to gigabytes); the largest shipped instance is below 1 MB
+MAX_JSON_BYTES = 64 * 2**20
+
+
+def read_regular_bytes(p: Path, limit: int = MAX_JSON_BYTES) -> bytes:
+    """The bytes of the regular file ``p``, at most ``limit`` (a FIFO, device or directory
+    is refused before it is opened, so reading never blocks or runs without end)."""
     try:
-        raw = p.read_bytes()
+        st = os.stat(p)
     except OSError as exc:
         raise InputError(f"cannot read file: {exc.strerror or exc}", file=str(p)) from None
+    if not stat.S_ISREG(st.st_mode):
+        raise InputError("not a regular file (a directory, FIFO or device is refused)", file=str(p))
+    if st.st_size > limit:
+        raise InputError(f"file of {st.st_size:,} bytes, more than the limit of {limit:,}", file=str(p))
+    try:
+        with open(p, "rb") as fh:
+            raw = fh.read(limit + 1)
+    except OSError as exc:
+        raise InputError(f"cannot read file: {exc.strerror or exc}", file=str(p)) from None
+    if len(raw) > limit:
+        raise InputError(f"file of more than {limit:,} bytes", file=str(p))
+    return raw
+
+
+def read_toml(path: str | os.PathLike, what: str) -> dict[str, Any]:
+    """Parse the TOML file ``path`` (a suite or a recipe; ``what`` names it in errors):
+    a regular file of at most :data:`MAX_JSON_BYTES`, UTF-8, nested no deeper than the
+    parser's recursion allows (issue 28: deep nesting was a RecursionError traceback)."""
+    p = Path(path)
+    try:
+        raw = read_regular_bytes(p)
+    except InputError as err:
+        reason = err.reason.replace("file", what, 1) if err.reason.startswith("cannot read file") else err.reason
+        raise InputError(reason, file=str(p)) from None
+    try:
+        return tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text: {exc.reason}", file=str(p)) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"malformed TOML: {exc}", file=str(p)) from None
+    except RecursionError:
+        raise InputError("malformed TOML: nested too deeply", file=str(p)) from None
+
+
+def read_json(path: str | os.PathLike) -> Any:
+    """Read ``.json`` or ``.json.gz`` (detected by the gzip magic, not only the suffix); the
+    file and its decompressed text are capped at :data:`MAX_JSON_BYTES`."""
+    p = Path(path)
+    raw = read_regular_bytes(p)
     if raw[:2] == b"\x1f\x8b":
         try:
-            raw = gzip.decompress(raw)
+            with gzip.GzipFile(fileobj=io.BytesIO(raw)) as gz:
+                raw = gz.read(MAX_JSON_BYTES + 1)
         except (OSError, EOFError, zlib.error) as exc:
             raise InputError(f"malformed gzip: {exc}", file=str(p)) from None
+        if len(raw) > MAX_JSON_BYTES:
+            raise InputError(f"decompresses to more than {MAX_JSON_BYTES:,} bytes (the limit)", file=str(p))
     elif p.suffix == ".gz":
         raise InputError("malformed gzip: not a gzip stream", file=str(p))
     try:
@@ -185,8 +235,28 @@ def dump_json_text(model: BaseModel | dict) -> str:
     return json.dumps(data, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
 
 
-def write_text_atomic(path: str | os.PathLike, text: str | bytes) -> Path:
+def output_target(path: str | os.PathLike) -> Path:
+    """The file an output path names: a symbolic link is followed (the file it points to is
+    replaced, the link stays) and the target must be a regular file or not exist yet — a
+    device, FIFO, socket or directory is refused before anything is written (issue 28: as
+    root, ``-o /dev/stdout`` replaced the device link)."""
     p = Path(path)
+    if p.is_symlink():
+        p = Path(os.path.realpath(p))
+    try:
+        st = os.stat(p)
+    except FileNotFoundError:
+        return p
+    except OSError as exc:
+        raise InputError(f"cannot write file: {exc.strerror or exc}", file=str(path)) from None
+    if not stat.S_ISREG(st.st_mode):
+        kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
+        raise InputError(f"output is {kind} (only regular files are written)", file=str(path))
+    return p
+
+
+def write_text_atomic(path: str | os.PathLike, text: str | bytes) -> Path:
+    p = output_target(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     data = text.encode("utf-8") if isinstance(text, str) else text
     if p.name.endswith(".gz"):

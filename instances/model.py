@@ -524,11 +524,17 @@ class Reference(Frozen):
     note: str | None = None
 
 
+#: text that is printed: no C0 / C1 control character (ESC, BEL, ...) and no DEL
+PRINTABLE = r"^[^\x00-\x1f\x7f-\x9f]+$"
+PRINTABLE_OR_EMPTY = r"^[^\x00-\x1f\x7f-\x9f]*$"
+
+
 class Instance(Frozen):
     format_version: Literal[1] = FORMAT_VERSION
     family: Literal["placement", "mapping", "offloading"]
-    id: str = Field(min_length=1)
-    name: str = ""
+    #: no control characters (issue 28: ids printed raw sent terminal escapes)
+    id: str = Field(min_length=1, max_length=200, pattern=PRINTABLE)
+    name: str = Field("", pattern=PRINTABLE_OR_EMPTY)
     #: generator and all its parameters, seed, source and reference, terms for trace data
     meta: dict[str, Any] = Field(default_factory=dict)
     placement: PlacementPayload | None = None

@@ -10,7 +10,8 @@ documented in ``docs/instance-format.md``.
 from __future__ import annotations
 
 import math
-from collections import deque
+from array import array
+from collections import OrderedDict, deque
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -255,46 +256,147 @@ def canonical_route(payload: "MappingPayload", a: int, b: int) -> tuple[int, ...
     """The thesis's routing rule made deterministic: the fewest-hop directed path from a to
     b, ties broken by breadth-first search visiting neighbours in increasing node index.
     Returns the link indices; () when a == b; None when b is unreachable."""
-    return _routes(payload)[a][b]
+    return route_table(payload)[a][b]
 
 
-_ROUTE_CACHE: dict[int, tuple] = {}
+#: link indices of built routes kept per network (about 80 MB); beyond, routes are rebuilt
+ROUTE_CACHE_HOPS = 2_000_000
+#: node entries of the sources' search trees kept per network (8 bytes each: 32 MB); beyond,
+#: the least recently used source is searched again when it is used again
+ROUTE_CACHE_NODES = 4_000_000
 
 
-def _routes(payload: "MappingPayload") -> list[list[tuple[int, ...] | None]]:
-    hit = _ROUTE_CACHE.get(id(payload))
-    if hit is not None and hit[0] is payload:
-        return hit[1]
-    out = out_links(payload)
-    n = len(payload.nodes)
-    table: list[list[tuple[int, ...] | None]] = []
-    for a in range(n):
-        prev: list[tuple[int, int] | None] = [None] * n
-        seen = [False] * n
-        seen[a] = True
+class RouteRow:
+    """The canonical routes from one source: one breadth-first search (O(nodes + links)
+    memory), each route built and kept only when it is asked for."""
+
+    __slots__ = ("a", "up", "via", "max_hops", "_paths", "_kept", "_shared")
+
+    def __init__(self, out: list[list[tuple[int, int]]], a: int, shared: list[int] | None = None) -> None:
+        n = len(out)
+        up = array("i", [-1]) * n  # the node before each node on its route (-1: unreached)
+        via = array("i", [-1]) * n  # the link into each node on its route
+        hops = array("i", [0]) * n
+        up[a] = a
         queue = deque([a])
         while queue:
             u = queue.popleft()
             for v, k in out[u]:
-                if not seen[v]:
-                    seen[v] = True
-                    prev[v] = (u, k)
+                if up[v] < 0:
+                    up[v] = u
+                    via[v] = k
+                    hops[v] = hops[u] + 1
                     queue.append(v)
-        row: list[tuple[int, ...] | None] = []
-        for b in range(n):
-            if b == a:
-                row.append(())
-            elif not seen[b]:
-                row.append(None)
-            else:
-                path = []
-                v = b
-                while v != a:
-                    u, k = prev[v]  # type: ignore[misc]
-                    path.append(k)
-                    v = u
-                row.append(tuple(reversed(path)))
-        table.append(row)
+        self.a = a
+        self.up = up
+        self.via = via
+        self.max_hops = max(hops) if n else 0
+        self._paths: dict[int, tuple[int, ...] | None] = {}
+        self._kept = 0  # link indices held by _paths
+        self._shared = shared if shared is not None else [0]  # ... and by every row of the table
+
+    def reachable(self, b: int) -> bool:
+        return self.up[b] >= 0
+
+    def __len__(self) -> int:
+        return len(self.up)
+
+    def __iter__(self):
+        return (self[b] for b in range(len(self.up)))
+
+    def __getitem__(self, b: int) -> tuple[int, ...] | None:
+        if b < 0 or b >= len(self.up):
+            raise IndexError(b)
+        hit = self._paths.get(b, False)
+        if hit is not False:
+            return hit  # type: ignore[return-value]
+        if b == self.a:
+            path: tuple[int, ...] | None = ()
+        elif self.up[b] < 0:
+            path = None
+        else:
+            rev = []
+            v = b
+            while v != self.a:
+                rev.append(self.via[v])
+                v = self.up[v]
+            path = tuple(reversed(rev))
+        size = len(path or ())
+        if self._shared[0] + size <= ROUTE_CACHE_HOPS:  # beyond: rebuilt on each use, memory stays flat
+            self._paths[b] = path
+            self._kept += size
+            self._shared[0] += size
+        return path
+
+
+class RouteTable:
+    """``table[a][b]`` = :func:`canonical_route` (a, b), computed lazily: a source's search
+    runs on its first use, a route is built on its first use (issue 28: the eager P x P table
+    of a 2,000-node ring held 4 * 10^9 link indices). Memory: O(nodes + links) per source used
+    plus the length of each route used, both capped (``ROUTE_CACHE_NODES``,
+    ``ROUTE_CACHE_HOPS``: beyond, searches and routes are redone on use)."""
+
+    def __init__(self, payload: "MappingPayload") -> None:
+        self._out = out_links(payload)
+        self._rows: OrderedDict[int, RouteRow] = OrderedDict()  # least recently used first
+        self._max_rows = max(1, ROUTE_CACHE_NODES // max(len(self._out), 1))
+        self._kept = [0]
+
+    def __len__(self) -> int:
+        return len(self._out)
+
+    def __iter__(self):
+        return (self[a] for a in range(len(self._out)))
+
+    def __getitem__(self, a: int) -> RouteRow:
+        if a < 0 or a >= len(self._out):
+            raise IndexError(a)
+        row = self._rows.get(a)
+        if row is not None:
+            self._rows.move_to_end(a)
+            return row
+        row = self._rows[a] = RouteRow(self._out, a, self._kept)
+        while len(self._rows) > self._max_rows:
+            _, old = self._rows.popitem(last=False)
+            self._kept[0] -= old._kept
+        return row
+
+    def max_hops(self) -> int:
+        """The longest canonical route (hops), one search per source, nothing kept:
+        O(nodes * (nodes + links)) time, O(nodes + links) memory."""
+        return max((self._rows[a].max_hops if a in self._rows else RouteRow(self._out, a).max_hops
+                    for a in range(len(self._out))), default=0)
+
+    def strongly_connected(self) -> bool:
+        """Every node reaches every other: node 0 reaches all, and all reach node 0 (two
+        searches, O(nodes + links))."""
+        n = len(self._out)
+        if n <= 1:
+            return True
+        if not all(self[0].reachable(b) for b in range(n)):
+            return False
+        back: list[list[tuple[int, int]]] = [[] for _ in range(n)]
+        for u, row in enumerate(self._out):
+            for v, k in row:
+                back[v].append((u, k))
+        rev = RouteRow(back, 0)
+        return all(rev.reachable(b) for b in range(n))
+
+
+#: the route tables of the last few payloads, keyed by identity (the payload is kept and
+#: checked with ``is``, so a recycled id never returns a stale table)
+_ROUTE_CACHE: dict[int, tuple] = {}
+_ROUTE_CACHE_SIZE = 16
+
+
+def route_table(payload: "MappingPayload") -> RouteTable:
+    """The lazy canonical-route table of ``payload`` (cached by identity)."""
+    hit = _ROUTE_CACHE.get(id(payload))
+    if hit is not None and hit[0] is payload:
+        return hit[1]
+    table = RouteTable(payload)
+    if len(_ROUTE_CACHE) >= _ROUTE_CACHE_SIZE:
+        _ROUTE_CACHE.pop(next(iter(_ROUTE_CACHE)))
     _ROUTE_CACHE[id(payload)] = (payload, table)
     return table
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import sys
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +24,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from edgebench.argtypes import CMDLINE
 from edgebench.errors import InputError
-from edgebench.instances.io import content_hash, load_instance, read_json, validate_model, write_json, write_text_atomic
+from edgebench.instances.io import content_hash, load_instance, read_json, read_toml, validate_model, write_json, write_text_atomic
+from edgebench.instances.manifest import confined, read_manifest_file
 from edgebench.instances.model import Instance
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
@@ -96,12 +96,7 @@ class Recipe(BaseModel):
 
 def read_recipe(path: str | Path) -> Recipe:
     p = Path(path)
-    try:
-        data = tomllib.loads(p.read_bytes().decode("utf-8"))
-    except OSError as exc:
-        raise InputError(f"cannot read recipe: {exc.strerror or exc}", file=str(p)) from None
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise InputError(f"malformed TOML: {exc}", file=str(p)) from None
+    data = read_toml(p, "recipe")
     recipe = validate_model(Recipe, data, file=str(p))
     if p.suffix == ".toml" and p.stem != recipe.name:
         raise InputError(f"the recipe file must be named after its set ({recipe.name}.toml)", file=str(p),
@@ -137,7 +132,7 @@ def _trace_dir(recipe: Recipe, file: str) -> Path:
         raise InputError("no traces folder found (set $EDGEBENCH_TRACES or use ../shared/traces)", file=file,
                          field="source")
     for i, f in enumerate(recipe.source.files):
-        path = base / f.name
+        path = confined(base, f.name, file=file, field=f"source.files[{i}].name")
         if not path.is_file():
             raise InputError(f"trace file not found in {base}", file=file, field=f"source.files[{i}].name")
         got = file_sha256(path)
@@ -246,6 +241,18 @@ def build_set(name: str | Path, out_dir: Path | None = None, only: list[int] | N
     return folder
 
 
+def check_generated_folder(folder: Path, family: str) -> None:
+    """A folder holds one set of one family: ``generate`` into a folder whose manifest is of
+    another family is refused before anything is written (issue 28: the later family's
+    manifest replaced the earlier one, leaving its files unlisted)."""
+    path = folder / "manifest.json"
+    if path.is_file():
+        old = read_manifest_file(path)
+        if old.get("family") not in (None, family):
+            raise InputError(f"the folder holds a {ascii(old.get('family'))[:40]} set; generate {family} instances "
+                             "into another folder", file=str(path), field="family")
+
+
 def write_generated_manifest(folder: Path, family: str, preset: str, params: dict[str, Any],
                              written: list[tuple[Path, Instance, int]]) -> Path:
     """``manifest.json`` for a folder written by ``edgebench generate`` (so that ``run``,
@@ -259,7 +266,7 @@ def write_generated_manifest(folder: Path, family: str, preset: str, params: dic
     kept = []
     if path.is_file():
         try:
-            old = read_json(path)
+            old = read_manifest_file(path)
             if old.get("family") == family:  # one family per set: another family starts a new manifest
                 kept = [e for e in old.get("instances", [])
                         if e.get("file") not in names and (folder / str(e.get("file"))).is_file()]
@@ -284,7 +291,7 @@ def read_manifest(name: str, data_dir: Path | None = None) -> dict[str, Any]:
     path = (data_dir or DATA_DIR) / name / "manifest.json"
     if not path.exists():
         raise InputError(f"unknown instance set {name!r} (known: {', '.join(list_sets(data_dir))})", field="set")
-    return read_json(path)
+    return read_manifest_file(path)
 
 
 def load_set(name: str, data_dir: Path | None = None) -> list[Instance]:

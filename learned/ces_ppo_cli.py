@@ -22,7 +22,7 @@ from __future__ import annotations
 import argparse
 
 from edgebench.argtypes import nonneg_int as _nonneg_int
-from edgebench.argtypes import parse_assignments
+from edgebench.argtypes import int_in, parse_assignments
 from edgebench.argtypes import positive_float as _pos_float
 from edgebench.argtypes import positive_int as _pos_int
 from edgebench.argtypes import seed as _seed
@@ -93,34 +93,34 @@ def add_train_parser(train_sub) -> argparse.ArgumentParser:
                    help="ces-ppo (default), ces-ppo-noheur (no heuristic reward) or ppo-balance")
     p.add_argument("--preset", default="thesis", metavar="P", help="mapping generator preset (default thesis)")
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="generator parameter override (repeatable)")
-    p.add_argument("--steps", type=_nonneg_int, default=100_000, metavar="N",
+    p.add_argument("--steps", type=int_in(0, 10**9), default=100_000, metavar="N",
                    help="environment decisions of PPO in all (default 100000; 0 only with --bc-instances)")
     p.add_argument("--seed", type=_seed, default=1, metavar="S", help="training seed (default 1)")
     p.add_argument("--out", required=True, metavar="DIR", help="output folder (created if needed)")
     p.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint.pt")
-    p.add_argument("--num-envs", type=_pos_int, default=4, metavar="E", help="environments (default 4)")
-    p.add_argument("--num-steps", type=_pos_int, default=128, metavar="T", help="rollout length (default 128)")
+    p.add_argument("--num-envs", type=int_in(1, 256), default=4, metavar="E", help="environments (default 4)")
+    p.add_argument("--num-steps", type=int_in(1, 4096), default=128, metavar="T", help="rollout length (default 128)")
     p.add_argument("--lr", type=_pos_float, default=3e-4, metavar="X", help="learning rate (default 3e-4)")
-    p.add_argument("--eval-seeds", type=_pos_int, default=20, metavar="K",
+    p.add_argument("--eval-seeds", type=int_in(1, 10_000), default=20, metavar="K",
                    help="held-out evaluation instances (default 20)")
     p.add_argument("--eval-every", type=_pos_int, default=20, metavar="U",
                    help="updates between evaluations and checkpoints (default 20)")
-    p.add_argument("--threads", type=_pos_int, default=1, metavar="K", help="torch threads (default 1)")
+    p.add_argument("--threads", type=int_in(1, 256), default=1, metavar="K", help="torch threads (default 1)")
     p.add_argument("--no-tensorboard", action="store_true", help="skip the TensorBoard events")
     p.add_argument("--ent-coef", type=float, default=None, metavar="X", help="entropy coefficient (default 0.01)")
-    p.add_argument("--hidden", type=_pos_int, default=128, metavar="H", help="encoder width (default 128)")
+    p.add_argument("--hidden", type=int_in(1, 1024), default=128, metavar="H", help="encoder width (default 128)")
     p.add_argument("--node-head", action="store_true",
                    help="add the per-node scorer to the mapping head (used by the shipped checkpoints)")
     p.add_argument("--arch", choices=("flat", "per-node"), default="flat",
                    help="network: flat (fixed node count, default) or per-node (any node count; the shipped "
                         "checkpoints)")
-    p.add_argument("--nodes-mix", type=_pos_int, nargs="+", metavar="N",
+    p.add_argument("--nodes-mix", type=int_in(1, 1000), nargs="+", metavar="N",
                    help="physical node counts of the training instances, cycled by seed (e.g. 10 20)")
     bc = p.add_argument_group("behaviour-cloning warm start from the exact optimum (a deviation from the thesis)")
-    bc.add_argument("--bc-instances", type=_nonneg_int, default=0, metavar="K",
+    bc.add_argument("--bc-instances", type=int_in(0, 10_000), default=0, metavar="K",
                     help="training instances solved exactly (mapping-exact, composite) and replayed before PPO "
                          "(default 0: pure PPO as in the thesis)")
-    bc.add_argument("--bc-epochs", type=_pos_int, default=40, metavar="E", help="supervised epochs (default 40)")
+    bc.add_argument("--bc-epochs", type=int_in(1, 10_000), default=40, metavar="E", help="supervised epochs (default 40)")
     bc.add_argument("--bc-lr", type=_pos_float, default=1e-3, metavar="X", help="supervised learning rate (1e-3)")
     bc.add_argument("--bc-objective", choices=("composite", "L"), default="composite",
                     help="the expert's objective (default composite; L, the load-balance optimum, for ppo-balance)")

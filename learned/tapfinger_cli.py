@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import argparse
 
-from edgebench.argtypes import parse_assignments
+from edgebench.argtypes import int_in, parse_assignments
 from edgebench.argtypes import nonneg_int as _nonneg_int
 from edgebench.argtypes import positive_float as _pos_float
 from edgebench.argtypes import positive_int as _pos_int
@@ -154,18 +154,18 @@ def add_train_parser(train_sub) -> argparse.ArgumentParser:
     p.add_argument("--preset", default="synthetic-3", metavar="P", help="placement preset (default synthetic-3)")
     p.add_argument("--variant", choices=("single", "multi"), default="multi", help="single- or multi-task (default multi)")
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="generator parameter override (repeatable)")
-    p.add_argument("--steps", type=_nonneg_int, default=20_000, metavar="N",
+    p.add_argument("--steps", type=int_in(0, 10**9), default=20_000, metavar="N",
                    help="MAPPO environment steps in all (default 20000; 0 with --bc-*: behaviour cloning only)")
     p.add_argument("--seed", type=_nonneg_int, default=0, metavar="S", help="training seed (default 0)")
     p.add_argument("--out", required=True, metavar="DIR", help="run folder")
     p.add_argument("--resume", action="store_true", help="continue from OUT/last.pt")
     p.add_argument("--export", metavar="PATH", help="also write a weights-only checkpoint of the final model")
-    p.add_argument("--num-envs", type=_pos_int, default=8, metavar="E", help="environments in lockstep (default 8)")
-    p.add_argument("--rollout-steps", type=_pos_int, default=32, metavar="T", help="steps per env per update (default 32)")
+    p.add_argument("--num-envs", type=int_in(1, 256), default=8, metavar="E", help="environments in lockstep (default 8)")
+    p.add_argument("--rollout-steps", type=int_in(1, 4096), default=32, metavar="T", help="steps per env per update (default 32)")
     p.add_argument("--lr", type=_pos_float, default=1e-3, metavar="LR", help="Adam learning rate (default 1e-3)")
-    p.add_argument("--hidden", type=_pos_int, default=64, metavar="D", help="embedding width (default 64; paper 256)")
-    p.add_argument("--layers", type=_pos_int, default=2, metavar="L", help="graph layers (default 2; paper 6)")
-    p.add_argument("--heads", type=_pos_int, default=4, metavar="H", help="attention heads (default 4)")
+    p.add_argument("--hidden", type=int_in(1, 1024), default=64, metavar="D", help="embedding width (default 64; paper 256)")
+    p.add_argument("--layers", type=int_in(1, 16), default=2, metavar="L", help="graph layers (default 2; paper 6)")
+    p.add_argument("--heads", type=int_in(1, 16), default=4, metavar="H", help="attention heads (default 4)")
     p.add_argument("--conv", choices=("fused", "hgt", "gat"), default="fused",
                    help="graph attention layer: fused (default; all node/edge types in one pass), hgt (PyG HGTConv) "
                         "or gat (HeteroConv of GATConv per edge type)")
@@ -176,11 +176,11 @@ def add_train_parser(train_sub) -> argparse.ArgumentParser:
     p.add_argument("--pointer", choices=("pointer", "random"), default="pointer",
                    help="pointer (default) or random task selection (ablation)")
     p.add_argument("--eval-every", type=_nonneg_int, default=5, metavar="U", help="updates between evaluations")
-    p.add_argument("--eval-episodes", type=_pos_int, default=4, metavar="K", help="held-out episodes per evaluation")
-    p.add_argument("--threads", type=_pos_int, default=1, metavar="K", help="torch CPU threads (default 1)")
+    p.add_argument("--eval-episodes", type=int_in(1, 10_000), default=4, metavar="K", help="held-out episodes per evaluation")
+    p.add_argument("--threads", type=int_in(1, 256), default=1, metavar="K", help="torch CPU threads (default 1)")
     p.add_argument("--ent-coef", type=float, default=0.01, metavar="C", help="PPO entropy bonus (default 0.01)")
-    p.add_argument("--epochs", type=_pos_int, default=4, metavar="K", help="PPO epochs per update (default 4)")
-    p.add_argument("--minibatch", type=_pos_int, default=64, metavar="B", help="PPO minibatch (default 64)")
+    p.add_argument("--epochs", type=int_in(1, 10_000), default=4, metavar="K", help="PPO epochs per update (default 4)")
+    p.add_argument("--minibatch", type=int_in(1, 65_536), default=64, metavar="B", help="PPO minibatch (default 64)")
     p.add_argument("--target-kl", type=_pos_float, default=None, metavar="KL",
                    help="stop an update's epochs once the approx KL exceeds KL (default: never)")
     p.add_argument("--critic-warmup", type=_nonneg_int, default=0, metavar="U",
@@ -194,9 +194,9 @@ def add_train_parser(train_sub) -> argparse.ArgumentParser:
     p.add_argument("--team-reward", action="store_true",
                    help="every agent is trained on the team reward (minus all tasks in the system)")
     g = p.add_argument_group("behaviour-cloning warm start (a deviation from the paper; default off: pure MAPPO)")
-    g.add_argument("--bc-instances", type=_nonneg_int, default=0, metavar="K",
+    g.add_argument("--bc-instances", type=int_in(0, 10_000), default=0, metavar="K",
                    help="training instances solved by placement-milp whose schedules are imitated (default 0: off)")
-    g.add_argument("--bc-epochs", type=_nonneg_int, default=0, metavar="E", help="supervised epochs before MAPPO")
+    g.add_argument("--bc-epochs", type=int_in(0, 10_000), default=0, metavar="E", help="supervised epochs before MAPPO")
     g.add_argument("--bc-time-limit", type=_pos_float, default=5.0, metavar="S",
                    help="seconds per exact solve, one thread (default 5)")
     g.add_argument("--bc-cache", default="runs/tapfinger-expert", metavar="DIR",
@@ -206,15 +206,15 @@ def add_train_parser(train_sub) -> argparse.ArgumentParser:
     g.add_argument("--bc-eval-every", type=_nonneg_int, default=0, metavar="E",
                    help="BC epochs between evaluations (held-out, or validation with --val-episodes; default 0: "
                         "after the last)")
-    g.add_argument("--val-episodes", type=_nonneg_int, default=0, metavar="K",
+    g.add_argument("--val-episodes", type=int_in(0, 10_000), default=0, metavar="K",
                    help="validation seeds --val-seed-base + k, k < K: the BC/DAgger weights best on them are kept "
                         "(default 0: no selection, the last weights)")
     g.add_argument("--val-seed-base", type=_nonneg_int, default=2 * 10**9, metavar="B",
                    help="first validation seed (default 2*10**9; disjoint from training [0, 10**9) and held-out 10**9+k)")
     g.add_argument("--init", default=None, metavar="CKPT", help="start from this checkpoint's weights (same model)")
-    g.add_argument("--dagger-rounds", type=_nonneg_int, default=0, metavar="R",
+    g.add_argument("--dagger-rounds", type=int_in(0, 1000), default=0, metavar="R",
                    help="DAgger rounds after BC: student episodes relabelled by the exact model (default 0)")
-    g.add_argument("--dagger-instances", type=_nonneg_int, default=0, metavar="K",
+    g.add_argument("--dagger-instances", type=int_in(0, 10_000), default=0, metavar="K",
                    help="student episodes (new training instances) per DAgger round")
     g.add_argument("--dagger-cuts", type=_pos_int, default=3, metavar="C",
                    help="states per student episode from which the exact continuation is solved (default 3)")

@@ -29,6 +29,7 @@ See ``docs/tapfinger.md``.
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 import time
@@ -38,6 +39,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from edgebench.instances.io import write_text_atomic
 from edgebench.learned import checkpoint, ppo
 from edgebench.learned import tapfinger as tf
 
@@ -45,6 +47,22 @@ __all__ = ["TrainArgs", "train", "evaluate", "transfer_layout", "EVAL_SEED_BASE"
            "expert_dataset", "behaviour_cloning", "expert_from_state", "student_states", "dagger_dataset"]
 
 EVAL_SEED_BASE = 10**9
+
+
+#: columns of OUT/metrics.csv
+METRICS_KEYS = ["update", "global_step", "sps", "episodes", "train_mean_ct", "policy_loss", "value_loss",
+                "entropy", "approx_kl", "eval_mean_ct", "eval_done", "ms_per_decision", "bc_epoch", "bc_pointer",
+                "bc_alloc", "bc_value", "bc_acc", "expert_mean_ct", "val_mean_ct", "dagger_round", "bc_states",
+                "train_return", "critic_warmup", "clipfrac", "epochs", "selected_update"]
+
+
+def write_metrics(path: Path, rows: list[dict[str, Any]]) -> None:
+    """``metrics.csv`` holding exactly ``rows`` (written atomically)."""
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=METRICS_KEYS, extrasaction="ignore", lineterminator="\r\n")
+    w.writeheader()
+    w.writerows(rows)
+    write_text_atomic(path, buf.getvalue())
 
 
 @dataclass
@@ -226,6 +244,10 @@ def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict
             rng.bit_generator.state = st["rng"]
             torch.set_rng_state(blob["extra"]["torch_rng"])
             history = list(st["history"])
+        # rows written after the checkpoint are recorded again by the resumed run: keep only the
+        # checkpoint's history (issue 28: a resumed run duplicated metrics.csv rows)
+        if (out / "metrics.csv").is_file():
+            write_metrics(out / "metrics.csv", history)
     writer = None
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
@@ -241,13 +263,9 @@ def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict
         history.append(row)
         if out is not None:
             path = out / "metrics.csv"
-            keys = ["update", "global_step", "sps", "episodes", "train_mean_ct", "policy_loss", "value_loss",
-                    "entropy", "approx_kl", "eval_mean_ct", "eval_done", "ms_per_decision", "bc_epoch", "bc_pointer",
-                    "bc_alloc", "bc_value", "bc_acc", "expert_mean_ct", "val_mean_ct", "dagger_round", "bc_states",
-                    "train_return", "critic_warmup", "clipfrac", "epochs", "selected_update"]
             new = not path.exists()
             with open(path, "a", newline="") as fh:
-                w = csv.DictWriter(fh, fieldnames=keys, extrasaction="ignore")
+                w = csv.DictWriter(fh, fieldnames=METRICS_KEYS, extrasaction="ignore")
                 if new:
                     w.writeheader()
                 w.writerow(row)

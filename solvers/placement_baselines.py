@@ -161,49 +161,48 @@ class RandomPolicy:
         self.rng = rng
         self.runnable = runnable
         self.rounds = rounds
-        self._options: dict[tuple, list[tuple[int, int]]] = {}
 
     def reset(self, sim: PlacementSim) -> None:
         self.first_arrival = min(sim.arrival)
 
-    def _opts(self, sim: PlacementSim, j: int, n: int) -> tuple[list[tuple[int, int]], bool]:
-        """The allocation options of j on n and whether they form the full grid
-        [min_cpu, cap_cpu] x [min_gpu, cap_gpu] in row-major order."""
-        key = (sim.min_cpu[j], sim.min_gpu[j], sim.min_mem[j], n)
-        hit = self._options.get(key)
-        if hit is None:
-            opts = semantics.allocation_options(sim.payload, j, n)
-            lo_c, lo_g = sim.min_cpu[j], sim.min_gpu[j]
-            grid = [(c, g) for c in range(lo_c, sim.cap_cpu[n] + 1) for g in range(lo_g, sim.cap_gpu[n] + 1)]
-            hit = (opts, opts == grid)
-            self._options[key] = hit
-        return hit
-
-    def _try(self, sim: PlacementSim, n: int, j: int) -> bool:
+    def _grid(self, sim: PlacementSim, j: int, n: int) -> tuple[int, int, int, int, int] | None:
+        """The options of j on n that fit the free resources, as the row-major sub-grid
+        [lo_c, cpu] x [lo_g, gpu] of ``semantics.allocation_options`` (flat indices from
+        ``skip``: 1 drops the empty allocation (0, 0)): (lo_c, lo_g, rows, cols, skip), or None
+        when none fits. Nothing is enumerated or cached (issue 28: a cached list per task and
+        cluster held 10^6 options per 1024 x 1024 cluster)."""
+        p = sim.payload
+        if not semantics.fits(p.tasks[j].minimum, p.clusters[n].capacity):
+            return None
         cpu, gpu, mem = sim.free(n)
         need = sim.min_mem[j]
         if mem is not None and need is not None and need > mem:
+            return None
+        lo_c, lo_g = max(sim.min_cpu[j], 0), max(sim.min_gpu[j], 0)
+        rows, cols = cpu - lo_c + 1, gpu - lo_g + 1
+        skip = 1 if lo_c == 0 and lo_g == 0 else 0
+        if rows <= 0 or cols <= 0 or rows * cols <= skip:
+            return None
+        return lo_c, lo_g, rows, cols, skip
+
+    def _try(self, sim: PlacementSim, n: int, j: int) -> bool:
+        grid = self._grid(sim, j, n)
+        if grid is None:
             return False
-        opts, is_grid = self._opts(sim, j, n)
+        lo_c, lo_g, rows, cols, skip = grid
         rng = self.rng
-        if is_grid:
-            # the fitting options are the sub-grid [min, free]: draw the first one by index
-            # arithmetic (the same draw as popping from the filtered list)
-            lo_c, lo_g = sim.min_cpu[j], sim.min_gpu[j]
-            rows, cols = cpu - lo_c + 1, gpu - lo_g + 1
-            if rows <= 0 or cols <= 0:
-                return False
-            i = int(rng.integers(rows * cols))
-            c, g = lo_c + i // cols, lo_g + i % cols
-            if sim.run_steps(j, c, g) is not None:
-                sim.start(j, n, c, g)
-                return True
-            fitting = [o for o in opts if o[0] <= cpu and o[1] <= gpu]
-            fitting.pop(i)
-        else:
-            fitting = [o for o in opts if o[0] <= cpu and o[1] <= gpu]
-        while fitting:
-            c, g = fitting.pop(int(rng.integers(len(fitting))))
+        # draw the first option by index arithmetic; only when it cannot finish are the other
+        # fitting options listed (flat indices), and drawn from without replacement
+        i = int(rng.integers(rows * cols - skip))
+        c, g = lo_c + (i + skip) // cols, lo_g + (i + skip) % cols
+        if sim.run_steps(j, c, g) is not None:
+            sim.start(j, n, c, g)
+            return True
+        rest = list(range(skip, rows * cols))
+        rest.pop(i)
+        while rest:
+            f = rest.pop(int(rng.integers(len(rest))))
+            c, g = lo_c + f // cols, lo_g + f % cols
             if sim.run_steps(j, c, g) is None:
                 continue
             sim.start(j, n, c, g)
@@ -214,9 +213,12 @@ class RandomPolicy:
         """The allocation options of j on n that fit the free resources and let j finish."""
         if not sim.fits(j, n, sim.min_cpu[j], sim.min_gpu[j]):
             return []
-        cpu, gpu, _ = sim.free(n)
-        opts, _ = self._opts(sim, j, n)
-        return [o for o in opts if o[0] <= cpu and o[1] <= gpu and sim.run_steps(j, o[0], o[1]) is not None]
+        grid = self._grid(sim, j, n)
+        if grid is None:
+            return []
+        lo_c, lo_g, rows, cols, skip = grid
+        return [(c, g) for f in range(skip, rows * cols)
+                if sim.run_steps(j, c := lo_c + f // cols, g := lo_g + f % cols) is not None]
 
     def _act_authors(self, sim: PlacementSim) -> bool:
         rng = self.rng

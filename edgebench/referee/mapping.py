@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from edgebench.errors import InputError
 from edgebench.instances import semantics
 from edgebench.instances.model import Instance
 from edgebench.referee.common import ATOL, RTOL, Collector, Evaluation, IdentityCache, finish, fmt
@@ -48,7 +49,7 @@ class _Pre:
     bw_tol: np.ndarray
     lsrc: tuple[int, ...]
     ldst: tuple[int, ...]
-    routes: list  # canonical_route table [a][b]
+    routes: semantics.RouteTable  # canonical_route table [a][b], lazy
     jobs: tuple[_Job, ...]
     arrivals: np.ndarray
     durations: np.ndarray
@@ -71,7 +72,7 @@ def _build(instance: Instance) -> _Pre:
     free_ram = ram - bg_ram
     bw = np.array([lk.bandwidth for lk in m.links], dtype=float)
     P = len(m.nodes)
-    routes = [[semantics.canonical_route(m, a, b) for b in range(P)] for a in range(P)]
+    routes = semantics.route_table(m)  # lazy: a source's routes on first use (issue 28)
     jobs = tuple(
         _Job(n=len(j.tasks), cpu=np.array([t.cpu for t in j.tasks], dtype=float),
              ram=np.array([t.ram for t in j.tasks], dtype=float),
@@ -350,6 +351,9 @@ def _score(pre: _Pre, seg_cr: np.ndarray, seg_bw: np.ndarray, weight: np.ndarray
 #: the dense route-incidence table [P * P, R] is built up to this many entries (else the
 #: loads of the task links are summed with a padded route table and bincount)
 DENSE_INCIDENCE_MAX = 4_000_000
+#: the padded route table [P * P, H] is refused beyond this many entries (issue 28: a
+#: 2,000-node ring needs 8 * 10^9); the per-solution referee has no such limit
+FLAT_MAX_CELLS = 20_000_000
 
 
 @dataclass(frozen=True)
@@ -417,7 +421,11 @@ def _build_flat(pre: _Pre) -> Flat:
     link_job = np.array(ljob, dtype=np.int64)
     link_mask = np.zeros((J, V))
     link_mask[link_job, np.arange(V)] = 1.0
-    H = max([len(r) for row in pre.routes for r in row if r is not None] + [1])
+    H = max(pre.routes.max_hops(), 1) if P * P <= FLAT_MAX_CELLS else P
+    if P * P * H > FLAT_MAX_CELLS:
+        raise InputError(f"the vectorised mapping evaluator needs a {P} x {P} x {H} route table (more than "
+                         f"{FLAT_MAX_CELLS:,} entries); this network is too large for the population-based "
+                         "solvers", field="mapping.nodes")
     route_pad = np.full((P * P, H), -1, dtype=np.int64)
     routable = np.zeros(P * P, dtype=bool)
     dense = P * P * R <= DENSE_INCIDENCE_MAX

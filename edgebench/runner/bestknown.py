@@ -213,6 +213,7 @@ def verify_entry(folder: Path, entry: dict[str, Any], instance=None) -> None:
         raise InputError(f"{entry.get('file')}: solution file {rel!r} not found in the set folder", file=manifest,
                          field="best_known.solution")
     inst = instance if instance is not None else load_instance(folder / entry["file"])
+    _check_bound_side(entry, bk, manifest, inst)
     sol = load_solution(path)
     if sol.instance_hash != entry.get("hash"):
         raise InputError(f"solution was made for another instance (hash {sol.instance_hash[:12]}..., the "
@@ -223,6 +224,19 @@ def verify_entry(folder: Path, entry: dict[str, Any], instance=None) -> None:
         raise InputError(f"the referee gives {'an infeasible solution' if not ev.feasible else ev.primary_value} "
                          f"but the manifest says objective {bk.get('objective')}", file=str(path),
                          field="best_known.objective")
+
+
+def _check_bound_side(entry: dict[str, Any], bk: dict[str, Any], manifest: str, instance) -> None:
+    """A bound on the wrong side of the (referee-checked) objective is impossible (issue 28:
+    a tampered manifest showed "closed" at impossible values)."""
+    obj, bnd = _finite(bk.get("objective")), _finite(bk.get("bound"))
+    if obj is None or bnd is None:
+        return
+    sense = SENSE[instance.family]
+    if (bnd > obj if sense == "min" else bnd < obj) and not close(bnd, obj):
+        raise InputError(f"{entry.get('file')}: bound {bnd} is beyond the best-known objective {obj} "
+                         f"({'a lower' if sense == 'min' else 'an upper'} bound cannot be)", file=manifest,
+                         field="best_known.bound")
 
 
 def _store_solution(store, key: str, inst):
@@ -286,7 +300,8 @@ def write_manifests(store, data_dir: str | Path | None = None, *, refresh_bounds
     is an InputError and nothing is written. Files are written atomically, solutions before
     manifests. Returns one line per changed instance."""
     from edgebench.instances import sets
-    from edgebench.instances.io import load_instance, read_json, write_text_atomic
+    from edgebench.instances.io import load_instance, write_text_atomic
+    from edgebench.instances.manifest import read_manifest_file
     from edgebench.runner.bounds import combinatorial_bound, solver_bound_applies
 
     d = Path(data_dir) if data_dir is not None else sets.DATA_DIR
@@ -300,7 +315,7 @@ def write_manifests(store, data_dir: str | Path | None = None, *, refresh_bounds
     for name in sets.list_sets(d):
         folder = d / name
         path = folder / "manifest.json"
-        manifest = read_json(path)
+        manifest = read_manifest_file(path)
         touched = False
         for entry in manifest.get("instances", []):
             rec = best.get(entry.get("hash"))

@@ -30,8 +30,8 @@ def _seeds(text: str) -> list[int]:
             x = int(part)
         except ValueError:
             raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
-        if x < 0:
-            raise argparse.ArgumentTypeError(f"a seed must be a non-negative integer, got {x}")
+        if x < 0 or x > 2 ** 63 - 1:  # suite.MAX_SEED: the store keeps seeds as SQLite integers
+            raise argparse.ArgumentTypeError(f"a seed must be an integer from 0 to 2^63 - 1, got {x}")
         if x in out:
             raise argparse.ArgumentTypeError(f"seed {x} given twice")
         out.append(x)

@@ -1,7 +1,8 @@
 """Executing a sweep: isolated worker processes with a hard wall-clock kill, locally or on a
 Dask cluster; the driver alone writes the store.
 
-Isolation. Each run executes in a worker process (``python -m edgebench.runner.worker``,
+Isolation. Each run executes in a worker process (``python -P -m edgebench.runner.worker``:
+nothing is imported from the current folder, nor from an empty ``PYTHONPATH`` entry;
 see :mod:`.worker`) started in its own session. A worker serves runs one after another
 (imports and parsed instances are reused: the runner's overhead per run stays in the
 milliseconds) and is replaced after anything that may have left it in a bad state:
@@ -88,10 +89,12 @@ class WorkerProc:
         env = dict(os.environ)
         for v in THREAD_VARS:
             env[v] = str(self.threads)
+        if "PYTHONPATH" in env:  # an empty entry means the current folder (-P covers the implicit one)
+            env["PYTHONPATH"] = os.pathsep.join(x for x in env["PYTHONPATH"].split(os.pathsep) if x)
         fd, self.log_path = tempfile.mkstemp(prefix="edgebench-worker-", suffix=".log", dir=self.log_dir)
         try:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "edgebench.runner.worker", str(to_r), str(from_w)],
+                [sys.executable, "-P", "-m", "edgebench.runner.worker", str(to_r), str(from_w)],
                 pass_fds=(to_r, from_w), stdin=subprocess.DEVNULL, stdout=fd, stderr=subprocess.STDOUT,
                 start_new_session=True, env=env, close_fds=True)
         finally:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,12 @@ def load_instances(sources: list[str]) -> dict[str, Any]:
     data = S.adhoc_suite(base=None, instances=sources, solvers=["-"], name=SUITE)
     refs = S._load_instances(S.suite_from_dict(data, CMDLINE), CMDLINE, Path.cwd())
     return {r.hash: r for r in refs}
+
+
+def printable(text: str) -> str:
+    """``text`` as valid UTF-8: bytes of a non-UTF-8 file name (held by Python as surrogate
+    escapes, which SQLite refuses) written as ``\\xff`` (issue 28)."""
+    return os.fsencode(text).decode("utf-8", "backslashreplace")
 
 
 def import_key(instance_hash: str, solver: str, solution_hash: str) -> str:
@@ -62,7 +69,8 @@ def score(path: str, instances: dict[str, Any], *, solver: str, kind: str) -> di
                          f"instance {sol.instance_id!r}); give the instances it was made for", file=path,
                          field="instance_hash")
     sol = io.solution_from_dict(sol.model_dump(mode="json"), file=path, instance=ref.instance)
-    res: dict[str, Any] = {"status": sol.status, "feasible": 0, "message": f"imported from {Path(path).name}",
+    res: dict[str, Any] = {"status": sol.status, "feasible": 0,
+                           "message": f"imported from {printable(Path(path).name)}",
                            "runtime": sol.wall_time, "started": utcnow(), "finished": utcnow()}
     record_solution(res, sol, evaluate(ref.instance, sol), ref.instance)
     res.update(units_ok=0, trace=None)  # an outside bound or trace is recorded, never trusted
@@ -80,8 +88,11 @@ def import_solutions(db: str, *, solver: str, sources: list[str], files: list[st
     from edgebench.runner.store import Store
     from edgebench.runner.worker import environment
 
+    if printable(solver) != solver:
+        raise InputError(f"the solver name {ascii(solver)} is not valid UTF-8", file="<command line>", field="--solver")
     instances = load_instances(sources)
     rows = [score(f, instances, solver=solver, kind=kind) for f in files]
+    argv = [printable(a) for a in argv or []]
     with Store.open(db, create=True) as store:
         sweep = store.begin_sweep(suite=SUITE, suite_toml="", argv=list(argv or []), host=environment(),
                                   planned=len(rows), skipped=0)

@@ -20,6 +20,7 @@ Size: 1000 x 560 pixels at 100 dpi (the legend takes the right quarter).
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
@@ -138,11 +139,22 @@ def _save(plt, fig, path: Path, *, adjust: bool = True) -> list[Path]:
     """``path`` (.png) and its .svg twin; fixed margins (exact pixel size)."""
     if adjust:
         fig.subplots_adjust(left=0.08, right=AXES_RIGHT, bottom=0.11, top=0.92)
-    fig.savefig(path, dpi=DPI, format="png", pil_kwargs={"compress_level": 1})
     svg = path.with_suffix(".svg")
-    fig.savefig(svg, format="svg", metadata={"Date": None})  # no date: same data, same file
-    plt.close(fig)
+    try:  # temp file then rename: a full disk leaves no 0-byte or truncated image (issue 28)
+        _save_atomic(fig, path, dpi=DPI, format="png", pil_kwargs={"compress_level": 1})
+        _save_atomic(fig, svg, format="svg", metadata={"Date": None})  # no date: same data, same file
+    finally:
+        plt.close(fig)
     return [path, svg]
+
+
+def _save_atomic(fig, path: Path, **kwargs) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        fig.savefig(tmp, **kwargs)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def _plain(x: float, _pos=None) -> str:

@@ -26,6 +26,8 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from edgebench.errors import InputError
+
 #: shifted geometric mean shift, seconds
 SHIFT = 10.0
 #: runtimes below this floor count as the floor in the runtime performance profile
@@ -225,9 +227,34 @@ class Data:
     features: dict[str, dict[str, float]] = field(default_factory=dict)
 
 
+#: columns holding JSON text
+_JSON = ("params", "objectives", "trace", "pareto")
+
+
+def check_cells(store) -> None:
+    """Every cell of the runs table has its column's type — text (valid JSON where the
+    column holds JSON) or a number — else one InputError naming the store, the column and
+    the run (issue 28: a wrong-typed cell was a ValueError traceback in ``report``)."""
+    conn = store.conn
+    cols = {r[1] for r in conn.execute("PRAGMA table_info(runs)")}
+    for name in _LOAD_COLUMNS:
+        if name not in cols:
+            continue
+        want = ("'text'",) if name in _TEXT else ("'integer'", "'real'")
+        cond = f"typeof({name}) NOT IN ('null', {', '.join(want)})"
+        if name in _JSON:
+            cond += f" OR (typeof({name}) = 'text' AND NOT json_valid({name}))"
+        bad = conn.execute(f"SELECT rowid, typeof({name}) FROM runs WHERE {cond} LIMIT 1").fetchone()
+        if bad is not None:
+            what = "JSON text" if name in _JSON else "text" if name in _TEXT else "a number"
+            raise InputError(f"run at row {bad[0]}: column {name!r} holds {bad[1]} where {what} belongs "
+                             "(the store was changed outside edgebench)", file=str(store.path), field=f"runs.{name}")
+
+
 def load(store, keys: Iterable[str] | None = None) -> Data:
     """Read a store's runs (columns; ``keys`` restricts them) with gaps, and its tables.
     Anytime traces are read for at most MAX_TRACES runs per (family, label)."""
+    check_cells(store)
     names = [c for c in _LOAD_COLUMNS if c != "trace"]
     cur = store.conn.execute(f"SELECT {', '.join(names)}, rowid, trace IS NOT NULL FROM runs ORDER BY rowid")
     cur.row_factory = None
@@ -271,9 +298,9 @@ def instance_files(runs: Runs, data_dir: Path | None = None) -> dict[str, dict[s
     "variant": the instance's variant or None} for the store's instances that an instance set
     manifest (under ``data_dir``, default the embedded sets) lists. Unreadable manifests and
     instance files are left out (the report then shows no link and the objective as variant)."""
-    from edgebench.errors import InputError
     from edgebench.instances import sets
     from edgebench.instances.io import read_json
+    from edgebench.instances.manifest import read_manifest_file
 
     root = Path(data_dir) if data_dir is not None else sets.DATA_DIR
     wanted = set(runs["instance_hash"].tolist()) if len(runs) else set()
@@ -283,7 +310,7 @@ def instance_files(runs: Runs, data_dir: Path | None = None) -> dict[str, dict[s
         if not name or not (folder / "manifest.json").is_file():
             continue
         try:
-            manifest = read_json(folder / "manifest.json")
+            manifest = read_manifest_file(folder / "manifest.json")
             entries = [e for e in manifest.get("instances", []) if isinstance(e, dict) and e.get("hash") in wanted]
         except (InputError, AttributeError):
             continue
@@ -649,9 +676,11 @@ def anytime_curves(runs: Runs, idx: np.ndarray) -> Series:
 
 def _exact_front(runs: Runs, i: int) -> bool:
     """A front is exact when an exact solver recorded it and finished inside its time limit
-    (each point then solved its epsilon-problem to optimality)."""
+    (each point then solved its epsilon-problem to optimality); an imported front never is,
+    whatever kind it was imported as (its points are re-scored, its exactness unprovable)."""
     rt, tl = runs["runtime"][i], runs["time_limit"][i]
-    return bool(runs["kind"][i] == "exact" and runs["status"][i] in ("optimal", "feasible")
+    return bool(runs["kind"][i] == "exact" and runs["suite"][i] != "import"
+                and runs["status"][i] in ("optimal", "feasible")
                 and not (math.isfinite(tl) and rt >= tl))
 
 

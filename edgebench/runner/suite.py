@@ -22,7 +22,6 @@ import json
 import math
 import re
 import sys
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -30,6 +29,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from edgebench.errors import InputError
+from edgebench.instances.io import read_toml
+from edgebench.runner.bestknown import verify_entry
 
 SUITES_DIR = Path(__file__).resolve().parent / "suites"
 DEFAULT_SUITE = SUITES_DIR / "default.toml"
@@ -279,17 +280,7 @@ def _unsupported_value(data: Any, path: str = "") -> tuple[str, str] | None:
 def load_suite(path: str | Path) -> Suite:
     """Read and validate a suite TOML file (InputError on any problem)."""
     p = Path(path)
-    try:
-        raw = p.read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read suite file: {exc.strerror or exc}", file=str(p)) from None
-    try:
-        data = tomllib.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text: {exc.reason}", file=str(p)) from None
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"malformed TOML: {exc}", file=str(p)) from None
-    return _validate(data, str(p))
+    return _validate(read_toml(p, "suite file"), str(p))
 
 
 def suite_from_dict(data: dict[str, Any], file: str = CMDLINE) -> Suite:
@@ -503,6 +494,8 @@ def _load_instances(suite: Suite, file: str, base: Path | None) -> list[Instance
             raise
         folder = (data_dir or sets.DATA_DIR) / name
         for entry, inst in zip(manifest["instances"], instances):
+            if data_dir is not None and entry.get("best_known"):
+                verify_entry(folder, entry, inst)  # a downloaded folder's claims are re-checked (issue 28)
             add(inst, name, str(folder / entry["file"]), entry.get("best_known"))
 
     for i, src in enumerate(suite.instances):

@@ -38,6 +38,8 @@ import zlib
 from datetime import datetime, timezone
 from typing import Any
 
+from edgebench.errors import InputError
+
 #: package versions recorded with every run
 PACKAGES = ("edgebench", "numpy", "scipy", "pydantic", "networkx", "ortools", "highspy", "pulp", "pyomo", "torch",
             "deap", "gymnasium")
@@ -172,6 +174,34 @@ def normalize_pareto(stats: dict[str, Any]) -> list[dict[str, float]] | None:
     return out or None
 
 
+#: Pareto points re-scored per run at most (mapping-pareto records 5 by default)
+MAX_PARETO_POINTS = 100
+
+
+def referee_pareto(stats: dict[str, Any], instance: Any) -> list[dict[str, float]] | None:
+    """``stats["pareto"]`` re-scored by the referee (issue 28: a claimed front was shown as
+    given): only points that carry their ``solution``, made for ``instance`` and feasible,
+    are kept, with the referee's objective values in place of the claimed ones."""
+    from edgebench.instances.io import solution_from_dict
+    from edgebench.referee import evaluate
+
+    raw = stats.get("pareto")
+    if instance is None or not isinstance(raw, (list, tuple)):
+        return None
+    out = []
+    for p in raw[:MAX_PARETO_POINTS]:
+        if not isinstance(p, dict) or not isinstance(p.get("solution"), dict):
+            continue
+        try:
+            ev = evaluate(instance, solution_from_dict(p["solution"], instance=instance))
+        except InputError:
+            continue
+        if ev.feasible:
+            pt = {k: _num(v) for k, v in ev.objectives.items()}
+            out.append({k: v for k, v in pt.items() if v is not None})
+    return normalize_pareto({"pareto": out})
+
+
 def _set_memory_limit(mb: float | None):
     if not mb:
         return None
@@ -276,7 +306,7 @@ def record_solution(out: dict[str, Any], sol: Any, ev: Any, instance: Any = None
         if units_ok:
             trace = normalize_trace(sol.stats)
             out["trace"] = json.dumps(trace) if trace else None
-        pareto = normalize_pareto(sol.stats)
+        pareto = referee_pareto(sol.stats, instance)
         out["pareto"] = json.dumps(pareto) if pareto else None
 
 

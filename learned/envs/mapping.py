@@ -133,7 +133,7 @@ class _Net:
         self.free_cpu0 = [float(n.cpu - n.bg_cpu) for n in m.nodes]
         self.free_ram0 = [float(n.ram - n.bg_ram) for n in m.nodes]
         self.bw0 = [float(lk.bandwidth) for lk in m.links]
-        self.routes = [[semantics.canonical_route(m, a, b) for b in range(self.P)] for a in range(self.P)]
+        self.routes = semantics.route_table(m)
         self.incident: list[list[int]] = [[] for _ in range(self.P)]
         for r, lk in enumerate(m.links):
             self.incident[lk.src].append(r)

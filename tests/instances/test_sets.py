@@ -245,14 +245,17 @@ def test_bestknown_write_manifests_refuses_a_tampered_set_and_writes_nothing(tmp
     name = "mapping-topologies-v1"
     shutil.copytree(sets.DATA_DIR / name, tmp_path / name)
     path = tmp_path / name / "manifest.json"
+    db = str(tmp_path / "r.sqlite")
+    args = ["run", "--instances", str(tmp_path / name), "--solvers", "random", "--db", db, "--no-report", "--no-progress"]
+    assert cli_main(args) == 0
     m = json.loads(path.read_text())
     m["instances"][0]["best_known"]["objective"] += 0.25  # not what its solution file scores
+    m["instances"][0]["best_known"]["bound"] += 0.25
     path.write_text(json.dumps(m, indent=1) + "\n")
     before = {p: p.read_bytes() for p in (tmp_path / name).rglob("*") if p.is_file()}
-    db = str(tmp_path / "r.sqlite")
-    assert cli_main(["run", "--instances", str(tmp_path / name), "--solvers", "random", "--db", db,
-                     "--no-report", "--no-progress"]) == 0
     capsys.readouterr()
+    assert cli_main(args) == 2  # a folder's claims are re-checked before a run uses them (issue 28)
+    assert "best_known.objective" in capsys.readouterr().err
     assert cli_main(["bestknown", "--db", db, "--write-manifests", "--data-dir", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and "best_known.objective" in err and "solutions/" in err
