@@ -391,18 +391,19 @@ def cloud_schedule(data: OffloadingData) -> tuple[list[int], list[float]] | None
     return server, serial_schedule(data, server, data.topo)
 
 
+def _late(data: OffloadingData, server: list[int], start: list[float]) -> bool:
+    """Whether a schedule (seconds) misses the user's horizon."""
+    fin = max(start[g] + data.dur[g][server[g]] for g in range(data.N))
+    return data.horizon is not None and fin > data.horizon + 1e-9 * max(1.0, abs(data.horizon))
+
+
 def best_heuristic(data: OffloadingData) -> tuple[list[int], list[float]]:
     """The better (mean makespan) of the list schedule and the all-cloud schedule (the
     all-cloud one is optimal on `daggen` 100 x 8, seed 0, where the list schedule is 26 %
     above it), meeting the horizon if there is one."""
     cands = [c for c in (list_schedule(data), cloud_schedule(data)) if c is not None]
 
-    def key(c):
-        fin = max(c[1][g] + data.dur[g][c[0][g]] for g in range(data.N))
-        late = data.horizon is not None and fin > data.horizon + 1e-9 * max(1.0, abs(data.horizon))
-        return (late, objective_of(data, *c))
-
-    return min(cands, key=key)
+    return min(cands, key=lambda c: (_late(data, *c), objective_of(data, *c)))
 
 
 def _stable_topological(data: OffloadingData, order: list[int]) -> list[int]:
@@ -833,16 +834,10 @@ def solve_cpsat_model(cm: CpsatModel, *, time_limit: float | None = None, thread
     b_ticks = solver.BestObjectiveBound() if values is not None else None
     if values is not None:
         raw.extra["cpsat_objective"] = (solver.ObjectiveValue() / q - arr) / W
-    if status in ("feasible", "timeout") and cm.alt is not None:
-        # the all-cloud schedule, when it beats CP-SAT's incumbent (or CP-SAT has none)
-        alt_ticks = objective_of(td, *cm.alt) * W + arr * q
-        if values is None or alt_ticks < sum(values[v.Index()] for v in cm.cmax) - 0.5:
-            left = 10.0 if time_limit is None else max(0.1, min(10.0, t0 + time_limit - time.perf_counter()))
-            vec = _solution_vector(cm, *cm.alt, seed=seed, time_limit=left)
-            if vec is not None:
-                values, status = vec, "feasible"
-                raw.status = status
-                raw.extra["alt_schedule"] = "all-cloud"
+    if status in ("feasible", "timeout"):
+        # never an empty answer: the heuristic schedules the model was built with (all-cloud,
+        # list) when CP-SAT has none or a worse one; the time left goes to the phases below
+        values, status = _heuristic_vector(cm, values, status, raw, t0=t0, time_limit=time_limit, seed=seed)
     if values is not None:
         # probes only where the model's bound is one of the true problem (exact resources)
         probing = status == "feasible" and time_limit is not None and probe > 0 and cm.resource_exact
@@ -889,6 +884,30 @@ def solve_cpsat_model(cm: CpsatModel, *, time_limit: float | None = None, thread
             raw.bound = raw.extra["ceiled_bound"] - cm.adjustment_ticks / q if cm.resource_exact else None
     raw.runtime = time.perf_counter() - t0
     return raw
+
+
+def _heuristic_vector(cm: CpsatModel, values: list[int] | None, status: str, raw: RawSolve, *, t0: float,
+                      time_limit: float | None, seed: int) -> tuple[list[int] | None, str]:
+    """The best of CP-SAT's incumbent ``values`` (None: it found nothing) and the model's
+    heuristic schedules (all-cloud ``cm.alt``, list schedule ``cm.hint``), as a full solution
+    vector of the model; ``raw`` records which heuristic won (``alt_schedule``)."""
+    td, q = cm.data, cm.q
+    arr = sum(td.arrival) * q
+    cur = None if values is None else sum(values[v.Index()] for v in cm.cmax)
+    cands = [(lab, c) for lab, c in (("all-cloud", cm.alt), ("list", cm.hint)) if c is not None]
+    for lab, sched in sorted(cands, key=lambda lc: objective_of(td, *lc[1])):
+        ticks = objective_of(td, *sched) * td.W + arr
+        if cur is not None and ticks >= cur - 0.5:
+            break  # sorted: no later heuristic beats the incumbent either
+        left = 10.0 if time_limit is None else max(0.1, min(10.0, t0 + time_limit - time.perf_counter()))
+        vec = _solution_vector(cm, *sched, seed=seed, time_limit=left)
+        if vec is not None:
+            raw.status = "feasible"
+            raw.extra["alt_schedule"] = lab
+            if values is None:
+                raw.message = f"{raw.message}; the {lab} heuristic schedule"
+            return vec, "feasible"
+    return values, status
 
 
 def _ceil_ticks(b_ticks: float | None) -> int | None:
@@ -973,13 +992,16 @@ class MilpIndex:
     y: dict[tuple[int, int], int]
     flows: int = 0
     bigm: dict[str, float] = field(default_factory=dict)
+    #: the heuristic schedule (seconds) the windows were tightened with, None without one
+    heuristic: tuple[list[int], list[float]] | None = None
 
 
 def build_milp(data: OffloadingData, *, use_heuristic_horizon: bool = True):
     """The MILP of ``data`` (seconds) as one LinearModel. Returns (model, index)."""
     N, W = data.N, data.W
     lm = _MergingModel(name="offloading-milp", sense="min")
-    est, lft, cwb = time_windows(data, best_heuristic(data) if use_heuristic_horizon else None)
+    heur = best_heuristic(data) if use_heuristic_horizon else None
+    est, lft, cwb = time_windows(data, heur)
     hb = lft
 
     x: list[dict[int, int]] = []
@@ -1091,7 +1113,7 @@ def build_milp(data: OffloadingData, *, use_heuristic_horizon: bool = True):
 
     # objective: mean makespan
     lm.set_objective([(cw, 1.0 / W) for cw in cmax], constant=-sum(data.arrival) / W)
-    return lm, MilpIndex(x, st, cmax, y, n_flows, {"max_big_m": maxm})
+    return lm, MilpIndex(x, st, cmax, y, n_flows, {"max_big_m": maxm}, heur)
 
 
 def solve_milp_model(lm, idx: MilpIndex, data: OffloadingData, *, backend: str, time_limit: float | None = None,
@@ -1123,13 +1145,19 @@ def solve_milp_model(lm, idx: MilpIndex, data: OffloadingData, *, backend: str, 
 
 
 def _finish_result(instance, name, raw: RawSolve, data: OffloadingData, *, seed, params, started, stats,
-                   to_seconds: float, tol: float):
+                   to_seconds: float, tol: float, fallback: tuple[list[int], list[float]] | None = None):
     """Decode, score with the referee and build the Result (status, objective, bound, gap)."""
     status, decisions, objective = raw.status, None, None
     stats = dict(stats)
     stats["message"] = raw.message
     stats["solver_runtime"] = raw.runtime
     stats.update(raw.extra)
+    if raw.server is None and status == "timeout" and fallback is not None and not _late(data, *fallback):
+        # never an empty answer: the heuristic schedule the model was built with (seconds)
+        raw.server, raw.start = list(fallback[0]), [t * to_seconds for t in fallback[1]]
+        raw.finish = [raw.start[g] + data.dur[g][raw.server[g]] * to_seconds for g in range(data.N)]
+        status = "feasible"
+        stats["message"] = f"{raw.message}; the heuristic schedule"
     if raw.server is not None and raw.start is not None and raw.finish is not None:
         st = [t / to_seconds for t in raw.start]
         fi = [t / to_seconds for t in raw.finish]
@@ -1226,8 +1254,9 @@ def solve_cpsat(instance: Instance, *, time_limit: float | None = None, seed: in
                  "heuristic_objective": None if cm.hint is None else objective_of(cm.data, *cm.hint) / cm.q}
         if cm.infeasible_reason:
             stats["infeasible_reason"] = cm.infeasible_reason
+        fallback = None if cm.hint is None else (cm.hint[0], [t / cm.q for t in cm.hint[1]])
         return _finish_result(instance, name, raw, data, seed=seed, params=params, started=t0, stats=stats,
-                              to_seconds=cm.q, tol=0.0)
+                              to_seconds=cm.q, tol=0.0, fallback=fallback)
     except Exception as exc:  # never raise out of solve
         return _error(instance, name, f"{type(exc).__name__}: {exc}", seed=seed, params=params, started=t0,
                       backend="cpsat")
@@ -1275,7 +1304,7 @@ def solve_milp(instance: Instance, *, time_limit: float | None = None, seed: int
         size["flow_variables"] = idx.flows
         stats = {"backend": backend, "model_size": size, "build_time": build_time, **idx.bigm}
         return _finish_result(instance, name, raw, data, seed=seed, params=params, started=t0, stats=stats,
-                              to_seconds=1.0, tol=1e-6)
+                              to_seconds=1.0, tol=1e-6, fallback=idx.heuristic)
     except Exception as exc:  # never raise out of solve
         return _error(instance, name, f"{type(exc).__name__}: {exc}", seed=seed, params=params, started=t0,
                       backend=backend)
