@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from edgebench import registry
-from edgebench.formulations import offloading as off
+from edgebench.formulations import offloading_cpsat, offloading_milp
+from edgebench.formulations.linear import LinearSolution
 from edgebench.instances.io import instance_from_dict
 from edgebench.referee import evaluate
 
@@ -78,7 +79,7 @@ def test_fallback_when_cpsat_finds_nothing(monkeypatch):
     """Whatever CP-SAT's first phase does, a timeout without a schedule becomes the heuristic
     schedule: the first CP-SAT call is forced to answer UNKNOWN with no solution."""
     inst = stg_like_chain()
-    real = off.run_cpsat
+    real = offloading_cpsat.run_cpsat
     calls = []
 
     def first_finds_nothing(model, **kw):
@@ -88,7 +89,7 @@ def test_fallback_when_cpsat_finds_nothing(monkeypatch):
             return _Unknown(solver), 0, "timeout"
         return solver, code, status
 
-    monkeypatch.setattr(off, "run_cpsat", first_finds_nothing)
+    monkeypatch.setattr(offloading_cpsat, "run_cpsat", first_finds_nothing)
     res = registry.solve(inst, "offloading-cpsat", time_limit=4, seed=0, lns=0.0, probe=0.0)
     assert res.status == "feasible"
     assert res.stats["alt_schedule"] == "list"
@@ -127,14 +128,12 @@ def stg_like_chain():
 def test_milp_returns_its_heuristic_schedule_on_a_timeout(monkeypatch):
     """The MILP backend answers a timeout without an incumbent: the heuristic schedule the
     model was built with comes back instead, feasible."""
-    from edgebench.formulations import linear
-
     inst = stg_like_chain()
 
     def no_incumbent(lm, backend, **kw):
-        return linear.LinearSolution("timeout", None, None, None, 0.0, backend, "forced: no incumbent")
+        return LinearSolution("timeout", None, None, None, 0.0, backend, "forced: no incumbent")
 
-    monkeypatch.setattr(linear, "solve_linear", no_incumbent)
+    monkeypatch.setattr(offloading_milp, "solve_linear", no_incumbent)
     res = registry.solve(inst, "offloading-milp", time_limit=5, seed=0)
     assert res.status == "feasible", res.stats.get("message")
     assert evaluate(inst, res.solution).feasible
