@@ -12,40 +12,11 @@ from typing import Any
 
 from edgebench.formulations.offloading_problem import OffloadingData, objective_of
 from edgebench.instances.model import Instance
+from edgebench.instances.timeline import Timeline, upward_ranks
 
 # ======================================================================================
 # Schedules: serial schedule generation, left-justification, list heuristic
 # ======================================================================================
-
-
-class _Profile:
-    """Tasks placed on one edge server: (start, finish, cpu, mem)."""
-
-    __slots__ = ("items",)
-
-    def __init__(self) -> None:
-        self.items: list[tuple[float, float, float, float]] = []
-
-    def earliest(self, ready: float, d: float, c: float, m: float, cap: tuple[float, float], eps: float) -> float:
-        if d <= 0 or (c <= 0 and m <= 0):
-            return ready
-        cands = sorted({ready} | {f for (_, f, _, _) in self.items if f > ready})
-        for t in cands:
-            if self._fits(t, t + d, c, m, cap, eps):
-                return t
-        return cands[-1]  # unreachable: after the last finish the server is empty
-
-    def _fits(self, a: float, b: float, c: float, m: float, cap: tuple[float, float], eps: float) -> bool:
-        points = [a] + [s for (s, _, _, _) in self.items if a < s < b]
-        for p in points:
-            uc, um = c, m
-            for (s, f, ci, mi) in self.items:
-                if s <= p + eps and p < f - eps:
-                    uc += ci
-                    um += mi
-            if uc > cap[0] + 1e-9 * max(1.0, cap[0]) or um > cap[1] + 1e-9 * max(1.0, cap[1]):
-                return False
-        return True
 
 
 def _ready(data: OffloadingData, g: int, s: int, server: list[int], start: list[float]) -> float:
@@ -76,37 +47,25 @@ def _in_edges(data: OffloadingData) -> list[list[int]]:
 def serial_schedule(data: OffloadingData, server: list[int], order: list[int]) -> list[float]:
     """Serial schedule generation: tasks in ``order`` (precedence-feasible), each at the
     earliest time on its server that respects releases, predecessors + delays and the
-    capacity left by the tasks already placed (gaps may be filled)."""
+    capacity left by the tasks already placed (gaps may be filled; the suite's one timeline)."""
     start = [math.nan] * data.N
-    prof = [_Profile() for _ in range(data.S)]
-    eps = 1e-12 * max(1.0, data.scale)
+    timeline = Timeline(data.cap)
     for g in order:
         s = server[g]
-        r = _ready(data, g, s, server, start)
-        cap = data.cap[s]
-        t = r if cap is None else prof[s].earliest(r, data.dur[g][s], *data.demand[g], cap, eps)
-        start[g] = t
-        if cap is not None and data.dur[g][s] > 0:
-            prof[s].items.append((t, t + data.dur[g][s], *data.demand[g]))
+        start[g] = timeline.place(s, _ready(data, g, s, server, start), data.dur[g][s], *data.demand[g])
     return start
 
 
 def upward_rank(data: OffloadingData) -> list[float]:
-    """HEFT's upward rank: mean duration over hosts + max over successors of (mean delay +
-    rank of the successor)."""
-    rank = [0.0] * data.N
-    out: list[list[int]] = [[] for _ in range(data.N)]
-    for k, (_, _, a, _) in enumerate(data.edges):
-        out[a].append(k)
-    for g in reversed(data.topo):
-        d = sum(data.dur[g].values()) / len(data.dur[g])
-        best = 0.0
-        for k in out[g]:
-            b = data.edges[k][3]
-            dl = sum(data.delay[k].values()) / len(data.delay[k])
-            best = max(best, dl + rank[b])
-        rank[g] = d + best
-    return rank
+    """HEFT's upward rank (:func:`edgebench.instances.timeline.upward_ranks`, the one shared
+    with the list schedulers): w-bar = mean duration over the hosts, c-bar = mean delay over
+    the ordered pairs of distinct hosts of the edge's two ends (0 when there is none)."""
+    wbar = [sum(d.values()) / len(d) for d in data.dur]
+    out: list[list[tuple[float, int]]] = [[] for _ in range(data.N)]
+    for k, (_, _, a, b) in enumerate(data.edges):
+        far = [v for (p, q), v in data.delay[k].items() if p != q]
+        out[a].append((sum(far) / len(far) if far else 0.0, b))
+    return upward_ranks(data.topo, wbar, out)
 
 
 def list_schedule(data: OffloadingData) -> tuple[list[int], list[float]]:
@@ -120,22 +79,18 @@ def list_schedule(data: OffloadingData) -> tuple[list[int], list[float]]:
     order = _stable_topological(data, order)
     server = [-1] * data.N
     start = [math.nan] * data.N
-    prof = [_Profile() for _ in range(data.S)]
-    eps = 1e-12 * max(1.0, data.scale)
+    timeline = Timeline(data.cap)
     for g in order:
         best = None
         for s in data.hosts[g]:
-            r = _ready(data, g, s, server, start)
-            cap = data.cap[s]
-            t = r if cap is None else prof[s].earliest(r, data.dur[g][s], *data.demand[g], cap, eps)
+            t = timeline.earliest_start(s, _ready(data, g, s, server, start), data.dur[g][s], *data.demand[g])
             f = t + data.dur[g][s]
             if best is None or f < best[0] - 1e-12:
                 best = (f, t, s)
         assert best is not None
         f, t, s = best
         server[g], start[g] = s, t
-        if data.cap[s] is not None and data.dur[g][s] > 0:
-            prof[s].items.append((t, f, *data.demand[g]))
+        timeline.reserve(s, t, data.dur[g][s], *data.demand[g])
     return server, start
 
 
