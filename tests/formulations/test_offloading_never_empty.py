@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from edgebench import registry
+from edgebench.formulations import offloading as off
 from edgebench.formulations import offloading_cpsat, offloading_milp
 from edgebench.formulations.linear import LinearSolution
 from edgebench.instances.io import instance_from_dict
@@ -138,3 +139,40 @@ def test_milp_returns_its_heuristic_schedule_on_a_timeout(monkeypatch):
     assert res.status == "feasible", res.stats.get("message")
     assert evaluate(inst, res.solution).feasible
     assert res.solution.bound is not None and res.solution.bound <= res.solution.objective + 1e-9
+
+
+# --------------------------------------------------------------------------------------
+# The fine proof: after a ceiled optimum, the time left proves the true one at 10^8 ticks
+# --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_fine_proof_certifies_the_true_optimum_on_rounded_data(seed):
+    """daggen data is not integral in 10^5 ticks: without the fine proof CP-SAT's true bound
+    stays the rounding adjustment below; with it, the status is optimal and the bound meets the
+    objective, both equal to the MILP's optimum on the exact float data (within 1e-6)."""
+    from edgebench.instances.generators import generate
+
+    inst = generate("offloading", "daggen", seed=seed, tasks=6, servers=2)
+    coarse = registry.solve(inst, "offloading-cpsat", time_limit=60, seed=0, fine_proof=False)
+    assert any(coarse.stats["rounded"].values())
+    fine = registry.solve(inst, "offloading-cpsat", time_limit=60, seed=0)
+    milp = registry.solve(inst, "offloading-milp", time_limit=60, seed=0)
+    assert milp.status == "optimal"
+    opt = milp.solution.objective
+    assert fine.status == "optimal", fine.stats["message"]
+    assert fine.stats["fine_proof"]["time_scale"] == off.FINE_SCALE
+    b, o = fine.solution.bound, fine.solution.objective
+    assert b <= opt + 1e-9 * opt and o >= opt - 1e-6 * opt  # the bound is valid, the schedule no better
+    assert o - b <= 1e-6 * o
+    assert fine.solution.bound >= coarse.solution.bound
+    assert evaluate(inst, fine.solution).feasible
+
+
+def test_fine_proof_is_skipped_where_ticks_are_exact():
+    """heft-random data is integral in 10^4 ticks: CP-SAT's optimum is the true one already."""
+    from edgebench.instances.generators import generate
+
+    inst = generate("offloading", "heft-random", seed=0, tasks=8, servers=3)
+    res = registry.solve(inst, "offloading-cpsat", time_limit=60, seed=0)
+    assert res.status == "optimal" and "fine_proof" not in res.stats
