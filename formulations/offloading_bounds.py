@@ -12,8 +12,15 @@ Proofs: docs/formulations/offloading.md, §4a. Every function works in the data'
   starting no earlier than the head of its first task and ending no later than ``C`` minus
   the tail of its last one; tasks that could only run on the cloud by finishing after ``C``
   count as edge work (a fixed point in ``C``);
-* :func:`combinatorial_bound` — the mean makespan: each workflow at least its longest
-  head + duration + tail, the last one at least the load bound.
+* :func:`heads_tails_bound` — the mean makespan: each workflow at least its longest
+  head + duration + tail, the last one at least the load bound;
+* :func:`critical_path_bound` — the mean over workflows of the longest chain of shortest
+  durations after the releases (transfers >= 0); :func:`work_bound` — one workflow and no
+  cloud: all the work of every task at its least CPU (memory) x time, over the summed
+  capacity;
+* :func:`lower_bounds` / :func:`lower_bound` — all of them / the largest: the one home of the
+  offloading lower bounds, used by the exact models (objective floor, reported bound) and by
+  certification (``edgebench.runner.bounds``).
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:  # pragma: no cover
-    from edgebench.formulations.offloading import OffloadingData
+    from edgebench.formulations.offloading_problem import OffloadingData
 
 
 def exclusive_servers(data: OffloadingData) -> list[bool]:
@@ -200,7 +207,7 @@ def load_bound(data: OffloadingData, h: list[dict[int, float]], q: list[dict[int
     return -math.inf  # unreachable: the last interval is unbounded
 
 
-def combinatorial_bound(data: OffloadingData) -> float:
+def heads_tails_bound(data: OffloadingData) -> float:
     """Lower bound of the mean makespan (data's unit); proof in offloading.md §4a."""
     excl = exclusive_servers(data)
     h, q = heads(data, excl), tails(data, excl)
@@ -210,3 +217,49 @@ def combinatorial_bound(data: OffloadingData) -> float:
     load = load_bound(data, h, q, floor=max(path))
     extra = min(max(0.0, load - path[w]) for w in range(data.W)) if load > -math.inf else 0.0
     return (sum(p - aw for p, aw in zip(path, a)) + extra) / data.W
+
+
+def critical_path_bound(data: OffloadingData) -> float:
+    """Mean over workflows of ``max_g f[g] - a_w`` with ``f[g] = min over hosts s of
+    max(r_gs, max over predecessors p of f[p]) + d_gs`` (data's unit): every task starts after
+    its release and its predecessors' finishes (transfers >= 0) and runs ``d_gs``; §4a."""
+    f = [0.0] * data.N
+    for g in data.topo:
+        ready = max((f[p] for p in data.preds[g]), default=-math.inf)
+        f[g] = min(max(data.rel[g][s], ready) + data.dur[g][s] for s in data.hosts[g])
+    return sum(max(f[g] for g in data.gid[w]) - data.arrival[w] * data.scale for w in range(data.W)) / data.W
+
+
+def work_bound(data: OffloadingData) -> float | None:
+    """One workflow, no cloud: on every server the running tasks' demand of a resource never
+    exceeds its capacity, so ``sum_g demand_g x d_g,s(g) <= (C - a) x sum_s capacity_s``; hence
+    ``C - a >= sum_g min_s demand_g x d_gs / sum_s capacity_s`` (the larger of CPU and memory;
+    §4a). None where it does not apply."""
+    if data.W != 1 or any(c is None for c in data.cap):
+        return None
+    best = 0.0
+    for r in range(2):
+        cap = sum(c[r] for c in data.cap if c is not None)
+        if cap > 0:
+            work = sum(min(data.demand[g][r] * data.dur[g][s] for s in data.hosts[g]) for g in range(data.N))
+            best = max(best, work / cap)
+    return best
+
+
+#: the kinds of :func:`lower_bounds`, in the order a tie is credited
+KINDS = ("critical path", "load", "heads, tails and windowed load")
+
+
+def lower_bounds(data: OffloadingData) -> dict[str, float]:
+    """Every proven lower bound of the mean makespan that applies (data's unit), by kind."""
+    out = {"critical path": critical_path_bound(data)}
+    work = work_bound(data)
+    if work is not None:
+        out["load"] = work
+    out["heads, tails and windowed load"] = heads_tails_bound(data)
+    return out
+
+
+def lower_bound(data: OffloadingData) -> float:
+    """The largest proven lower bound of the mean makespan (data's unit)."""
+    return max(lower_bounds(data).values())

@@ -18,8 +18,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from edgebench.formulations.linear import run_cpsat
+from edgebench.formulations.offloading_bounds import exclusive_servers
+
 if TYPE_CHECKING:  # pragma: no cover
-    from edgebench.formulations.offloading import CpsatModel
+    from edgebench.formulations.offloading_cpsat import CpsatModel
 
 
 def _fix(proto, idx: int, value: int) -> None:
@@ -41,9 +44,6 @@ def improve(cm: CpsatModel, values: list[int], *, deadline: float, seed: int = 0
     (``time.perf_counter()``), or until ``patience`` steps in a row found nothing better.
     Returns the best vector and statistics."""
     from ortools.sat.python import cp_model
-
-    from edgebench.formulations.linear import run_cpsat
-    from edgebench.formulations.offloading_bounds import exclusive_servers
 
     td, N = cm.data, cm.data.N
     rng = np.random.default_rng(seed)

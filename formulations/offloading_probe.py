@@ -21,16 +21,16 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
+from edgebench.formulations.linear import run_cpsat
+
 if TYPE_CHECKING:  # pragma: no cover
-    from edgebench.formulations.offloading import CpsatModel
+    from edgebench.formulations.offloading_cpsat import CpsatModel
 
 
 def probe(cm: CpsatModel, cap_ticks: int, *, time_limit: float, seed: int = 0,
           params: dict | None = None) -> tuple[str, list[int] | None]:
     """Decide ``Σ_w C_w <= cap_ticks`` on the model: ("infeasible", None) when refuted,
     ("feasible", solution vector) when met, ("timeout", None) otherwise."""
-    from edgebench.formulations.linear import run_cpsat
-
     sub = cm.model.clone()
     sub.Add(sum(cm.cmax) <= int(cap_ticks))
     proto = sub.Proto()

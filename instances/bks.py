@@ -113,7 +113,8 @@ the bound's weakness, not only the best known's sub-optimality.
   fixed point for tasks that could only use the cloud by finishing after the makespan. Proofs in
   [formulations/offloading.md](formulations/offloading.md) §4a; tests check it against brute-force
   optima of tiny instances and the referee's value of random feasible schedules.
-  The largest of the three bounds is kept. The shipped bounds were refreshed with it by
+  The largest of the three bounds is kept: `formulations.offloading_bounds.lower_bound`, the one
+  home of the three, used alike by certification (`runner/bounds.py`) and the exact models. The shipped bounds were refreshed with it by
   `edgebench bestknown --refresh-bounds` (no solver runs; bounds only go up): 40 offloading entries
   rose and 30 of them now meet their best-known objective (proven optimal).
 

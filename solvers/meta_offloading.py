@@ -19,8 +19,9 @@ predecessors are, on its chosen server, at the earliest time that is
   possibly in an idle gap before later reservations (insertion). The cloud is unbounded and
   a zero-duration task occupies nothing (as in the referee): both start when ready.
 
-The profile of an edge server is a sorted list of breakpoints with the CPU / memory in use
-on each segment; finding the earliest fit is one scan of the segments from the ready time.
+The profiles are the suite's one timeline (:class:`edgebench.instances.timeline.Timeline`,
+shared with the list schedulers, ``random``, the exact models' warm starts and the patent
+generator; one capacity tolerance, docs/referee.md).
 
 Every regular schedule is reached: encoding a feasible schedule by its servers and its start
 order (see :meth:`OffloadingProblem.encode`) decodes to a schedule in which every task starts
@@ -36,70 +37,18 @@ from __future__ import annotations
 
 import heapq
 import math
-from bisect import bisect_right
 from typing import Any
 
 import numpy as np
 
 from edgebench.instances import semantics
 from edgebench.instances.model import Instance
+from edgebench.instances.timeline import Timeline, server_caps
 from edgebench.solution import OffloadingDecisions, TaskSchedule, WorkflowDecision
 from edgebench.solvers.meta_common import clip_keys, index_to_key
 
 FAMILY = "offloading"
-#: resources are compared with this slack (the referee allows 1e-6 absolute + relative)
-EPS = 1e-9
 DEFAULT_CACHE_SIZE = 200_000
-
-
-class _Profile:
-    """CPU / memory in use on one edge server over time: ``ts`` sorted breakpoints (the first
-    -inf), ``cpu[k]`` / ``mem[k]`` the use on ``[ts[k], ts[k+1])``; the last segment is free."""
-
-    __slots__ = ("ts", "cpu", "mem")
-
-    def __init__(self) -> None:
-        self.ts = [-math.inf]
-        self.cpu = [0.0]
-        self.mem = [0.0]
-
-    def earliest(self, est: float, dur: float, c: float, m: float, cap_c: float, cap_m: float) -> float:
-        """The earliest x >= est at which (c, m) fits during [x, x + dur)."""
-        ts, uc, um = self.ts, self.cpu, self.mem
-        x = est
-        j = bisect_right(ts, x) - 1
-        last = len(ts) - 1  # the last segment is free for ever (the task fits an empty server)
-        end_tol = 1e-12 * max(1.0, abs(x + dur))
-        while j < last:
-            if ts[j] >= x + dur - end_tol:
-                break  # segment j starts when the window has ended
-            if uc[j] + c > cap_c + EPS or um[j] + m > cap_m + EPS:
-                x = ts[j + 1]
-                end_tol = 1e-12 * max(1.0, abs(x + dur))
-            j += 1
-        return x
-
-    def _split(self, t: float) -> int:
-        """Index of the segment starting at t (inserting a breakpoint unless one is within
-        1e-12 relative of t)."""
-        ts = self.ts
-        k = bisect_right(ts, t) - 1  # ts[k] <= t (ts[0] = -inf)
-        tol = 1e-12 * (t if t > 1.0 else (-t if t < -1.0 else 1.0))
-        if t - ts[k] <= tol:
-            return k
-        if k + 1 < len(ts) and ts[k + 1] - t <= tol:
-            return k + 1
-        ts.insert(k + 1, t)
-        self.cpu.insert(k + 1, self.cpu[k])
-        self.mem.insert(k + 1, self.mem[k])
-        return k + 1
-
-    def reserve(self, x: float, dur: float, c: float, m: float) -> None:
-        a = self._split(x)
-        b = self._split(x + dur)
-        for k in range(a, b):
-            self.cpu[k] += c
-            self.mem[k] += m
 
 
 class OffloadingProblem:
@@ -117,8 +66,7 @@ class OffloadingProblem:
         self.payload = o
         S = len(o.servers)
         self.num_servers = S
-        self.cloud = [srv.is_cloud for srv in o.servers]
-        self.cap = [(float(srv.cpu), float(srv.mem)) for srv in o.servers]
+        self.caps = server_caps(o)
         #: global index g -> (workflow, task); offsets[w] = global index of task 0 of w
         self.tasks: list[tuple[int, int]] = []
         self.offsets: list[int] = []
@@ -186,7 +134,7 @@ class OffloadingProblem:
         server = [0] * G
         start = [0.0] * G
         fin = [0.0] * G
-        profiles: dict[int, _Profile] = {}
+        timeline = Timeline(self.caps)
         indeg = list(self.indeg)
         ready = [(rank[g], g) for g in range(G) if indeg[g] == 0]
         heapq.heapify(ready)
@@ -199,15 +147,7 @@ class OffloadingProblem:
                 if r > est:
                     est = r
             dur = self.duration[g][s]
-            x = est
-            if not self.cloud[s] and dur > 0:
-                prof = profiles.get(s)
-                if prof is None:
-                    prof = profiles[s] = _Profile()
-                c, m = self.demand[g]
-                cap_c, cap_m = self.cap[s]
-                x = prof.earliest(est, dur, c, m, cap_c, cap_m)
-                prof.reserve(x, dur, c, m)
+            x = timeline.place(s, est, dur, *self.demand[g])
             server[g], start[g], fin[g] = s, x, x + dur
             for v in self.succs[g]:
                 indeg[v] -= 1

@@ -37,7 +37,6 @@ reproduces it exactly; the result is therefore what the paper's algorithm comput
 
 from __future__ import annotations
 
-import bisect
 import heapq
 import math
 import time
@@ -48,9 +47,9 @@ import numpy as np
 from edgebench.errors import InputError
 from edgebench.instances import semantics
 from edgebench.instances.model import Instance, OffloadingPayload
+from edgebench.instances.timeline import Timeline, upward_ranks
 from edgebench.registry import Result, make_result, register
 from edgebench.solvers.offloading_sim import (
-    EPS,
     AffinityPolicy,
     AllCloudPolicy,
     NearestEdgePolicy,
@@ -69,82 +68,6 @@ TIE = 1e-9
 
 def _eq(a: float, b: float) -> bool:
     return abs(a - b) <= TIE * max(1.0, abs(a), abs(b))
-
-
-# ======================================================================================
-# Resource profiles
-# ======================================================================================
-
-
-class Timeline:
-    """Resource profile of every edge server (the cloud is unbounded): sorted breakpoints
-    ``times[s]`` with the summed (cpu, mem) of the reservations covering
-    ``[times[s][k], times[s][k+1])`` and how many reservations end at ``times[s][k]``.
-
-    An earliest-start query finds the breakpoint at or before the task's earliest start by
-    bisection and walks forward: a window that meets an overloaded segment moves to the
-    first reservation end after it (every candidate start before it meets the same
-    segment). Each segment is looked at once per query, so a query costs O(log k + the
-    segments between the earliest start and the answer) instead of the O(k^2) rescans of
-    the reference (:class:`edgebench.solvers.offloading_list_reference.RescanTimeline`),
-    and returns the same start: the smallest candidate (the earliest start or a reservation
-    end after it) whose whole window fits."""
-
-    def __init__(self, payload: OffloadingPayload) -> None:
-        self.payload = payload
-        S = len(payload.servers)
-        self.times: list[list[float]] = [[-math.inf] for _ in range(S)]
-        self.cpu: list[list[float]] = [[0.0] for _ in range(S)]
-        self.mem: list[list[float]] = [[0.0] for _ in range(S)]
-        self.ends: list[list[int]] = [[0] for _ in range(S)]
-        self.cap = [(srv.cpu + EPS, srv.mem + EPS) for srv in payload.servers]
-        self.cloud = [srv.is_cloud for srv in payload.servers]
-
-    def _breakpoint(self, s: int, x: float) -> int:
-        """Index of breakpoint x on server s (inserted, splitting its segment, if new)."""
-        times = self.times[s]
-        k = bisect.bisect_right(times, x) - 1
-        if times[k] == x:
-            return k
-        times.insert(k + 1, x)
-        self.cpu[s].insert(k + 1, self.cpu[s][k])
-        self.mem[s].insert(k + 1, self.mem[s][k])
-        self.ends[s].insert(k + 1, 0)
-        return k + 1
-
-    def earliest_start(self, s: int, est: float, dur: float, cpu: float, mem: float) -> float:
-        """The earliest x >= est at which the task fits server s for its whole duration."""
-        if self.cloud[s] or dur <= 0:
-            return est
-        times, uc, um, ends = self.times[s], self.cpu[s], self.mem[s], self.ends[s]
-        capc, capm = self.cap[s]
-        n = len(times)
-        x = est
-        k = bisect.bisect_right(times, x) - 1
-        while True:
-            end = x + dur
-            while k < n and times[k] < end:
-                if uc[k] + cpu > capc or um[k] + mem > capm:
-                    break
-                k += 1
-            else:
-                return x
-            # segment k is overloaded: the next candidate is the first reservation end after it
-            k += 1
-            while ends[k] == 0:
-                k += 1
-            x = times[k]
-
-    def reserve(self, s: int, start: float, dur: float, cpu: float, mem: float) -> None:
-        if self.cloud[s] or dur <= 0:
-            return
-        i = self._breakpoint(s, start)
-        j = self._breakpoint(s, start + dur)
-        uc, um = self.cpu[s], self.mem[s]
-        for k in range(i, j):
-            uc[k] += cpu
-            um[k] += mem
-        self.ends[s][j] += 1
 
 
 # ======================================================================================
@@ -188,15 +111,12 @@ def mean_costs(payload: OffloadingPayload, w: int, g: WorkflowGraph,
     return wbar, cbar
 
 
-def upward_ranks(g: WorkflowGraph, wbar: list[float], cbar: list[float], edges) -> list[float]:
-    """rank_u(t) = w-bar(t) + max over successors c of (c-bar(t, c) + rank_u(c))."""
-    out_edges: list[list[tuple[int, int]]] = [[] for _ in range(g.n)]
+def out_edges(g: WorkflowGraph, cbar: list[float], edges) -> list[list[tuple[float, int]]]:
+    """Per task, ``(c-bar, successor)`` of every outgoing edge (for :func:`upward_ranks`)."""
+    out: list[list[tuple[float, int]]] = [[] for _ in range(g.n)]
     for e, edge in enumerate(edges):
-        out_edges[edge.src].append((e, edge.dst))
-    ru = [0.0] * g.n
-    for t in reversed(g.topo):
-        ru[t] = wbar[t] + max((cbar[e] + ru[c] for e, c in out_edges[t]), default=0.0)
-    return ru
+        out[edge.src].append((cbar[e], edge.dst))
+    return out
 
 
 def downward_ranks(g: WorkflowGraph, wbar: list[float], cbar: list[float]) -> list[float]:
@@ -245,7 +165,7 @@ class ListPlanner:
     Subclasses implement ``plan(sim, w) -> {task: (server, start)}``."""
 
     name = "list"
-    timeline_class: Callable[[OffloadingPayload], Any] = Timeline
+    timeline_class: Callable[[OffloadingPayload], Any] = Timeline.of
 
     def reset(self, sim: OffloadingSim) -> None:
         self.payload = sim.payload
@@ -340,7 +260,7 @@ class HEFTPlanner(ListPlanner):
     def plan(self, sim: OffloadingSim, w: int) -> None:
         g = self.graphs[w]
         wbar, cbar = self.mean_costs(w, g)
-        ru = upward_ranks(g, wbar, cbar, self.payload.workflows[w].edges)
+        ru = upward_ranks(g.topo, wbar, out_edges(g, cbar, self.payload.workflows[w].edges))
         pos = {t: k for k, t in enumerate(g.topo)}
         order = sorted(range(g.n), key=lambda t: (-ru[t], pos[t]))
         for t in order:
@@ -370,7 +290,7 @@ class CPOPPlanner(ListPlanner):
     def plan(self, sim: OffloadingSim, w: int) -> None:
         p, g = self.payload, self.graphs[w]
         wbar, cbar = self.mean_costs(w, g)
-        ru = upward_ranks(g, wbar, cbar, p.workflows[w].edges)
+        ru = upward_ranks(g.topo, wbar, out_edges(g, cbar, p.workflows[w].edges))
         rd = downward_ranks(g, wbar, cbar)
         prio = [a + b for a, b in zip(ru, rd)]
         cp = critical_path(g, prio)
@@ -526,6 +446,6 @@ def solve_nearest_edge(instance: Instance, *, time_limit: float | None = None, s
 
 
 __all__ = [
-    "Timeline", "mean_costs", "upward_ranks", "downward_ranks", "oct_table", "critical_path", "ListPlanner",
+    "Timeline", "mean_costs", "out_edges", "upward_ranks", "downward_ranks", "oct_table", "critical_path", "ListPlanner",
     "HEFTPlanner", "CPOPPlanner", "PEFTPlanner", "PLANNERS", "plan_policy", "run_policy",
 ]

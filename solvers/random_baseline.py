@@ -40,6 +40,7 @@ import numpy as np
 from edgebench.errors import InputError
 from edgebench.instances import semantics
 from edgebench.instances.model import Instance, MappingPayload, OffloadingPayload, PlacementPayload
+from edgebench.instances.timeline import Timeline
 from edgebench.registry import Result, make_result, register
 from edgebench.solution import (
     JobDecision,
@@ -335,28 +336,11 @@ def build_offloading(payload: OffloadingPayload) -> OffloadingModel:
     return OffloadingModel(payload, order, preds, succs, hosts)
 
 
-def _fits_window(busy: list[tuple[float, float, float, float]], start: float, dur: float,
-                 cpu: float, mem: float, cap_cpu: float, cap_mem: float) -> bool:
-    end = start + dur
-    if dur > 0:
-        overlap = [iv for iv in busy if iv[0] < end and iv[1] > start]
-    else:
-        overlap = [iv for iv in busy if iv[0] <= start < iv[1]]
-    points = [start] + [iv[0] for iv in overlap if iv[0] > start]
-    for x in points:
-        used_c = sum(iv[2] for iv in overlap if iv[0] <= x < iv[1])
-        used_m = sum(iv[3] for iv in overlap if iv[0] <= x < iv[1])
-        if used_c + cpu > cap_cpu + EPS or used_m + mem > cap_mem + EPS:
-            return False
-    return True
-
-
 def solve_offloading(om: OffloadingModel, rng: np.random.Generator,
                      deadline: float | None) -> dict[tuple[int, int], tuple[int, float, float]]:
     """Returns (workflow, task) -> (server, start, finish)."""
     payload = om.payload
-    servers = payload.servers
-    busy: list[list[tuple[float, float, float, float]]] = [[] for _ in servers]
+    timeline = Timeline.of(payload)
     out: dict[tuple[int, int], tuple[int, float, float]] = {}
     for w in om.order:
         wf = payload.workflows[w]
@@ -372,14 +356,7 @@ def solve_offloading(om: OffloadingModel, rng: np.random.Generator,
                 ps, _, pf = out[(w, src)]
                 earliest = max(earliest, pf + semantics.transfer_time(payload, w, e, ps, s))
             dur = semantics.task_duration(payload, w, t, s)
-            if servers[s].is_cloud:
-                start = earliest
-            else:
-                cpu, mem = semantics.task_demand(payload, w, t)
-                cands = sorted({earliest} | {iv[1] for iv in busy[s] if iv[1] > earliest})
-                start = next(x for x in cands
-                             if _fits_window(busy[s], x, dur, cpu, mem, servers[s].cpu, servers[s].mem))
-                busy[s].append((start, start + dur, cpu, mem))
+            start = timeline.place(s, earliest, dur, *semantics.task_demand(payload, w, t))
             out[(w, t)] = (s, start, start + dur)
             for nxt in om.succs[w][t]:
                 indeg[nxt] -= 1

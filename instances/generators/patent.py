@@ -24,6 +24,7 @@ from typing import Any, Sequence
 from edgebench.errors import InputError
 from edgebench.instances import io, semantics
 from edgebench.instances.generators import check_seed, make_meta, resolve_params
+from edgebench.instances.timeline import Timeline
 
 GENERATOR = "edgebench.instances.generators.patent:generate_patent_example"
 SOURCE = "workflow-offloading patent (seed 003), worked example"
@@ -103,7 +104,7 @@ def list_schedule(payload, placement: Sequence[int], w: int = 0) -> dict[str, An
     order, each at the earliest time at which its inputs have arrived (predecessor finish
     + semantics.transfer_time; entry tasks: arrival + semantics.input_time) and its server
     has the CPU and memory free for its whole duration (semantics.task_duration), given
-    the tasks already scheduled. Returns {"start", "finish", "makespan"} (makespan counted
+    the tasks already scheduled (the suite's one timeline, ``edgebench.instances.timeline``). Returns {"start", "finish", "makespan"} (makespan counted
     from the workflow's arrival) or None when a task cannot fit its server at all."""
     wf = payload.workflows[w]
     n = len(wf.tasks)
@@ -114,7 +115,7 @@ def list_schedule(payload, placement: Sequence[int], w: int = 0) -> dict[str, An
         preds[e.dst].append((e.src, k))
     start = [0.0] * n
     finish = [0.0] * n
-    busy: dict[int, list[tuple[float, float, float, float]]] = {}
+    timeline = Timeline.of(payload)
     for t in topological_order(payload, w):
         s = int(placement[t])
         if not semantics.can_host(payload, w, t, s):
@@ -123,18 +124,7 @@ def list_schedule(payload, placement: Sequence[int], w: int = 0) -> dict[str, An
         for u, k in preds[t]:
             ready = max(ready, finish[u] + semantics.transfer_time(payload, w, k, int(placement[u]), s))
         dur = semantics.task_duration(payload, w, t, s)
-        srv = payload.servers[s]
-        st = ready
-        if not srv.is_cloud:
-            cpu, mem = semantics.task_demand(payload, w, t)
-            jobs = busy.setdefault(s, [])
-            cands = sorted({ready} | {f for (_, f, _, _) in jobs if f > ready})
-            for st in cands:
-                points = [st] + [a for (a, _, _, _) in jobs if st < a < st + dur]
-                if all(sum(c for (a, f, c, _) in jobs if a <= x < f) + cpu <= srv.cpu + 1e-9
-                       and sum(m for (a, f, _, m) in jobs if a <= x < f) + mem <= srv.mem + 1e-9 for x in points):
-                    break
-            jobs.append((st, st + dur, cpu, mem))
+        st = timeline.place(s, ready, dur, *semantics.task_demand(payload, w, t))
         start[t], finish[t] = st, st + dur
     return {"start": start, "finish": finish, "makespan": max(finish) - wf.arrival}
 

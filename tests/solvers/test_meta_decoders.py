@@ -6,7 +6,6 @@ optimum that the exact solvers prove on small instances."""
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 import pytest
@@ -17,7 +16,7 @@ from edgebench.instances.generators import generate
 from edgebench.referee import evaluate_decisions
 from edgebench.solution import PlacementDecision, PlacementDecisions
 from edgebench.solvers.meta_common import KEY_MAX, Problem, make_problem
-from edgebench.solvers.meta_offloading import OffloadingProblem, _Profile
+from edgebench.solvers.meta_offloading import OffloadingProblem
 from edgebench.solvers.meta_placement import PlacementProblem
 
 # ---- instances --------------------------------------------------------------------------
@@ -199,19 +198,6 @@ def test_offloading_decodings_are_feasible(preset, kw):
         G = sum(len(wf.tasks) for wf in inst.offloading.workflows)
         assert pb.dim == 2 * G and pb.sense == "min" and pb.family == "offloading"
         _check_population(inst, pb, _population(pb.dim, np.random.default_rng(seed), size=20))
-
-
-def test_offloading_profile_insertion():
-    """The server profile: earliest fit with insertion into an idle gap, tolerance at ends."""
-    prof = _Profile()
-    prof.reserve(0.0, 2.0, 2.0, 1.0)
-    prof.reserve(5.0, 3.0, 2.0, 1.0)
-    assert prof.earliest(0.0, 3.0, 1.0, 1.0, 2.0, 2.0) == 2.0  # the gap [2, 5) holds 3 s
-    assert prof.earliest(0.0, 4.0, 1.0, 1.0, 2.0, 2.0) == 8.0  # too long for the gap
-    assert prof.earliest(1.0, 1.0, 1.0, 1.0, 3.0, 2.0) == 1.0  # fits beside the first task
-    assert prof.earliest(9.0, 1.0, 2.0, 2.0, 2.0, 2.0) == 9.0
-    prof.reserve(2.0, 3.0, 2.0, 1.0)  # fills the gap exactly: breakpoints merge
-    assert prof.ts == [-math.inf, 0.0, 2.0, 5.0, 8.0] and prof.cpu == [0.0, 2.0, 2.0, 2.0, 0.0]
 
 
 def test_offloading_decoder_uses_chosen_servers_and_priorities():
