@@ -31,7 +31,7 @@ from edgebench.instances.model import Instance
 DATA_DIR = Path(__file__).resolve().parent / "data"
 RECIPES_DIR = Path(__file__).resolve().parent / "recipes"
 MANIFEST_VERSION = 1
-CONVERTERS = ("alibaba", "daggen")
+CONVERTERS = ("alibaba", "daggen", "stg")
 EMPTY_BEST_KNOWN = {"objective": None, "bound": None, "optimal": False, "solver": None, "run": None, "date": None}
 
 
@@ -150,6 +150,16 @@ def _make(recipe: Recipe, item: Item, params: dict[str, Any], traces: Path | Non
         from edgebench.instances.traces import daggen
 
         return daggen.convert([traces / f for f in item.files], seed=item.seed, **params)
+    if recipe.converter == "stg":
+        from edgebench.instances.traces import stg
+
+        graphs = [f for f in item.files if f.endswith(".stg")]
+        tables = [f for f in item.files if f.endswith(".csv")]
+        if len(graphs) != 1 or len(tables) > 1:
+            raise InputError("an STG instance lists one .stg file and at most one optimum table (.csv)",
+                             field="files")
+        return stg.convert(traces / graphs[0], seed=item.seed, optima=traces / tables[0] if tables else None,
+                           **params)
     if recipe.converter == "alibaba":
         from edgebench.instances.traces import alibaba
 
@@ -224,6 +234,9 @@ def build_set(name: str | Path, out_dir: Path | None = None, only: list[int] | N
         entries.append(manifest_entry(fname, inst, item.seed, params, old.get(inst.id)))
         if item.files:
             entries[-1]["files"] = item.files
+        published = (inst.meta.get("stg") or {}).get("published")
+        if published:  # a published optimum / [lower, upper], kept beside our certificate (docs/bks.md)
+            entries[-1]["reference"] = published
     manifest: dict[str, Any] = {
         "manifest_version": MANIFEST_VERSION, "name": recipe.name, "family": recipe.family,
         "description": recipe.description,

@@ -170,7 +170,7 @@ def convert(path: str | os.PathLike, *, servers: int, optima: str | os.PathLike 
         if row is None and optima is not None:
             raise InputError(f"no row for {table_key(p)} on {servers} processors", file=str(table))
         if row is not None:
-            published = {"source": f"{REFERENCE}; table {table.name}", **row}
+            published = {"source": f"STG {table.name}", **row}
             files.append(table)
     server_rows = [{"name": f"p{i}", "cpu": 1.0, "mem": 1.0, "images": [IMAGE], "speed": 1.0, "is_cloud": False}
                    for i in range(servers)]
