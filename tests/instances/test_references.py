@@ -12,6 +12,7 @@ from edgebench.instances.traces import default_traces_dir
 from edgebench.instances.traces.stg import read_optima
 
 STG = "offloading-stg-v2"
+STG_SETS = {"offloading-stg-v2": 720, "offloading-stg-100-v2": 180}
 
 
 def _bk(obj, bound):
@@ -54,12 +55,14 @@ def test_disagreement_is_listed_and_rendered(tmp_path):
     assert references.disagreements(_tiny_data(tmp_path / "ok", 10.0, 10.0)) == []
 
 
-def test_shipped_stg_set_has_references_and_no_disagreement():
-    entries = sets.read_manifest(STG)["instances"]
-    assert len(entries) == 720 and all(e.get("reference") for e in entries)
+def test_shipped_stg_sets_have_references_and_no_disagreement():
+    for name, n in STG_SETS.items():
+        entries = sets.read_manifest(name)["instances"]
+        assert len(entries) == n and all(e.get("reference") for e in entries)
     assert references.disagreements() == []
     # every published optimum is reproduced by our certificate or lies inside [bound, best known]
-    stats = {r["id"]: r["status"] for r in references.rows() if r["set"] == STG}
+    stats = {r["id"]: r["status"] for r in references.rows() if r["set"] in STG_SETS}
+    assert len(stats) == sum(STG_SETS.values())
     assert set(stats.values()) <= {"reproduced", "closes", "consistent"}
     assert "## Published reference values" in bks.render()
 
@@ -68,7 +71,7 @@ def test_shipped_stg_set_has_references_and_no_disagreement():
                     reason="STG traces not found (../shared/traces/stg)")
 def test_shipped_references_are_the_published_tables():
     base = default_traces_dir()
-    for e in sets.read_manifest(STG)["instances"]:
+    for e in (e for name in STG_SETS for e in sets.read_manifest(name)["instances"]):
         graph, table = e["files"]
         row = read_optima(base / table)[(graph.removeprefix("stg/"), e["params"]["servers"])]
         assert {k: v for k, v in e["reference"].items() if k != "source"} == row

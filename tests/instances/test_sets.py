@@ -17,7 +17,7 @@ from edgebench.runner.bestknown import verify_entry
 
 #: rebuilding every daggen file takes ~1 s each (pydot): the test rebuilds these entries of
 #: such sets (`edgebench sets build NAME -o DIR` rebuilds all of them)
-SLOW_SETS = {"offloading-daggen-v2": [0, 1, 2, 3, 4], "offloading-stg-v2": [0, 1, 2, 3, 361]}
+SLOW_SETS = {"offloading-daggen-v2": [0, 1, 2, 3, 4], "offloading-stg-v2": [0, 1, 2, 3, 361], "offloading-stg-100-v2": [0, 1]}
 
 
 def test_every_recipe_is_shipped_and_every_shipped_set_has_a_recipe():

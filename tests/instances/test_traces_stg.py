@@ -126,3 +126,52 @@ def test_exact_model_matches_published_optimum(name, m):
     r = solve(inst, "offloading-cpsat", time_limit=30)
     assert r.status == "optimal"
     assert evaluate(inst, r.solution).objectives["makespan"] == pytest.approx(ref["optimum"], abs=1e-9)
+
+
+def _brute_force_cmax(times, edges, m):
+    """P|prec|Cmax optimum by enumeration: every global task order and every processor assignment
+    gives processor sequences; the earliest-start (semi-active) schedule of those sequences is
+    the best schedule with them, and some order and assignment give an optimal schedule's."""
+    import itertools
+
+    n = len(times)
+    preds = [[a for a, b in edges if b == j] for j in range(n)]
+    best = float("inf")
+    for order in itertools.permutations(range(n)):
+        if any(order.index(a) > order.index(b) for a, b in edges):
+            continue  # a topological order suffices: some optimal schedule's start order is one
+        for assign in itertools.product(range(m), repeat=n):
+            free, finish = [0] * m, [0] * n
+            for j in order:
+                start = max([free[assign[j]]] + [finish[p] for p in preds[j]])
+                finish[j] = free[assign[j]] = start + times[j]
+            best = min(best, max(finish))
+    return best
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_exact_model_matches_brute_force_on_tiny_graphs(tmp_path, seed):
+    """Random 6-task STG files: CP-SAT's proven optimum of the converted instance = the brute-force
+    P|prec|Cmax optimum (the mapping is exact), on 2 and 3 servers."""
+    import random
+
+    rng = random.Random(seed)
+    n = 6
+    times = [rng.randint(1, 9) for _ in range(n)]
+    preds = {k: sorted(rng.sample(range(1, k), rng.randint(0, min(2, k - 1)))) for k in range(1, n + 1)}
+    lines = [str(n), "0 0 0"]
+    for k in range(1, n + 1):
+        ps = preds[k] or [0]
+        lines.append(" ".join(map(str, [k, times[k - 1], len(ps), *ps])))
+    sinks = [k for k in range(1, n + 1) if all(k not in preds[j] for j in range(1, n + 1))]
+    lines.append(" ".join(map(str, [n + 1, 0, len(sinks), *sinks])))
+    f = _write(tmp_path, "\n".join(lines) + "\n")
+    t, edges = stg.read_stg(f)
+    assert t == times and edges == sorted((q - 1, k - 1) for k in preds for q in preds[k])
+    for m in (2, 3):
+        inst = stg.convert(f, servers=m)
+        r = solve(inst, "offloading-cpsat", time_limit=20)
+        assert r.status == "optimal"
+        value = evaluate(inst, r.solution).objectives["makespan"]
+        assert value == pytest.approx(_brute_force_cmax(times, edges, m), abs=1e-9)
+        assert r.solution.bound == pytest.approx(value, abs=1e-9)
