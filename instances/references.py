@@ -110,4 +110,20 @@ def render(data_dir: Path | None = None) -> str:
             b = r["best_known"]
             lines.append(f"| {r['set']} | {r['id']} | {_ref_text(r['reference'])} | {b['objective']:.10g} | "
                          f"{b.get('solver')} | {b.get('bound_kind')} |")
+    still = [r for r in rs if r["status"] == "consistent" and "lower" in r["reference"]
+             and r["best_known"].get("objective") is not None]
+    if still:
+        lines += ["", "### Published-open instances still open", "",
+                  "Our certificate beside the published interval; *tightens* says which published end ours improves "
+                  "(a schedule below the published upper bound, a proven bound above the published lower bound).", "",
+                  "| set | instance | published [lower, upper] | ours [bound, best known] | tightens |",
+                  "| --- | --- | --- | --- | --- |"]
+        for r in still:
+            b, ref = r["best_known"], r["reference"]
+            better = [w for w, ok in (("upper", b["objective"] < ref["upper"] and not close(b["objective"], ref["upper"])),
+                                      ("lower", b.get("bound") is not None and b["bound"] > ref["lower"]
+                                       and not close(b["bound"], ref["lower"]))) if ok]
+            bound = "-" if b.get("bound") is None else f"{b['bound']:.10g}"
+            lines.append(f"| {r['set']} | {r['id']} | {_ref_text(ref)} | [{bound}, {b['objective']:.10g}] | "
+                         f"{', '.join(better) or '-'} |")
     return "\n".join(lines) + "\n"

@@ -81,3 +81,17 @@ def test_sets_bks_command_exits_0_without_disagreement(tmp_path, capsys):
     out = tmp_path / "bks.md"
     assert main(["sets", "bks", "-o", str(out)]) == 0
     assert "Published-open instances closed by our certificates" in out.read_text()
+
+
+def test_still_open_rows_say_which_published_end_ours_tightens(tmp_path):
+    folder = tmp_path / "x-v1"
+    folder.mkdir()
+    m = {"name": "x-v1", "family": "offloading", "description": "d",
+         "instances": [{"id": "i0", "file": "i0.json", "reference": {"source": "t", "lower": 10, "upper": 14},
+                        "best_known": {**_bk(13.0, 11.0), "solution": None}},
+                       {"id": "i1", "file": "i1.json", "reference": {"source": "t", "lower": 10, "upper": 14},
+                        "best_known": {**_bk(14.0, 10.0), "solution": None}}]}
+    (folder / "manifest.json").write_text(json.dumps(m))
+    text = references.render(tmp_path)
+    assert "| x-v1 | i0 | [10, 14] | [11, 13] | upper, lower |" in text
+    assert "| x-v1 | i1 | [10, 14] | [10, 14] | - |" in text
