@@ -85,7 +85,9 @@ def render(data_dir: Path | None = None) -> str:
              "[lower, upper] where it was open) beside our certificate. **disagree** (our objective below a "
              "published optimum / lower bound, or our bound above a published optimum / upper bound; tolerance "
              "1e-6 absolute + 1e-6 relative) is an error; **reproduced**: a published optimum proven by our "
-             "certificate too; **closes**: a published-open instance that our certificate closes.", "",
+             "certificate too; **closes**: a published-open instance that our certificate closes. Why the "
+             "comparison is sound (the converted instance has exactly the published problem's schedules): "
+             "[generators.md](generators.md#the-stg-sets-published-optima).", "",
              "| set | with reference | published optimum | published open | reproduced | inside [bound, best known] "
              "| open closed by us | disagree |",
              "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
