@@ -445,7 +445,12 @@ def cmd_sets(args: argparse.Namespace) -> int:
         from edgebench.instances.bks import write_bks
 
         print(write_bks(args.output or "docs/bks.md"))
-        return 0
+        from edgebench.instances.references import disagreements
+
+        bad = disagreements()  # a published optimum / bound that contradicts our certificate
+        for line in bad:
+            print(f"edgebench: error: disagrees with the published reference: {line}", file=sys.stderr)
+        return 1 if bad else 0
     if args.recipes or args.output:
         raise _cmdline_error("RECIPE", "recipes and -o go with 'build' (or -o with 'bks')")
     rows = []

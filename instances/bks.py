@@ -10,7 +10,7 @@ from collections import Counter
 from pathlib import Path
 from statistics import mean
 
-from edgebench.instances import sets
+from edgebench.instances import references, sets
 from edgebench.instances.io import write_text_atomic
 
 HEAD = """# Best-known solutions and bounds of the shipped instance sets
@@ -71,7 +71,7 @@ def render(data_dir: Path | None = None) -> str:
                 gap = "conflict" if b["status"] == "conflict" else f"{100 * b['gap']:.2f}%"
                 lines.append(f"| {name} | {e['id']} | {b['objective']:.6g} | {b.get('solver')} | {b['bound']:.6g} | "
                              f"{b.get('bound_kind')} | {gap} |")
-    return "\n".join(lines) + "\n" + BOUNDS
+    return "\n".join(lines) + "\n" + references.render(data_dir) + BOUNDS
 
 
 BOUNDS = """

@@ -31,7 +31,7 @@ from edgebench.instances.model import Instance
 DATA_DIR = Path(__file__).resolve().parent / "data"
 RECIPES_DIR = Path(__file__).resolve().parent / "recipes"
 MANIFEST_VERSION = 1
-CONVERTERS = ("alibaba", "daggen", "adversary")
+CONVERTERS = ("alibaba", "daggen", "adversary", "stg")
 #: certificate folders of the adversarial sets (the `adversary` converter's source files)
 ADVERSARIAL_DIR = Path(__file__).resolve().parent / "adversarial"
 EMPTY_BEST_KNOWN = {"objective": None, "bound": None, "optimal": False, "solver": None, "run": None, "date": None}
@@ -151,6 +151,16 @@ def _make(recipe: Recipe, item: Item, params: dict[str, Any], traces: Path | Non
         from edgebench.adversary.found import convert
 
         return convert([traces / f for f in item.files], seed=item.seed, **params)
+    if recipe.converter == "stg":
+        from edgebench.instances.traces import stg
+
+        graphs = [f for f in item.files if f.endswith(".stg")]
+        tables = [f for f in item.files if f.endswith(".csv")]
+        if len(graphs) != 1 or len(tables) > 1:
+            raise InputError("an STG instance lists one .stg file and at most one optimum table (.csv)",
+                             field="files")
+        return stg.convert(traces / graphs[0], seed=item.seed, optima=traces / tables[0] if tables else None,
+                           **params)
     if recipe.converter == "alibaba":
         from edgebench.instances.traces import alibaba
 
@@ -225,6 +235,9 @@ def build_set(name: str | Path, out_dir: Path | None = None, only: list[int] | N
         entries.append(manifest_entry(fname, inst, item.seed, params, old.get(inst.id)))
         if item.files:
             entries[-1]["files"] = item.files
+        published = (inst.meta.get("stg") or {}).get("published")
+        if published:  # a published optimum / [lower, upper], kept beside our certificate (docs/bks.md)
+            entries[-1]["reference"] = published
     manifest: dict[str, Any] = {
         "manifest_version": MANIFEST_VERSION, "name": recipe.name, "family": recipe.family,
         "description": recipe.description,

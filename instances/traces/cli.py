@@ -29,6 +29,8 @@ examples:
   edgebench convert daggen ../shared/traces/daggen_dags/ --set servers=6 --set cloud=false -o runs/daggen/
   edgebench convert daggen a.gv b.gv --combine --set arrival_rate=0.5 -o two_workflows.json
   edgebench convert wfcommons montage.json --seed 3 -o montage.json.gz
+  edgebench convert stg ../shared/traces/stg/50/rand0000.stg --servers 4 -o stg0000-m4.json
+  edgebench convert stg ../shared/traces/stg/50/ --servers 2 4 8 16 -o runs/stg50/
 
 -o is a file for one instance (.json or .json.gz) or a directory for several (files named
 <instance id>.json). --set key=value sets a converter parameter; the value is read as JSON
@@ -143,6 +145,18 @@ def _run_wfcommons(args) -> int:
     return _run_dags(wfcommons.convert, (".json", ".json.gz"))(args)
 
 
+def _run_stg(args) -> int:
+    from edgebench.instances.traces import stg
+
+    files = _expand(args.files, (".stg",))
+    for m in args.servers:
+        if m < 1:
+            raise InputError(f"must be at least 1, got {m}", field="--servers")
+    insts = [stg.convert(f, servers=m, optima=args.optima) for f in files for m in args.servers]
+    write_instances(insts, args.output)
+    return 0
+
+
 def _common(p: argparse.ArgumentParser, *, count: bool) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of every random choice (default 0)")
     if count:
@@ -155,11 +169,11 @@ def _common(p: argparse.ArgumentParser, *, count: bool) -> None:
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
-    """Add ``convert`` (sub-commands alibaba, testbed, daggen, wfcommons) to ``subparsers``."""
+    """Add ``convert`` (sub-commands alibaba, testbed, daggen, wfcommons, stg) to ``subparsers``."""
     fmt = argparse.RawDescriptionHelpFormatter
     wrap = textwrap.fill
     conv = subparsers.add_parser(
-        "convert", help="convert real traces (Alibaba GPU, TapFinger test-bed, daggen, WfCommons) into instances",
+        "convert", help="convert real traces (Alibaba GPU, TapFinger test-bed, daggen, WfCommons, STG) into instances",
         description=wrap("Convert real public traces into validated edgebench instances (meta records the "
                     "converter, its parameters, the seed, the source files with their sha256 and the data's "
                     "terms of use)."),
@@ -208,6 +222,21 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     w.add_argument("--combine", action="store_true", help="one instance with one workflow per file")
     _common(w, count=False)
     w.set_defaults(func=_run_wfcommons)
+
+    g = sub.add_parser("stg", help="Standard Task Graph Set (P|prec|Cmax) -> offloading",
+                       description=wrap("One offloading instance per STG file and server count: identical servers "
+                                   "(cpu = mem = speed = 1), one image, no cloud, no transfers, one workflow; "
+                                   "the published optimum (or [lower, upper]) of the STG tables is kept in "
+                                   "meta.stg.published. See docs/traces.md, section 5."),
+                       epilog=EXAMPLES, formatter_class=fmt)
+    g.add_argument("files", nargs="+", metavar="FILE", help="STG .stg files or folders of them")
+    g.add_argument("--servers", type=int, nargs="+", required=True, metavar="M",
+                   help="identical servers (processors); several values: one instance per value")
+    g.add_argument("--optima", metavar="CSV", default=None,
+                   help="optimum table (default: <graph folder>/../optimal/Case<n>_<M>_OPT.csv when it exists)")
+    g.add_argument("-o", "--output", required=True, metavar="OUT",
+                   help="output file (.json / .json.gz) for one instance, folder for several")
+    g.set_defaults(func=_run_stg)
     return conv
 
 
