@@ -41,7 +41,7 @@ def _tiny_data(tmp_path, obj, bound):
     folder = tmp_path / "x-v1"
     folder.mkdir()
     m = {"name": "x-v1", "family": "offloading", "description": "d",
-         "instances": [{"id": "i0", "file": "i0.json", "reference": {"source": "t", "optimum": 10},
+         "instances": [{"id": "i0", "file": "i0.json", "hash": "0" * 64, "reference": {"source": "t", "optimum": 10},
                         "best_known": {**_bk(obj, bound), "solution": None}}]}
     (folder / "manifest.json").write_text(json.dumps(m))
     return tmp_path
@@ -87,9 +87,9 @@ def test_still_open_rows_say_which_published_end_ours_tightens(tmp_path):
     folder = tmp_path / "x-v1"
     folder.mkdir()
     m = {"name": "x-v1", "family": "offloading", "description": "d",
-         "instances": [{"id": "i0", "file": "i0.json", "reference": {"source": "t", "lower": 10, "upper": 14},
+         "instances": [{"id": "i0", "file": "i0.json", "hash": "0" * 64, "reference": {"source": "t", "lower": 10, "upper": 14},
                         "best_known": {**_bk(13.0, 11.0), "solution": None}},
-                       {"id": "i1", "file": "i1.json", "reference": {"source": "t", "lower": 10, "upper": 14},
+                       {"id": "i1", "file": "i1.json", "hash": "1" * 64, "reference": {"source": "t", "lower": 10, "upper": 14},
                         "best_known": {**_bk(14.0, 10.0), "solution": None}}]}
     (folder / "manifest.json").write_text(json.dumps(m))
     text = references.render(tmp_path)
