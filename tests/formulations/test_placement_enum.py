@@ -1,0 +1,96 @@
+"""The brute-force enumerator of the placement referee's own problem (re-allocating schedules,
+pauses, switching loss, noise): the referee scores its solution at exactly the enumerated
+value, it is never worse than the fixed-allocation MILP's optimum (a restriction of the same
+problem), and past its state cap it says so."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from edgebench import registry
+from edgebench.formulations import placement_enum as E
+from edgebench.instances.io import instance_from_dict
+from edgebench.referee.placement import evaluate
+
+#: float tolerance of every comparison of objective values (they are integers in steps)
+TOL = 1e-9
+
+
+def make_instance(tasks, clusters, *, variant="single", noise=0.0, overhead=0.5, types=None):
+    """tasks = (arrival, type, (min cpu, min gpu), eligible); clusters = (cpu, gpu)."""
+    types = types or {
+        "fix": {"base": 0.4},  # 3 steps whenever the minimum is met
+        "lm": {"gpu_scale": 1.0, "cpu_per_gpu": 1.0, "base": 0.3},  # faster with more GPUs (CPU-bounded)
+    }
+    return instance_from_dict({
+        "format_version": 1, "family": "placement", "id": "tiny-enum",
+        "placement": {
+            "clusters": [{"capacity": {"cpu": c, "gpu": g}} for c, g in clusters],
+            "tasks": [{"arrival": a, "type": t, "minimum": {"cpu": m[0], "gpu": m[1]}, "eligible": list(e)}
+                      for a, t, m, e in tasks],
+            "performance": {"kind": "synthetic", "types": types},
+            "noise": noise, "noise_seed": 11, "variant": variant, "switching_overhead": overhead,
+        },
+    })
+
+
+@st.composite
+def tiny_instances(draw, max_tasks: int = 3):
+    """2..max_tasks tasks, 1-2 clusters of 1-2 cpu / 1-2 gpu, both variants, switching loss
+    on/off, noise on/off, a constant-gain type and a GPU-sensitive one."""
+    N = draw(st.integers(1, 2))
+    clusters = [(draw(st.integers(1, 2)), draw(st.integers(1, 2))) for _ in range(N)]
+    J = draw(st.integers(2, max_tasks))
+    tasks = []
+    for _ in range(J):
+        elig = draw(st.lists(st.integers(0, N - 1), min_size=1, max_size=N, unique=True))
+        tasks.append((draw(st.integers(0, 2)), draw(st.sampled_from(["fix", "lm"])),
+                      (1, draw(st.integers(0, 1))), sorted(elig)))
+    types = {
+        "fix": {"base": draw(st.sampled_from([0.34, 0.4, 0.5]))},
+        "lm": {"gpu_scale": draw(st.sampled_from([1.0, 2.0])), "cpu_per_gpu": draw(st.sampled_from([None, 1.0])),
+               "base": draw(st.sampled_from([0.2, 0.3]))},
+    }
+    return make_instance(tasks, clusters, variant=draw(st.sampled_from(["single", "multi"])),
+                         noise=draw(st.sampled_from([0.0, 0.1])), overhead=draw(st.sampled_from([0.0, 0.5])),
+                         types=types)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tiny_instances(max_tasks=2))
+def test_referee_scores_the_enumerated_optimum(inst):
+    value, decisions = E.optimum(inst, max_states=100_000)
+    ev = evaluate(inst, decisions)
+    assert ev.feasible, ev.violations[:3]
+    assert ev.primary_value == pytest.approx(value, abs=TOL)
+    # never worse than the best fixed-allocation schedule (a subset of the same schedules)
+    milp = registry.solve(inst, "placement-milp", time_limit=30)
+    assert milp.status == "optimal"
+    assert value <= milp.solution.objective + TOL
+
+
+def test_reallocation_is_never_worse_than_fixed_allocation():
+    """One 2-GPU cluster, two GPU-bound tasks arriving together, no switching loss: the
+    enumerator's optimum is at most the fixed-allocation optimum and the referee agrees."""
+    inst = make_instance([(0, "lm", (1, 1), [0]), (0, "lm", (1, 1), [0])], [(2, 2)], overhead=0.0)
+    value, decisions = E.optimum(inst)
+    milp = registry.solve(inst, "placement-milp", time_limit=30)
+    assert value <= milp.solution.objective + TOL
+    assert evaluate(inst, decisions).primary_value == pytest.approx(value, abs=TOL)
+
+
+def test_same_instance_same_result():
+    inst = make_instance([(0, "fix", (1, 1), [0, 1]), (0, "lm", (1, 1), [0]), (1, "lm", (1, 1), [1])],
+                         [(1, 2), (2, 1)], variant="multi", noise=0.1)
+    a = E.optimum(inst)
+    b = E.optimum(inst)
+    assert a[0] == b[0] and a[1] == b[1]
+
+
+def test_state_cap_is_a_clear_error():
+    inst = make_instance([(0, "fix", (1, 1), [0, 1]), (0, "lm", (1, 0), [0]), (1, "lm", (1, 1), [1])],
+                         [(2, 2), (2, 2)], noise=0.1)
+    with pytest.raises(E.StateLimitError, match="more than 50 joint states"):
+        E.optimum(inst, max_states=50)
