@@ -58,7 +58,7 @@ def tiny_instances(draw, max_tasks: int = 3):
                          types=types)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tiny_instances(max_tasks=2))
 def test_referee_scores_the_enumerated_optimum(inst):
     value, decisions = E.optimum(inst, max_states=100_000)
@@ -94,3 +94,66 @@ def test_state_cap_is_a_clear_error():
                          [(2, 2), (2, 2)], noise=0.1)
     with pytest.raises(E.StateLimitError, match="more than 50 joint states"):
         E.optimum(inst, max_states=50)
+
+
+# ---- the exact model of the referee's problem (placement-exact) against the brute force ----
+
+
+def _exact(inst, **params):
+    return registry.solve(inst, "placement-exact", time_limit=60, **params)
+
+
+@settings(max_examples=190, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tiny_instances(max_tasks=2))
+def test_exact_model_equals_brute_force_two_tasks(inst):
+    value, _ = E.optimum(inst, max_states=100_000)
+    for reduce in (None, False):  # with the proven reductions (default) and without
+        res = _exact(inst, reduce=reduce, milp_share=0.0)
+        assert res.status == "optimal"
+        assert res.solution.objective == pytest.approx(value, abs=TOL)
+        assert res.solution.bound == pytest.approx(value, abs=TOL)
+        ev = evaluate(inst, res.solution.placement)
+        assert ev.feasible, ev.violations[:3]
+        assert ev.primary_value == pytest.approx(value, abs=TOL)
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tiny_instances(max_tasks=3).filter(lambda i: len(i.placement.tasks) == 3))
+def test_exact_model_equals_brute_force_three_tasks(inst):
+    try:
+        value, _ = E.optimum(inst, max_states=8_000)
+    except E.StateLimitError:
+        return  # too large for the brute force: nothing to compare (counted below)
+    res = _exact(inst)
+    assert res.status == "optimal"
+    assert res.solution.objective == pytest.approx(value, abs=TOL)
+    assert evaluate(inst, res.solution.placement).primary_value == pytest.approx(value, abs=TOL)
+
+
+def test_exact_model_same_seed_same_result():
+    inst = make_instance([(0, "fix", (1, 1), [0, 1]), (0, "lm", (1, 1), [0]), (1, "lm", (1, 1), [1])],
+                         [(1, 2), (2, 1)], variant="multi", noise=0.1)
+    a, b = _exact(inst, seed=3), _exact(inst, seed=3)
+    assert a.status == b.status == "optimal"
+    assert a.solution.objective == b.solution.objective
+    assert a.solution.placement == b.solution.placement
+
+
+def test_exact_model_time_limit_keeps_a_valid_bound():
+    """Stopped after a few nodes: an incumbent (the greedy) and a bound below the optimum."""
+    inst = make_instance([(0, "fix", (1, 1), [0, 1]), (0, "lm", (1, 0), [0]), (1, "lm", (1, 1), [1]),
+                          (1, "fix", (1, 1), [1])], [(2, 1), (1, 1)], noise=0.1)
+    full = _exact(inst)
+    assert full.status == "optimal"
+    cut = _exact(inst, max_nodes=3)
+    assert cut.status in ("feasible", "optimal")
+    assert cut.solution.bound <= full.solution.objective + TOL
+    assert cut.solution.objective >= full.solution.objective - TOL
+
+
+def test_reductions_need_the_lemma():
+    """reduce=true on a synthetic type with curvature < 1 is refused (the proof needs >= 1)."""
+    types = {"fix": {"base": 0.4, "curvature": 0.8}, "lm": {"gpu_scale": 1.0, "base": 0.3}}
+    inst = make_instance([(0, "fix", (1, 1), [0]), (0, "lm", (1, 1), [0])], [(2, 2)], types=types)
+    assert _exact(inst, reduce=True).status == "error"
+    assert _exact(inst).status == "optimal"
