@@ -17,7 +17,9 @@ model.  Time is bounded by a proof: a referee-feasible schedule (the better of a
 one, one task at a time at the full capacity of its first eligible cluster, and the
 fixed-allocation greedy of :mod:`edgebench.formulations.placement`) has value UB, and in any
 schedule at least as good task j finishes by ``arrival_j + UB - (J - 1)`` (every other task
-takes >= 1 step); a branch in which a task is unfinished past that step is cut.
+takes >= 1 step); a branch in which a task is unfinished past that step is cut.  The joint
+move enumeration is deliberately written apart from the exact model's
+(:mod:`.placement_exact`), so that the two are independent checks of each other.
 
 API (stable; other branches use it in their tests)::
 
@@ -204,28 +206,34 @@ class _Search:
         return best[0]
 
     def decisions(self, init: tuple) -> PlacementDecisions:
-        J = len(init)
-        cluster: list[int | None] = [None] * J
-        start: list[int | None] = [None] * J
-        hist: list[list[tuple[int, int, int]]] = [[] for _ in range(J)]
+        path = []
         t, states = 0, init
         while not all(s == ("F",) for s in states):
             _, allocs, nxt = self.memo[(t, states)]
-            for j, pick in enumerate(allocs):
-                if pick is None:
-                    continue
-                n, a = pick
-                if n < 0:
-                    continue  # still waiting
-                if start[j] is None:
-                    start[j], cluster[j] = t, n
-                if not hist[j] or (hist[j][-1][1], hist[j][-1][2]) != a:
-                    hist[j].append((t, a[0], a[1]))
+            path.append((t, allocs))
             t, states = t + 1, nxt
-        return PlacementDecisions(tasks=[
-            PlacementDecision(cluster=cluster[j], start=start[j],
-                              history=[AllocationChange(step=s, cpu=c, gpu=g) for s, c, g in hist[j]])
-            for j in range(J)])
+        return decisions_from_path(len(init), path)
 
 
-__all__ = ["optimum", "sequential_upper_bound", "StateLimitError"]
+def decisions_from_path(J: int, path) -> PlacementDecisions:
+    """Allocation histories from a path of (step, per task (cluster, allocation) or None);
+    cluster -1 = still waiting."""
+    cluster: list[int | None] = [None] * J
+    start: list[int | None] = [None] * J
+    hist: list[list[tuple[int, int, int]]] = [[] for _ in range(J)]
+    for t, allocs in path:
+        for j, pick in enumerate(allocs):
+            if pick is None or pick[0] < 0:
+                continue
+            n, a = pick
+            if start[j] is None:
+                start[j], cluster[j] = t, n
+            if not hist[j] or (hist[j][-1][1], hist[j][-1][2]) != a:
+                hist[j].append((t, a[0], a[1]))
+    return PlacementDecisions(tasks=[
+        PlacementDecision(cluster=cluster[j], start=start[j],
+                          history=[AllocationChange(step=s, cpu=c, gpu=g) for s, c, g in hist[j]])
+        for j in range(J)])
+
+
+__all__ = ["optimum", "sequential_upper_bound", "decisions_from_path", "StateLimitError"]

@@ -33,10 +33,10 @@ from typing import Any
 
 from edgebench.formulations.placement import best_greedy, prepare, schedule_objective, to_decisions
 from edgebench.formulations.placement import solve as milp_solve
+from edgebench.formulations.placement_enum import decisions_from_path
 from edgebench.instances import semantics
 from edgebench.referee.placement import evaluate
 from edgebench.registry import make_result, register
-from edgebench.solution import AllocationChange, PlacementDecision, PlacementDecisions
 
 SOLVER_NAME = "placement-exact"
 PAUSE = (0, 0)
@@ -230,26 +230,6 @@ class Model:
 
         rec(0, 0)
         return out
-
-
-def decisions_from_path(J: int, path: list[tuple[int, tuple]]) -> PlacementDecisions:
-    """Allocation histories from the (step, per-task (cluster, allocation) or None) path."""
-    cluster: list[int | None] = [None] * J
-    start: list[int | None] = [None] * J
-    hist: list[list[tuple[int, int, int]]] = [[] for _ in range(J)]
-    for t, allocs in path:
-        for j, pick in enumerate(allocs):
-            if pick is None or pick[0] < 0:
-                continue
-            n, a = pick
-            if start[j] is None:
-                start[j], cluster[j] = t, n
-            if not hist[j] or (hist[j][-1][1], hist[j][-1][2]) != a:
-                hist[j].append((t, a[0], a[1]))
-    return PlacementDecisions(tasks=[
-        PlacementDecision(cluster=cluster[j], start=start[j],
-                          history=[AllocationChange(step=s, cpu=c, gpu=g) for s, c, g in hist[j]])
-        for j in range(J)])
 
 
 def search(payload, *, deadline: float | None = None, max_nodes: int = DEFAULT_MAX_NODES,
