@@ -13,6 +13,7 @@ from edgebench import registry
 from edgebench.formulations import placement_enum as E
 from edgebench.instances.io import instance_from_dict
 from edgebench.referee.placement import evaluate
+from edgebench.runner.bounds import solver_bound_applies
 
 #: float tolerance of every comparison of objective values (they are integers in steps)
 TOL = 1e-9
@@ -157,3 +158,10 @@ def test_reductions_need_the_lemma():
     inst = make_instance([(0, "fix", (1, 1), [0]), (0, "lm", (1, 1), [0])], [(2, 2)], types=types)
     assert _exact(inst, reduce=True).status == "error"
     assert _exact(inst).status == "optimal"
+
+
+def test_only_the_exact_model_bound_bounds_the_referee_problem():
+    inst = make_instance([(0, "fix", (1, 1), [0]), (0, "lm", (1, 1), [0])], [(2, 2)])
+    assert solver_bound_applies(inst, "placement-exact")
+    assert not solver_bound_applies(inst, "placement-milp")
+    assert not solver_bound_applies(inst)
