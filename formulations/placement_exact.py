@@ -110,6 +110,8 @@ class Model:
         self.options = [{n: opt(payload, j, n) for n in t.eligible} for j, t in enumerate(payload.tasks)]
         self.move_cache: dict = {}
         self.rest_cache: dict = {}
+        #: past this time rest() stops at the depth reached (still a lower bound)
+        self.deadline: float | None = None
 
     def step(self, j, prog, k, prev, a, first):
         gain = semantics.increment(self.p, j, a[0], a[1], prog) * semantics.noise_factor(self.p, j, k)
@@ -145,7 +147,7 @@ class Model:
     def rest(self, j, n, prog, k, prev, first) -> int:
         """A lower bound (>= 1) on the steps task j needs alone on cluster n from this state:
         breadth-first over its moves (pauses included), stopped at the depth where the
-        frontier outgrows BFS_CAP."""
+        frontier outgrows BFS_CAP, reaches BFS_DEPTH or the deadline passes."""
         key = (j, n, prog, k, prev, first)
         hit = self.rest_cache.get(key)
         if hit is not None:
@@ -165,7 +167,8 @@ class Model:
             if nxt == frontier:  # nothing but pauses: never finishes here
                 self.rest_cache[key] = NEVER
                 return NEVER
-            if len(nxt) > BFS_CAP or depth >= BFS_DEPTH:
+            if (len(nxt) > BFS_CAP or depth >= BFS_DEPTH
+                    or (self.deadline is not None and time.perf_counter() > self.deadline)):
                 self.rest_cache[key] = depth + 1
                 return depth + 1
             frontier = nxt
@@ -240,6 +243,7 @@ def search(payload, *, deadline: float | None = None, max_nodes: int = DEFAULT_M
     J = len(payload.tasks)
     reduce = lemma_holds(payload) if reduce is None else bool(reduce)
     model = Model(payload, reduce)
+    model.deadline = deadline
     data = prepare(payload)
     inc_value, inc_dec, source = math.inf, None, None
     if all(data.options):
