@@ -822,8 +822,9 @@ def _check_params(backend, threads, horizon, lp_bound, window, mip_gap, improve,
 
 
 @register(SOLVER_NAME, families=("placement",), kind="exact",
-          description="Time-indexed MILP of TapFinger's offline problem (1)-(8): fixed allocations, proven "
-                      "horizon, windowed relaxation refined to optimality",
+          description="Fixed-allocation MILP (TapFinger's offline problem (1)-(8)): exact for fixed-allocation "
+                      "schedules only, an upper bound (heuristic) for the referee's re-allocating problem; its "
+                      "bound is not a bound of that problem (placement-exact is)",
           params={
               "backend": f"one of {', '.join(PLACEMENT_BACKENDS)} (default {DEFAULT_BACKEND})",
               "threads": "solver threads (default 1)",

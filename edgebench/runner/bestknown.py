@@ -336,7 +336,7 @@ def write_manifests(store, data_dir: str | Path | None = None, *, refresh_bounds
                     writes.append((folder / rel, text))
                     bk.update(objective=value, solution=rel, solver=rec.get("obj_solver"), run=rec.get("obj_run"),
                               date=rec.get("obj_date"), **_run_info(store, rec.get("obj_run")))
-            b = _finite(rec.get("bound")) if solver_bound_applies(inst) else None
+            b = _finite(rec.get("bound")) if solver_bound_applies(inst, rec.get("bound_solver")) else None
             if b is not None and bound_better(b, _finite(bk.get("bound")), sense):
                 run = store.run(rec.get("bound_run")) if rec.get("bound_run") else None
                 bk.update(bound=b, bound_solver=rec.get("bound_solver"), bound_run=rec.get("bound_run"),

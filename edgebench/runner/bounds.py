@@ -52,16 +52,17 @@ def combinatorial_bound(instance: Instance) -> tuple[float, str] | None:
     return None
 
 
-def solver_bound_applies(instance: Instance) -> bool:
+def solver_bound_applies(instance: Instance, solver: str | None = None) -> bool:
     """Whether an exact model's bound is a bound of the referee's problem (every feasible
     solution), not only of the model's restriction of it:
 
-    * placement: no — the MILP optimises fixed-allocation schedules; re-allocating / pausing
-      policies (Optimus, Tiresias) are referee-feasible and may beat its optimum
-      (docs/formulations/placement.md, "What bounds apply");
+    * placement: only for ``placement-exact`` (the exact model of the referee's own problem);
+      the fixed-allocation MILP ``placement-milp`` optimises fixed-allocation schedules only,
+      and re-allocating / pausing policies (Optimus, Tiresias) are referee-feasible and may beat
+      its optimum (docs/formulations/placement.md, "What bounds apply");
     * mapping with several jobs: no — the model places every job at its arrival, all
       simultaneously active, a restriction of the stream where jobs may wait;
     * otherwise yes."""
     if instance.family == "placement":
-        return False
+        return solver == "placement-exact"
     return not (instance.family == "mapping" and len(instance.mapping.jobs) > 1)

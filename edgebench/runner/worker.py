@@ -283,7 +283,7 @@ def record_solution(out: dict[str, Any], sol: Any, ev: Any, instance: Any = None
 
     out["reported_objective"] = _num(sol.objective)
     out["bound"] = _num(sol.bound)
-    if instance is not None and not solver_bound_applies(instance):
+    if instance is not None and not solver_bound_applies(instance, getattr(sol, "solver", None)):
         out["restricted"] = True
         out["bound"] = None
     msg = sol.stats.get("message")

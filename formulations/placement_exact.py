@@ -1,0 +1,370 @@
+"""Exact model of the placement referee's own problem (re-allocating schedules): A* search.
+
+The decision problem is exactly the referee's (``edgebench/referee/placement.py``): in every
+step each arrived, unfinished task waits, starts on an eligible cluster or (once started)
+takes any allocation of its cluster or the pause (0, 0); capacities per cluster and step,
+one first start per cluster and step in the single variant; progress, noise (indexed by the
+task's executed steps), the switching loss and the finish rule applied with the same float
+operations as the referee; objective: total completion time.  A state is (step, per task:
+waiting | (cluster, progress, executed steps, previous allocation) | finished).
+
+Search: A* from step 0, f = (completions of finished tasks) + sum over unfinished tasks of
+a lower bound on their completion: the fewest steps the task needs alone on its cluster from
+its state (a breadth-first search over its own moves, capacity of other tasks ignored; a
+search that grows past a cap stops at the depth reached, still a lower bound).  The
+incumbent is the best fixed-allocation greedy schedule of :mod:`.placement` (feasible for the
+referee); nodes with f >= incumbent are cut.  The first finished state popped is optimal
+(admissible f); an empty queue proves the incumbent optimal; at the time limit the bound is
+min(smallest f in the queue, incumbent), a bound of the referee's problem.
+
+Reductions (proofs in docs/formulations/placement.md, "Exact model of the referee's
+problem"), applied only where the monotonicity lemma holds (table performance models, or
+every synthetic type with curvature >= 1): allocations are restricted to the componentwise
+minimal ones of each class of equal progress rate, and a task never starts with a pause.
+Elsewhere every allocation and pause-starts are searched.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import time
+from typing import Any
+
+from edgebench.formulations.placement import best_greedy, prepare, schedule_objective, to_decisions
+from edgebench.formulations.placement import solve as milp_solve
+from edgebench.formulations.placement_enum import decisions_from_path
+from edgebench.instances import semantics
+from edgebench.referee.placement import evaluate
+from edgebench.registry import make_result, register
+
+SOLVER_NAME = "placement-exact"
+PAUSE = (0, 0)
+FIN = ("F",)
+#: a per-task breadth-first search for the completion bound stops past this many states per depth
+BFS_CAP = 4000
+DEFAULT_MAX_NODES = 2_000_000
+#: share of the time limit given to the fixed-allocation MILP for the incumbent
+MILP_SHARE = 0.3
+#: ... or deeper than this many steps
+BFS_DEPTH = 1000
+#: the completion bound of a task that can never finish from its state
+NEVER = 10**12
+
+
+def lemma_holds(payload) -> bool:
+    """Whether 'more progress never finishes later' is proven for this instance's model:
+    table models (constant gain per allocation) and synthetic types with curvature >= 1."""
+    perf = payload.performance
+    if perf.kind != "synthetic":
+        return True
+    return all(t.curvature >= 1.0 for t in perf.types.values())
+
+
+def rate_key(payload, j: int, cpu: int, gpu: int):
+    """What task j's per-step gain depends on at an allocation (above its minimum): the
+    synthetic w, or the table's seconds. Equal keys give equal gains at every progress."""
+    perf = payload.performance
+    task = payload.tasks[j]
+    if perf.kind == "synthetic":
+        t = perf.types[task.type]
+        if t.gpu_scale is None:
+            return 0.0
+        g = float(gpu) if t.cpu_per_gpu is None else min(float(gpu), cpu / t.cpu_per_gpu)
+        return math.tanh(g / t.gpu_scale)
+    return semantics.table_seconds(perf, task.type, cpu, gpu)
+
+
+def reduced_options(payload, j: int, n: int) -> list[tuple[int, int]]:
+    """The componentwise-minimal allocations of each rate class of task j on cluster n."""
+    opts = semantics.allocation_options(payload, j, n)
+    groups: dict[Any, list[tuple[int, int]]] = {}
+    for a in opts:
+        groups.setdefault(rate_key(payload, j, *a), []).append(a)
+    keep = []
+    for members in groups.values():
+        for a in members:
+            if not any(b != a and b[0] <= a[0] and b[1] <= a[1] for b in members):
+                keep.append(a)
+    return sorted(keep)
+
+
+class OutOfTime(Exception):
+    """The time limit passed inside one expansion."""
+
+
+class Model:
+    """The joint moves and the per-task completion bounds of one instance."""
+
+    def __init__(self, payload, reduce: bool):
+        self.p = payload
+        self.reduce = reduce
+        self.overhead = 1.0 - payload.switching_overhead
+        self.eps_done = 1.0 - semantics.PROGRESS_EPS
+        self.arrival = [t.arrival for t in payload.tasks]
+        caps = [c.capacity for c in payload.clusters]
+        self.cap = [(c.cpu, c.gpu, c.memory) for c in caps]
+        self.mem = [[t.minimum.memory if (t.minimum.memory is not None and c.memory is not None) else 0
+                     for c in caps] for t in payload.tasks]
+        opt = reduced_options if reduce else semantics.allocation_options
+        self.options = [{n: opt(payload, j, n) for n in t.eligible} for j, t in enumerate(payload.tasks)]
+        self.move_cache: dict = {}
+        self.rest_cache: dict = {}
+        #: past this time rest() stops at the depth reached (still a lower bound)
+        self.deadline: float | None = None
+
+    def step(self, j, prog, k, prev, a, first):
+        gain = semantics.increment(self.p, j, a[0], a[1], prog) * semantics.noise_factor(self.p, j, k)
+        if not first and prev != a:
+            gain *= self.overhead
+        prog += gain
+        return FIN if prog >= self.eps_done else (prog, k + 1, a)
+
+    def moves(self, j, st) -> list:
+        """(next state, allocation, cluster, first non-empty allocation?) of task j."""
+        key = (j, st)
+        hit = self.move_cache.get(key)
+        if hit is not None:
+            return hit
+        out = []
+        if st is None:
+            out.append((None, PAUSE, -1, False))
+            for n, opts in self.options[j].items():
+                if not self.reduce:
+                    out.append(((n, 0.0, 0, PAUSE, False), PAUSE, n, False))
+                for a in opts:
+                    r = self.step(j, 0.0, 0, PAUSE, a, True)
+                    out.append((FIN if r == FIN else (n, *r, True), a, n, True))
+        else:
+            n, prog, k, prev, held = st
+            out.append(((n, prog, k, PAUSE, held), PAUSE, n, False))
+            for a in self.options[j][n]:
+                r = self.step(j, prog, k, prev, a, False)
+                out.append((FIN if r == FIN else (n, *r, True), a, n, not held))
+        self.move_cache[key] = out
+        return out
+
+    def rest(self, j, n, prog, k, prev, first) -> int:
+        """A lower bound (>= 1) on the steps task j needs alone on cluster n from this state:
+        breadth-first over its moves (pauses included), stopped at the depth where the
+        frontier outgrows BFS_CAP, reaches BFS_DEPTH or the deadline passes."""
+        key = (j, n, prog, k, prev, first)
+        hit = self.rest_cache.get(key)
+        if hit is not None:
+            return hit
+        frontier = {(prog, k, prev, first)}
+        depth = 1
+        while True:
+            nxt = set()
+            for (q, kk, pv, fs) in frontier:
+                nxt.add((q, kk, PAUSE, False))
+                for a in self.options[j][n]:
+                    r = self.step(j, q, kk, pv, a, fs)
+                    if r == FIN:
+                        self.rest_cache[key] = depth
+                        return depth
+                    nxt.add((*r, False))
+            if nxt == frontier:  # nothing but pauses: never finishes here
+                self.rest_cache[key] = NEVER
+                return NEVER
+            if (len(nxt) > BFS_CAP or depth >= BFS_DEPTH
+                    or (self.deadline is not None and time.perf_counter() > self.deadline)):
+                self.rest_cache[key] = depth + 1
+                return depth + 1
+            frontier = nxt
+            depth += 1
+
+    def h(self, t: int, states: tuple) -> int:
+        total = 0
+        for j, st in enumerate(states):
+            if st == FIN:
+                continue
+            if st is None:
+                s = max(t, self.arrival[j])
+                total += s - self.arrival[j] + min(self.rest(j, n, 0.0, 0, PAUSE, True) for n in self.options[j])
+            else:
+                n, prog, k, prev, _ = st
+                total += t - self.arrival[j] + self.rest(j, n, prog, k, prev, False)
+        return total
+
+    def children(self, t: int, states: tuple, deadline: float | None = None):
+        """Every joint move of step t: (next states, completions added, allocations); raises
+        :class:`OutOfTime` past ``deadline`` (a step of many tasks has very many joint moves)."""
+        active = [j for j, s in enumerate(states) if s != FIN and self.arrival[j] <= t]
+        used: dict = {}
+        firsts: set = set()
+        nxt = list(states)
+        allocs: list = [None] * len(states)
+        single = self.p.variant == "single"
+        out = []
+
+        calls = [0]
+
+        def rec(i: int, cost: int):
+            calls[0] += 1
+            if deadline is not None and calls[0] % 4096 == 0 and time.perf_counter() > deadline:
+                raise OutOfTime
+            if i == len(active):
+                out.append((tuple(nxt), cost, tuple(allocs)))
+                return
+            j = active[i]
+            for ns, a, n, first in self.moves(j, states[j]):
+                u = None
+                if a != PAUSE:
+                    u = used.get(n, (0, 0, 0))
+                    cap = self.cap[n]
+                    w = (u[0] + a[0], u[1] + a[1], u[2] + self.mem[j][n])
+                    if w[0] > cap[0] or w[1] > cap[1] or (cap[2] is not None and w[2] > cap[2]):
+                        continue
+                    if first and single and n in firsts:
+                        continue
+                    used[n] = w
+                    if first:
+                        firsts.add(n)
+                nxt[j] = ns
+                allocs[j] = (n, a)
+                rec(i + 1, cost + (t + 1 - self.arrival[j] if ns == FIN else 0))
+                if u is not None:
+                    used[n] = u
+                    if first:
+                        firsts.discard(n)
+            nxt[j] = states[j]
+            allocs[j] = None
+
+        rec(0, 0)
+        return out
+
+
+def search(payload, *, deadline: float | None = None, max_nodes: int = DEFAULT_MAX_NODES,
+           reduce: bool | None = None, incumbent: tuple | None = None) -> dict:
+    """A* over the referee's problem. Returns value (best found), bound (valid lower bound),
+    proven, decisions, nodes, source ('search', 'greedy' or the incumbent's name).
+    ``incumbent``: (referee value, decisions, name) of a known feasible schedule."""
+    J = len(payload.tasks)
+    reduce = lemma_holds(payload) if reduce is None else bool(reduce)
+    model = Model(payload, reduce)
+    model.deadline = deadline
+    data = prepare(payload)
+    inc_value, inc_dec, source = math.inf, None, None
+    if all(data.options):
+        sched = best_greedy(data)
+        inc_value, inc_dec, source = float(schedule_objective(data, sched)), to_decisions(sched), "greedy"
+    if incumbent is not None:
+        value, dec, name = incumbent
+        if value < inc_value:
+            inc_value, inc_dec, source = value, dec, name
+    init = tuple(None for _ in range(J))
+    nodes = [(None, 0, None)]  # node id -> (parent id, step, allocations of the step that led here)
+    heap = [(model.h(0, init), 0, 0, 0, init)]  # (f, -t, id, g, states)
+    best_g: dict = {(0, init): 0}
+    expanded = 0
+    out = {"reduce": reduce}
+    while heap:
+        f, neg_t, nid, g, states = heapq.heappop(heap)
+        if f >= inc_value:
+            heap.clear()
+            break
+        t = -neg_t
+        if best_g.get((t, states), math.inf) < g:
+            continue
+        if all(s == FIN for s in states):
+            path = []
+            i = nid
+            while nodes[i][0] is not None:
+                par, step, allocs = nodes[i]
+                path.append((step, allocs))
+                i = par
+            inc_value, inc_dec, source = float(g), decisions_from_path(J, path[::-1]), "search"
+            heap.clear()
+            break
+        if (deadline is not None and time.perf_counter() > deadline) or len(nodes) > max_nodes:
+            heapq.heappush(heap, (f, neg_t, nid, g, states))
+            break
+        try:
+            kids = model.children(t, states, deadline)
+        except OutOfTime:
+            heapq.heappush(heap, (f, neg_t, nid, g, states))
+            break
+        expanded += 1
+        for i, (nxt, cost, allocs) in enumerate(kids):
+            if deadline is not None and i % 256 == 255 and time.perf_counter() > deadline:
+                # the node is not fully expanded: keep it queued so the bound stays valid
+                heapq.heappush(heap, (f, neg_t, nid, g, states))
+                break
+            g2 = g + cost
+            key = (t + 1, nxt)
+            if best_g.get(key, math.inf) <= g2:
+                continue
+            f2 = g2 + model.h(t + 1, nxt)
+            if f2 >= inc_value:
+                continue
+            best_g[key] = g2
+            nodes.append((nid, t, allocs))
+            heapq.heappush(heap, (f2, -(t + 1), len(nodes) - 1, g2, nxt))
+        else:
+            continue
+        break
+    bound = min(heap[0][0], inc_value) if heap else inc_value
+    out.update(value=inc_value, bound=float(bound), proven=not heap and math.isfinite(inc_value),
+               decisions=inc_dec, nodes=len(nodes), expanded=expanded, source=source)
+    return out
+
+
+def _milp_incumbent(instance, time_limit: float | None, share: float):
+    """(referee value, decisions, "placement-milp") of the fixed-allocation MILP's schedule,
+    run for ``share`` of the time limit; None when it has none or the referee rejects it."""
+    res = milp_solve(instance, time_limit=None if time_limit is None else share * float(time_limit))
+    dec = res.solution.placement
+    if dec is None:
+        return None
+    ev = evaluate(instance, dec)
+    if not ev.feasible:
+        return None
+    return float(ev.primary_value), dec, "placement-milp"
+
+
+@register(SOLVER_NAME, families=("placement",), kind="exact",
+          description="Exact model of the referee's own problem (re-allocation, pauses, switching loss, noise): "
+                      "A* over joint step states with per-task completion bounds; its bound holds for every "
+                      "referee-feasible schedule",
+          params={"max_nodes": f"int: stop after this many search nodes (default {DEFAULT_MAX_NODES})",
+                  "reduce": "bool: the proven reductions (minimal allocation per rate class, no pause-start); "
+                            "default: where the monotonicity lemma holds",
+                  "milp_share": f"share of the time limit for the fixed-allocation MILP's incumbent (default "
+                                f"{MILP_SHARE}; 0: the greedy only)"},
+          bounds={"max_nodes": (1, None), "milp_share": (0, 1)})
+def solve(instance, *, time_limit: float | None = None, seed: int = 0, max_nodes: int = DEFAULT_MAX_NODES,
+          reduce: bool | None = None, milp_share: float = MILP_SHARE, **extra: Any):
+    """Solve the referee's placement problem exactly (deterministic: ``seed`` is unused)."""
+    t0 = time.perf_counter()
+    params = {"max_nodes": max_nodes, "reduce": reduce, "milp_share": milp_share}
+    stats: dict[str, Any] = {"message": ""}
+    if extra:
+        stats["message"] = f"unknown parameters: {', '.join(sorted(extra))}"
+        return make_result(instance, SOLVER_NAME, status="error", seed=seed, params=params, started=t0,
+                           stats=stats)
+    if reduce is not None and reduce and not lemma_holds(instance.placement):
+        stats["message"] = "reduce=true needs the monotonicity lemma (curvature >= 1 or a table model)"
+        return make_result(instance, SOLVER_NAME, status="error", seed=seed, params=params, started=t0,
+                           stats=stats)
+    deadline = None if time_limit is None else t0 + float(time_limit)
+    try:
+        incumbent = _milp_incumbent(instance, time_limit, float(milp_share)) if milp_share > 0 else None
+        r = search(instance.placement, deadline=deadline, max_nodes=int(max_nodes), reduce=reduce,
+                   incumbent=incumbent)
+    except Exception as exc:  # never raise out of solve
+        stats["message"] = f"{type(exc).__name__}: {exc}"
+        return make_result(instance, SOLVER_NAME, status="error", seed=seed, params=params, started=t0,
+                           stats=stats)
+    stats.update(nodes=r["nodes"], expanded=r["expanded"], source=r["source"], reduce=r["reduce"],
+                 solve_time=time.perf_counter() - t0)
+    if r["decisions"] is None:
+        status = "infeasible" if r["proven"] else "timeout"
+        return make_result(instance, SOLVER_NAME, status=status, seed=seed, params=params, started=t0,
+                           bound=r["bound"] if math.isfinite(r["bound"]) else None, stats=stats)
+    return make_result(instance, SOLVER_NAME, status="optimal" if r["proven"] else "feasible",
+                       decisions=r["decisions"], seed=seed, params=params, objective=r["value"],
+                       bound=r["bound"], started=t0, stats=stats)
+
+
+__all__ = ["solve", "search", "lemma_holds", "reduced_options", "SOLVER_NAME"]
