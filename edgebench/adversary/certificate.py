@@ -58,7 +58,8 @@ def best_bound(instance: Instance, reference_solution, reference_proves: bool) -
     cb = combinatorial_bound(instance)
     best, kind = (cb if cb is not None else (None, None))
     b = reference_solution.bound
-    if reference_proves and b is not None and math.isfinite(b) and solver_bound_applies(instance):
+    if (reference_proves and b is not None and math.isfinite(b)
+            and solver_bound_applies(instance, reference_solution.solver)):
         if best is None or (b > best if sense == "min" else b < best):
             best, kind = float(b), f"solver: {reference_solution.solver}"
     return best, kind
