@@ -76,6 +76,9 @@ def _scheduler_name(v: Any) -> str:
 def _scheduler_params(v: Any) -> dict:
     if not isinstance(v, dict) or not all(isinstance(k, str) for k in v):
         raise TypeError("expected a mapping of parameter names to values")
+    taken = sorted(set(v) & {"time_limit", "seed"})
+    if taken:  # the queue simulation passes these to the scheduler itself
+        raise ValueError(f"{', '.join(taken)} is set by the queue policy, not by scheduler_params")
     return dict(v)
 
 

@@ -207,3 +207,11 @@ def test_bad_parameters():
 def test_time_limit():
     inst = generate("mapping", "thesis-queue", seed=0)
     assert registry.solve(inst, "ces-multi", time_limit=0.0).status == "timeout"
+
+
+@pytest.mark.parametrize("key", ["time_limit", "seed"])
+def test_scheduler_params_cannot_set_what_the_queue_passes(stream, key):
+    """time_limit and seed go to the scheduler from the queue simulation itself: giving them in
+    scheduler_params is an input error naming the field (it was a TypeError traceback)."""
+    with pytest.raises(InputError, match="scheduler_params"):
+        registry.solve(stream, "fifo", scheduler_params={key: 1})
