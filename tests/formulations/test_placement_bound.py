@@ -229,7 +229,7 @@ LIBRARY_SOLVERS = SOLVERS[:-1] + ["tapfinger", "tapfinger-bc", "tapfinger-nograp
 
 @pytest.mark.parametrize("name", ["placement-synthetic-3-v1", "placement-hetero-6-v1"])
 def test_placement_bound_library(name):
-    """On a shipped instance: the manifest's bound is this bound (the sets were re-certified
+    """On a shipped instance: the manifest's bound is at least this bound (the sets were re-certified
     with it), the shipped best-known value is not below it, and no solver's referee value is
     (learned policies where a checkpoint exists for the preset; the MILP in the test above)."""
     from edgebench.instances import sets
@@ -238,7 +238,9 @@ def test_placement_bound_library(name):
     inst = sets.load_set(name)[0]
     bound, _ = PB.reallocating_bound(inst.placement)
     bk = entry["best_known"]
-    assert bk["bound"] == pytest.approx(bound, abs=1e-9) and bk["objective"] >= bound - 1e-9
+    # the manifest holds the best proven bound: this one, or higher where an exact model of the
+    # referee's problem (placement-exact) proved more; never above the best known objective
+    assert bk["bound"] >= bound - 1e-9 and bk["objective"] >= bk["bound"] - 1e-9
     ran = 0
     for solver in LIBRARY_SOLVERS:
         res = registry.solve(inst, solver, time_limit=1, seed=0)
