@@ -58,9 +58,9 @@ STARTS = ("placement-milp", "sjf", "optimus")
 START_SHARE = 0.3
 #: time limit of a policy's start run (they take well under a second)
 POLICY_LIMIT = 30.0
-BLOCK = 24
-SLACK = 8
-STALL = 6
+#: tasks freed per neighbourhood at first; the start window of a freed task (steps after
+#: arrival, at least one past its current delay); misses before the blocks grow
+BLOCK, SLACK, STALL = 24, 8, 6
 #: seconds per sub-MILP at most
 SUB_LIMIT = 10.0
 #: without a time limit: this many neighbourhoods
