@@ -34,6 +34,7 @@ from typing import Any
 from edgebench.formulations.placement import best_greedy, prepare, schedule_objective, to_decisions
 from edgebench.formulations.placement import solve as milp_solve
 from edgebench.formulations.placement_enum import decisions_from_path
+from edgebench.formulations.placement_residual import residual_slot_bound
 from edgebench.instances import semantics
 from edgebench.referee.placement import evaluate
 from edgebench.registry import make_result, register
@@ -96,7 +97,7 @@ class OutOfTime(Exception):
 class Model:
     """The joint moves and the per-task completion bounds of one instance."""
 
-    def __init__(self, payload, reduce: bool):
+    def __init__(self, payload, reduce: bool, slots: bool = True):
         self.p = payload
         self.reduce = reduce
         self.overhead = 1.0 - payload.switching_overhead
@@ -110,6 +111,10 @@ class Model:
         self.options = [{n: opt(payload, j, n) for n in t.eligible} for j, t in enumerate(payload.tasks)]
         self.move_cache: dict = {}
         self.rest_cache: dict = {}
+        self.rank_cache: dict = {}
+        self.slot_cache: dict = {}
+        #: the residual start-slot bound applies (single variant)
+        self.slots = slots and payload.variant == "single"
         #: past this time rest() stops at the depth reached (still a lower bound)
         self.deadline: float | None = None
 
@@ -174,23 +179,91 @@ class Model:
             frontier = nxt
             depth += 1
 
+    def fresh_rest(self, j, n) -> int:
+        """A lower bound on the steps task j needs on cluster n from its first non-empty
+        allocation: the fresh start's; without the reductions also a start after a pause
+        (which pays a switching loss, and without the lemma less progress need not be slower)."""
+        r = self.rest(j, n, 0.0, 0, PAUSE, True)
+        return r if self.reduce else min(r, self.rest(j, n, 0.0, 0, PAUSE, False))
+
+    def min_rest(self, j) -> int:
+        """fresh_rest of task j on its best cluster."""
+        return min(self.fresh_rest(j, n) for n in self.options[j])
+
+    def task_h(self, j, t: int, st) -> int:
+        """Lower bound on task j's completion time (finish - arrival) from state st at step t."""
+        if st is None:
+            return max(t, self.arrival[j]) - self.arrival[j] + self.min_rest(j)
+        n, prog, k, prev, _ = st
+        return t - self.arrival[j] + self.rest(j, n, prog, k, prev, False)
+
     def h(self, t: int, states: tuple) -> int:
+        """Sum of the tasks' own bounds; in the single variant the waiting tasks' part is
+        replaced by the residual start-slot bound (never smaller: docs)."""
         total = 0
+        waiting = []
         for j, st in enumerate(states):
             if st == FIN:
                 continue
-            if st is None:
-                s = max(t, self.arrival[j])
-                total += s - self.arrival[j] + min(self.rest(j, n, 0.0, 0, PAUSE, True) for n in self.options[j])
+            if st is None and self.slots:
+                waiting.append(j)
             else:
-                n, prog, k, prev, _ = st
-                total += t - self.arrival[j] + self.rest(j, n, prog, k, prev, False)
+                total += self.task_h(j, t, st)
+        if waiting:
+            total += self.slot_h(t, tuple(waiting))
         return total
 
-    def children(self, t: int, states: tuple, deadline: float | None = None):
-        """Every joint move of step t: (next states, completions added, allocations); raises
-        :class:`OutOfTime` past ``deadline`` (a step of many tasks has very many joint moves)."""
+    def slot_h(self, t: int, waiting: tuple) -> int:
+        key = (t, waiting)
+        hit = self.slot_cache.get(key)
+        if hit is None:
+            durs = []
+            for j in waiting:
+                row = {n: self.fresh_rest(j, n) for n in self.options[j]}
+                durs.append({n: d for n, d in row.items() if d < NEVER})
+            if all(durs):
+                hit = residual_slot_bound(self.p.clusters, t, [self.arrival[j] for j in waiting], durs)
+            else:
+                hit = NEVER
+            self.slot_cache[key] = hit
+        return hit
+
+    def ranked_moves(self, j, st) -> list:
+        """moves(j, st) with their bound key (0 finished, else the steps still needed),
+        ascending: task_h after the step is (t + 1 - a_j) + key."""
+        key = (j, st)
+        hit = self.rank_cache.get(key)
+        if hit is None:
+            hit = []
+            for mv in self.moves(j, st):
+                ns = mv[0]
+                if ns == FIN:
+                    v = 0
+                elif ns is None:
+                    v = self.min_rest(j)
+                else:
+                    v = self.rest(j, ns[0], ns[1], ns[2], ns[3], False)
+                hit.append((v, mv))
+            hit.sort(key=lambda x: x[0])
+            self.rank_cache[key] = hit
+        return hit
+
+    def children(self, t: int, states: tuple, deadline: float | None = None, g: int = 0,
+                 limit: float = math.inf):
+        """Every joint move of step t whose child could have f < ``limit`` (g: the node's
+        completed cost): (next states, completions added, allocations). Partial joint moves are
+        cut by the separable part of the child's f (each task's own bound after the step; the
+        tasks not yet decided at their smallest): a lower bound of every completion's f.
+        Raises :class:`OutOfTime` past ``deadline`` (a step of many tasks has very many joint
+        moves)."""
+        tn = t + 1
         active = [j for j, s in enumerate(states) if s != FIN and self.arrival[j] <= t]
+        act = set(active)
+        base = g + sum(self.task_h(j, tn, s) for j, s in enumerate(states) if s != FIN and j not in act)
+        ranked = [self.ranked_moves(j, states[j]) for j in active]
+        suffix = [0] * (len(active) + 1)
+        for i in range(len(active) - 1, -1, -1):
+            suffix[i] = suffix[i + 1] + tn - self.arrival[active[i]] + ranked[i][0][0]
         used: dict = {}
         firsts: set = set()
         nxt = list(states)
@@ -200,7 +273,7 @@ class Model:
 
         calls = [0]
 
-        def rec(i: int, cost: int):
+        def rec(i: int, cost: int, acc: int):
             calls[0] += 1
             if deadline is not None and calls[0] % 4096 == 0 and time.perf_counter() > deadline:
                 raise OutOfTime
@@ -208,7 +281,10 @@ class Model:
                 out.append((tuple(nxt), cost, tuple(allocs)))
                 return
             j = active[i]
-            for ns, a, n, first in self.moves(j, states[j]):
+            own = tn - self.arrival[j]
+            for v, (ns, a, n, first) in ranked[i]:
+                if base + acc + own + v + suffix[i + 1] >= limit:
+                    break  # ranked ascending: every later move is cut too
                 u = None
                 if a != PAUSE:
                     u = used.get(n, (0, 0, 0))
@@ -223,7 +299,7 @@ class Model:
                         firsts.add(n)
                 nxt[j] = ns
                 allocs[j] = (n, a)
-                rec(i + 1, cost + (t + 1 - self.arrival[j] if ns == FIN else 0))
+                rec(i + 1, cost + (own if ns == FIN else 0), acc + own + v)
                 if u is not None:
                     used[n] = u
                     if first:
@@ -231,18 +307,18 @@ class Model:
             nxt[j] = states[j]
             allocs[j] = None
 
-        rec(0, 0)
+        rec(0, 0, 0)
         return out
 
 
 def search(payload, *, deadline: float | None = None, max_nodes: int = DEFAULT_MAX_NODES,
-           reduce: bool | None = None, incumbent: tuple | None = None) -> dict:
+           reduce: bool | None = None, incumbent: tuple | None = None, slots: bool = True) -> dict:
     """A* over the referee's problem. Returns value (best found), bound (valid lower bound),
     proven, decisions, nodes, source ('search', 'greedy' or the incumbent's name).
     ``incumbent``: (referee value, decisions, name) of a known feasible schedule."""
     J = len(payload.tasks)
     reduce = lemma_holds(payload) if reduce is None else bool(reduce)
-    model = Model(payload, reduce)
+    model = Model(payload, reduce, slots)
     model.deadline = deadline
     data = prepare(payload)
     inc_value, inc_dec, source = math.inf, None, None
@@ -281,7 +357,7 @@ def search(payload, *, deadline: float | None = None, max_nodes: int = DEFAULT_M
             heapq.heappush(heap, (f, neg_t, nid, g, states))
             break
         try:
-            kids = model.children(t, states, deadline)
+            kids = model.children(t, states, deadline, g, inc_value)
         except OutOfTime:
             heapq.heappush(heap, (f, neg_t, nid, g, states))
             break

@@ -1,0 +1,230 @@
+"""Large-neighbourhood search for the placement problem (``placement-lns``, kind heuristic).
+
+Start: the best, by the referee, of ``placement-milp`` (a share of the time limit), ``sjf``
+and ``optimus``. The search works on fixed-allocation schedules (every task keeps its
+cluster and allocation from its start to its finish: :data:`.placement.Schedule`): the best
+start that is one (``placement-milp``'s always is; a policy's when it never re-allocated) is
+improved, and the best of everything, by the referee, is returned.
+
+Each neighbourhood frees a set of tasks of the incumbent and keeps every other task's
+(option, start): a *window* (the ``block`` tasks whose starts lie nearest a random step) or a
+*cluster* (the ``block`` tasks on a random cluster nearest a random step). The freed tasks are
+re-placed by the fixed-allocation MILP of :mod:`.placement` on the sub-problem (the others are
+constants using capacity and start slots; starts up to ``slack`` steps after arrival or one
+past their current delay, so the incumbent is feasible for it and HiGHS starts from it). A
+better schedule (by :func:`.placement.schedule_objective`, checked by
+:func:`.placement.schedule_violations`) replaces the incumbent; after ``stall`` neighbourhoods
+without improvement the blocks grow by half (up to ``4 x block``) and shrink back on an
+improvement; the search ends at the time limit, after ``iterations`` neighbourhoods, or
+when ``stall`` neighbourhoods of the largest blocks in a row improve nothing. The returned
+schedule is scored by the referee (its objective is the referee's value, never the
+search's own).
+
+Seeded: the neighbourhoods are drawn from ``numpy.random.default_rng(seed)``. With
+``iterations`` (a number of neighbourhoods) and sub-problems that finish within their own
+limit, the same seed gives the same schedule; under a wall-clock limit alone the number of
+neighbourhoods depends on the machine (as for every time-limited solver).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from edgebench import registry
+from edgebench.formulations.placement import (
+    Option,
+    PlacementData,
+    Schedule,
+    build_model,
+    decode_partial,
+    finish_bounds,
+    prepare,
+    schedule_objective,
+    schedule_violations,
+    solve_model,
+    to_decisions,
+)
+from edgebench.instances import semantics
+from edgebench.referee.placement import evaluate
+from edgebench.registry import make_result, register
+
+SOLVER_NAME = "placement-lns"
+#: the starting solvers (best by the referee)
+STARTS = ("placement-milp", "sjf", "optimus")
+#: share of the time limit given to placement-milp's start
+START_SHARE = 0.3
+#: time limit of a policy's start run (they take well under a second)
+POLICY_LIMIT = 30.0
+#: tasks freed per neighbourhood at first; the start window of a freed task (steps after
+#: arrival, at least one past its current delay); misses before the blocks grow
+BLOCK, SLACK, STALL = 24, 8, 6
+#: seconds per sub-MILP at most
+SUB_LIMIT = 10.0
+#: without a time limit: this many neighbourhoods
+DEFAULT_ITERATIONS = 200
+
+
+def to_schedule(payload, data: PlacementData, decisions) -> Schedule | None:
+    """The fixed-allocation schedule of referee decisions that never re-allocate (each task's
+    allocation replaced by a dominant option of its cluster using no more cpu / gpu and
+    running no longer: feasibility and completion times are kept or improved); None when a
+    task re-allocates or pauses, or the result breaks a rule."""
+    out: list[tuple[Option, int]] = []
+    for j, d in enumerate(decisions.tasks):
+        if d.cluster is None or d.start is None:
+            return None
+        cpu, gpu = d.cpu, d.gpu
+        if d.history:
+            if len(d.history) > 1 or d.history[0].step != d.start:
+                return None
+            cpu, gpu = d.history[0].cpu, d.history[0].gpu
+        steps = semantics.fixed_run_steps(payload, j, cpu, gpu)
+        if steps is None:
+            return None
+        fits = [o for o in data.options[j]
+                if o.cluster == d.cluster and o.cpu <= cpu and o.gpu <= gpu and o.steps <= steps]
+        if not fits:
+            return None
+        out.append((min(fits, key=lambda o: (o.steps, o.cpu + o.gpu)), int(d.start)))
+    return None if schedule_violations(data, out) else out
+
+
+def neighbourhood(rng: np.random.Generator, data: PlacementData, cur: Schedule, block: int) -> set[int]:
+    """The tasks freed: ``block`` tasks nearest a random step, all clusters or one."""
+    J = data.num_tasks
+    pivot = cur[int(rng.integers(J))][1]
+    cand = list(range(J))
+    if rng.random() < 0.5:
+        n = cur[int(rng.integers(J))][0].cluster
+        on = [j for j in cand if cur[j][0].cluster == n]
+        if len(on) >= 2:
+            cand = on
+    cand.sort(key=lambda j: (abs(cur[j][1] - pivot), j))
+    return set(cand[:block])
+
+
+def improve(data: PlacementData, cur: Schedule, *, seed: int, deadline: float | None, iterations: int | None,
+            block: int = BLOCK, slack: int = SLACK, stall: int = STALL, sub_limit: float = SUB_LIMIT
+            ) -> tuple[Schedule, dict[str, Any]]:
+    """The LNS loop (module docstring); returns the best schedule and counters."""
+    rng = np.random.default_rng(seed)
+    J = data.num_tasks
+    cur_val = schedule_objective(data, cur)
+    info: dict[str, Any] = {"lns_start": cur_val, "neighbourhoods": 0, "improved": 0}
+    blk, fails = min(block, J), 0
+    while iterations is None or info["neighbourhoods"] < iterations:
+        rem = None if deadline is None else deadline - time.perf_counter()
+        if rem is not None and rem <= 0.5:
+            break
+        free = neighbourhood(rng, data, cur, blk)
+        fixed = [None if j in free else cur[j] for j in range(J)]
+        last = [data.arrivals[j] + max(slack, cur[j][1] - data.arrivals[j] + 1) for j in range(J)]
+        bm = build_model(data, finish_bounds(data, cur_val), last, fixed=fixed, late=False, name=SOLVER_NAME)
+        tl = sub_limit if rem is None else min(rem, sub_limit)
+        sol = solve_model(bm, "highspy", time_limit=tl, threads=1, seed=seed, hint=cur)
+        info["neighbourhoods"] += 1
+        better = False
+        if sol.values is not None:
+            part = decode_partial(bm, sol.values)
+            new = [part[j] if part[j] is not None else cur[j] for j in range(J)]
+            val = schedule_objective(data, new)
+            if val < cur_val and not schedule_violations(data, new):
+                cur, cur_val, better = new, val, True
+                info["improved"] += 1
+        if better:
+            blk, fails = min(block, J), 0
+        else:
+            fails += 1
+            top = min(J, 4 * block)
+            if fails >= stall and blk >= top:
+                info["converged"] = True  # the largest blocks improve nothing any more
+                break
+            if fails >= stall:
+                blk, fails = min(top, blk + max(1, blk // 2)), 0
+    info["lns_end"] = cur_val
+    return cur, info
+
+
+def _starts(instance, time_limit: float | None, share: float, seed: int):
+    """[(referee value, decisions, solver)] of the feasible start runs."""
+    out = []
+    for name in STARTS:
+        if name == "placement-milp":
+            tl = None if time_limit is None else max(1.0, share * float(time_limit))
+        else:
+            tl = POLICY_LIMIT if time_limit is None else min(POLICY_LIMIT, max(1.0, 0.1 * float(time_limit)))
+        res = registry.solve(instance, name, time_limit=tl, seed=seed)
+        dec = res.solution.placement
+        if dec is None:
+            continue
+        ev = evaluate(instance, dec)
+        if ev.feasible:
+            out.append((float(ev.primary_value), dec, name))
+    return out
+
+
+@register(SOLVER_NAME, families=("placement",), kind="heuristic",
+          description="Large-neighbourhood search: the best of placement-milp / sjf / optimus, improved by "
+                      "re-solving windows and clusters of the schedule with the fixed-allocation MILP (HiGHS); "
+                      "scored by the referee",
+          params={"block": f"int: tasks freed per neighbourhood at first (default {BLOCK}; grows when stuck)",
+                  "slack": f"int: start window of a freed task, steps after arrival (default {SLACK})",
+                  "stall": f"int: neighbourhoods without improvement before the blocks grow (default {STALL})",
+                  "sub_limit": f"seconds per sub-problem (default {SUB_LIMIT})",
+                  "start_share": f"share of the time limit for placement-milp's start (default {START_SHARE})",
+                  "iterations": "int: stop after this many neighbourhoods (default: the time limit; "
+                                f"{DEFAULT_ITERATIONS} without one)"},
+          bounds={"block": (2, None), "slack": (1, None), "stall": (1, None), "sub_limit": (0.1, None),
+                  "start_share": (0.05, 0.9), "iterations": (0, None)})
+def solve(instance, *, time_limit: float | None = None, seed: int = 0, block: int = BLOCK, slack: int = SLACK,
+          stall: int = STALL, sub_limit: float = SUB_LIMIT, start_share: float = START_SHARE,
+          iterations: int | None = None, **extra: Any):
+    """Improve the best start schedule by large-neighbourhood search (never raises)."""
+    t0 = time.perf_counter()
+    params = {"block": block, "slack": slack, "stall": stall, "sub_limit": sub_limit, "start_share": start_share,
+              "iterations": iterations}
+    stats: dict[str, Any] = {"message": ""}
+
+    def result(status, decisions=None, objective=None):
+        stats["solve_time"] = time.perf_counter() - t0
+        return make_result(instance, SOLVER_NAME, status=status, decisions=decisions, seed=seed, params=params,
+                           objective=objective, started=t0, stats=stats)
+
+    if extra:
+        stats["message"] = f"unknown parameters: {', '.join(sorted(extra))}"
+        return result("error")
+    deadline = None if time_limit is None else t0 + float(time_limit)
+    if iterations is None and deadline is None:
+        iterations = DEFAULT_ITERATIONS
+    try:
+        starts = _starts(instance, time_limit, float(start_share), seed)
+        if not starts:
+            stats["message"] = "no start solver found a feasible schedule"
+            return result("timeout")
+        starts.sort(key=lambda s: s[0])
+        stats["starts"] = {name: v for v, _, name in starts}
+        best_val, best_dec, source = starts[0]
+        payload = instance.placement
+        data = prepare(payload, deadline)
+        fixed = None
+        if data is not None:
+            fixed = next((s for s in (( v, to_schedule(payload, data, d), n) for v, d, n in starts) if s[1]), None)
+        if fixed is not None:
+            sched, info = improve(data, fixed[1], seed=seed, deadline=deadline, iterations=iterations,
+                                  block=int(block), slack=int(slack), stall=int(stall), sub_limit=float(sub_limit))
+            stats.update(info, lns_from=fixed[2])
+            dec = to_decisions(sched)
+            ev = evaluate(instance, dec)
+            if ev.feasible and float(ev.primary_value) < best_val:
+                best_val, best_dec, source = float(ev.primary_value), dec, SOLVER_NAME
+        stats["source"] = source
+        return result("feasible", best_dec, best_val)
+    except Exception as exc:  # never raise out of solve
+        stats["message"] = f"{type(exc).__name__}: {exc}"
+        return result("error")
+
+
+__all__ = ["solve", "improve", "to_schedule", "neighbourhood", "SOLVER_NAME"]
