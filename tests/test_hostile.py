@@ -9,9 +9,11 @@ import gzip
 import json
 import os
 import resource
+import shutil
 import sqlite3
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -511,3 +513,41 @@ def test_resumed_training_does_not_duplicate_metrics_rows(tmp_path, capsys):
     assert call(capsys, *base, "--steps", "32", "--resume").returncode == 0
     rows = metrics.read_text().strip().splitlines()
     assert [r.split(",")[1] for r in rows[1:]] == ["0", "16", "32"]
+
+
+def test_report_of_a_read_only_store(capsys):
+    """A store in a read-only folder (its WAL ``-shm`` cannot be made) and a read-only file
+    in a writable folder are reported without writing to them (main: "attempt to write a
+    readonly database", exit 2). As root the reports run as the unprivileged user 65534
+    (root ignores file modes); the two run at once to keep the file's wall time down."""
+    if os.geteuid() == 0 and shutil.which("setpriv") is None:
+        pytest.skip("root without setpriv: cannot drop privileges")
+    base = Path(tempfile.mkdtemp(prefix="eb-ro-"))
+    try:
+        base.chmod(0o755)
+        procs, before = {}, {}
+        for locked, mode in (("folder", 0o555), ("file", 0o777)):
+            store, out = base / locked, base / f"{locked}-out"
+            store.mkdir()
+            out.mkdir()
+            out.chmod(0o777)
+            db = store / "r.sqlite"
+            assert call(capsys, "import", "--db", str(db), "--solver", "mine", "--instances",
+                        str(GOOD / "mapping_tiny.json"), str(GOOD / "mapping_tiny.random.json")).returncode == 0
+            db.chmod(0o444)
+            store.chmod(mode)
+            before[locked] = sorted(p.name for p in store.iterdir())
+            cmd = [sys.executable, "-m", "edgebench", "report", "--db", str(db), "-o", str(out / "rep")]
+            if os.geteuid() == 0:
+                cmd = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *cmd]
+            procs[locked] = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                             cwd=base)
+        for locked, proc in procs.items():
+            _, err = proc.communicate(timeout=300)
+            assert proc.returncode == 0, (locked, err[-2000:])
+            assert (base / f"{locked}-out" / "rep" / "report.md").is_file(), locked
+        assert sorted(p.name for p in (base / "folder").iterdir()) == before["folder"]
+    finally:
+        if (base / "folder").exists():
+            (base / "folder").chmod(0o755)
+        shutil.rmtree(base)
