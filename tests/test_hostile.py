@@ -10,10 +10,12 @@ import json
 import os
 import resource
 import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -551,3 +553,42 @@ def test_report_of_a_read_only_store(capsys):
         if (base / "folder").exists():
             (base / "folder").chmod(0o755)
         shutil.rmtree(base)
+
+
+def test_sigint_to_solve_ends_the_real_cbc(tmp_path):
+    """SIGINT to ``solve`` while PuLP's own CBC binary runs: the whole tree ends, no ``cbc``
+    is left, no solution file and none of PuLP's model files are left (skipped only where
+    PuLP ships no CBC binary)."""
+    pulp = pytest.importorskip("pulp")
+    psutil = pytest.importorskip("psutil")
+    if not pulp.PULP_CBC_CMD(msg=False).available():
+        pytest.skip("PuLP's CBC binary is absent")
+    inst = sorted((HERE.parent / "instances" / "data" / "mapping-thesis-20-v2").glob("mapping-*.json"))[0]
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    out = tmp_path / "sol.json"
+    env = dict(os.environ, TMPDIR=str(tmp))
+    proc = subprocess.Popen([sys.executable, "-m", "edgebench", "solve", str(inst), "--solver", "mapping-exact",
+                             "--param", "backend=pulp-cbc", "--param", "objective=dbw", "--time-limit", "300",
+                             "-o", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            start_new_session=True)
+    try:
+        cbc = None
+        for _ in range(1200):  # up to 120 s for the model to be built and cbc to start
+            kids = [p for p in psutil.Process(proc.pid).children(recursive=True) if "cbc" in p.name()]
+            if kids:
+                cbc = kids[0]
+                break
+            assert proc.poll() is None, proc.communicate()
+            time.sleep(0.1)
+        assert cbc is not None, "cbc never started"
+        os.kill(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode != 0 and "Traceback" not in err, err[-2000:]
+    assert not cbc.is_running() or cbc.status() == psutil.STATUS_ZOMBIE
+    assert not out.exists() and not list(tmp_path.glob("sol.json*"))
+    assert list(tmp.iterdir()) == [], sorted(p.name for p in tmp.iterdir())
