@@ -571,7 +571,9 @@ def test_sigint_to_solve_ends_the_real_cbc(tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "edgebench", "solve", str(inst), "--solver", "mapping-exact",
                              "--param", "backend=pulp-cbc", "--param", "objective=dbw", "--time-limit", "300",
                              "-o", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-                            start_new_session=True)
+                            start_new_session=True,
+                            # a shell's background job ignores SIGINT, and so would the child
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         cbc = None
         for _ in range(1200):  # up to 120 s for the model to be built and cbc to start
@@ -592,3 +594,41 @@ def test_sigint_to_solve_ends_the_real_cbc(tmp_path):
     assert not cbc.is_running() or cbc.status() == psutil.STATUS_ZOMBIE
     assert not out.exists() and not list(tmp_path.glob("sol.json*"))
     assert list(tmp.iterdir()) == [], sorted(p.name for p in tmp.iterdir())
+
+
+def test_exact_placement_models_refuse_beyond_their_size(tmp_path):
+    """100 tasks eligible on 100 clusters of 1024 x 1024: up to 2 * 10^7 dominant options
+    (main: enumerated them all, past the memory limit). placement-milp and placement-exact
+    return status error with the reason at once, under RLIMIT_AS."""
+    inst = wide_placement(tmp_path / "wide.json", 100, 100)
+    d = json.loads(inst.read_text())
+    for t in d["placement"]["tasks"]:
+        t["eligible"] = list(range(100))
+    inst.write_text(json.dumps(d))
+    for solver in ("placement-milp", "placement-exact"):
+        out = tmp_path / f"{solver}.json"
+        proc = cli("solve", str(inst), "--solver", solver, "--time-limit", "60", "-o", str(out), limit=MEMORY_LIMIT,
+                   timeout=120)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        sol = json.loads(out.read_text())
+        assert sol["status"] == "error" and "too large for the exact placement model" in json.dumps(sol["stats"]), sol
+
+
+@pytest.mark.parametrize("env, kwargs, field", [
+    ("placement", {"preset": "synthetic-3", "params": {"capacity": [1024, 1024], "clusters": 2, "num_tasks": 4}},
+     "placement.clusters"),
+    ("mapping", {"preset": "thesis", "max_nodes": 65536, "max_tasks": 65536}, "mapping.nodes"),
+])
+def test_learned_environments_refuse_beyond_their_size(env, kwargs, field):
+    """An observation or action mask of more than MAX_ENV_CELLS numbers is refused in one
+    line before any space is built (main: a 1024 x 1024 cluster's 10 x 1025^2 actions, or a
+    65,536^2 task x node grid of float32 bounds, 17 GB, allocated by gymnasium)."""
+    pytest.importorskip("gymnasium")
+    from edgebench.errors import InputError
+    from edgebench.learned.envs.mapping import MappingEnv
+    from edgebench.learned.envs.placement import PlacementParallelEnv
+
+    cls = PlacementParallelEnv if env == "placement" else MappingEnv
+    with pytest.raises(InputError, match="too large for the environment") as err:
+        cls(**kwargs)
+    assert err.value.field == field and "\n" not in str(err.value)
