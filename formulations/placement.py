@@ -87,12 +87,13 @@ PHASE_MARGIN = 1.5
 PRESOLVE_MAX_NONZEROS = 500_000
 #: size limits of the model (issue 28: it grows with tasks x options x horizon x steps):
 #: beyond, the solver returns status error with the reason instead of exhausting memory
+MAX_GRID_CELLS = 100_000_000
 MAX_OPTIONS = 2_000_000
 MAX_MODEL_NONZEROS = 10_000_000
 
 
 class ModelTooLarge(ValueError):
-    """An instance beyond :data:`MAX_OPTIONS` or :data:`MAX_MODEL_NONZEROS`."""
+    """An instance beyond :data:`MAX_GRID_CELLS`, :data:`MAX_OPTIONS` or :data:`MAX_MODEL_NONZEROS`."""
 
 
 # --------------------------------------------------------------------------------------
@@ -143,12 +144,14 @@ def prepare(payload, deadline: float | None = None) -> PlacementData | None:
     (a ``time.perf_counter()`` value) the clock is checked after every task and None is
     returned once it has passed (the options are the first thing every phase needs)."""
     capacity = [(c.capacity.cpu, c.capacity.gpu, c.capacity.memory) for c in payload.clusters]
-    # a dominant option differs from the others in its CPU or its GPU count: at most
-    # cpu + gpu + 1 per cluster, counted before any is enumerated (issue 28)
-    bound = sum(capacity[n][0] + capacity[n][1] + 1 for task in payload.tasks for n in task.eligible)
-    if bound > MAX_OPTIONS:
-        raise ModelTooLarge(f"instance too large for the exact placement model: up to {bound:,} allocation options "
-                            f"(sum over tasks and eligible clusters of cpu + gpu + 1), limit {MAX_OPTIONS:,}")
+    # the enumeration scans each task's (cpu + 1) x (gpu + 1) allocation grid on each eligible
+    # cluster: its size is counted before any is scanned, the options kept while they are
+    # kept (issue 28)
+    grid = sum((capacity[n][0] + 1) * (capacity[n][1] + 1) for task in payload.tasks for n in task.eligible)
+    if grid > MAX_GRID_CELLS:
+        raise ModelTooLarge(f"instance too large for the exact placement model: {grid:,} allocation-grid cells to "
+                            f"scan (tasks x eligible clusters x (cpu + 1) x (gpu + 1)), limit {MAX_GRID_CELLS:,}")
+    kept = 0
     options: list[list[Option]] = []
     for j, task in enumerate(payload.tasks):
         if deadline is not None and time.perf_counter() > deadline:
@@ -158,6 +161,10 @@ def prepare(payload, deadline: float | None = None) -> PlacementData | None:
             mem = task.minimum.memory if (task.minimum.memory is not None and capacity[n][2] is not None) else 0
             for c, g, d in semantics.dominant_options(payload, j, n):
                 opts.append(Option(n, c, g, int(mem or 0), int(d)))
+        kept += len(opts)
+        if kept > MAX_OPTIONS:
+            raise ModelTooLarge(f"instance too large for the exact placement model: over {MAX_OPTIONS:,} dominant "
+                                f"allocation options (task {j})")
         opts.sort(key=lambda o: (o.cluster, o.steps, o.cpu, o.gpu))
         options.append(opts)
     min_steps = [min((o.steps for o in opts), default=0) for opts in options]
