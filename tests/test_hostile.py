@@ -32,12 +32,28 @@ MEMORY_LIMIT = 1536 * 2**20
 
 def cli(*args: str, cwd: Path | None = None, limit: int | None = None, timeout: float = 300,
         env: dict | None = None) -> subprocess.CompletedProcess:
+    return finish(spawn(*args, cwd=cwd, limit=limit, env=env), timeout)
+
+
+def spawn(*args: str, cwd: Path | None = None, limit: int | None = None, env: dict | None = None) -> subprocess.Popen:
+    """The CLI started in a subprocess (under RLIMIT_AS = ``limit``); :func:`finish` waits.
+    Independent commands of one test run at once (the file's wall time, issue 28)."""
     def preexec() -> None:
         if limit is not None:
             resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
-    return subprocess.run([sys.executable, "-m", "edgebench", *args], capture_output=True, text=True,
-                          timeout=timeout, cwd=cwd, preexec_fn=preexec, env=env)
+    return subprocess.Popen([sys.executable, "-m", "edgebench", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=cwd, preexec_fn=preexec, env=env)
+
+
+def finish(proc: subprocess.Popen, timeout: float = 300) -> subprocess.CompletedProcess:
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
 def one_line(proc: subprocess.CompletedProcess, *pieces: str) -> None:
@@ -81,25 +97,26 @@ def test_mapping_ring_routes_are_lazy(tmp_path):
     """A 1,000-node ring (main: the eager P x P route table, 5 * 10^8 link indices, took
     4 GB in info, evaluate and every solver; 2,000 nodes were killed for memory)."""
     inst = ring(tmp_path / "ring.json", 1000)
-    info = cli("info", str(inst), "--json", limit=MEMORY_LIMIT)
+    sol = tmp_path / "ring.random.json"
+    info = spawn("info", str(inst), "--json", limit=MEMORY_LIMIT)
+    solve = spawn("solve", str(inst), "--solver", "random", "-o", str(sol), limit=MEMORY_LIMIT)
+    # the population-based solvers need a dense P x P x hops table: refused in one line
+    ga = spawn("solve", str(inst), "--solver", "ga", "--time-limit", "1", "-o", str(tmp_path / "ga.json"),
+               limit=MEMORY_LIMIT)
+    info, solve, ga = finish(info), finish(solve), finish(ga)
     assert info.returncode == 0, info.stderr[-2000:]
     assert json.loads(info.stdout)["summary"]["strongly_connected"] is True
-    sol = tmp_path / "ring.random.json"
-    solve = cli("solve", str(inst), "--solver", "random", "-o", str(sol), limit=MEMORY_LIMIT)
     assert solve.returncode == 0, solve.stderr[-2000:]
     ev = cli("evaluate", str(inst), str(sol), limit=MEMORY_LIMIT)
     assert ev.returncode == 0 and "feasible" in ev.stdout, ev.stderr[-2000:]
-    # the population-based solvers need a dense P x P x hops table: refused in one line
-    one_line(cli("solve", str(inst), "--solver", "ga", "--time-limit", "1", "-o", str(tmp_path / "ga.json"),
-                 limit=MEMORY_LIMIT),
-             "mapping.nodes", "too large for the population-based solvers")
+    one_line(ga, "mapping.nodes", "too large for the population-based solvers")
 
 
 def test_placement_random_enumerates_no_option_grid(tmp_path):
     """1,000 clusters of 1024 x 1024, one task each (main: 10^6 cached options per cluster,
     24 GB at 10,000 clusters, past the time limit)."""
     inst = wide_placement(tmp_path / "wide.json", 1000, 1000)
-    proc = cli("solve", str(inst), "--solver", "random", "--time-limit", "5", "-o", str(tmp_path / "s.json"),
+    proc = cli("solve", str(inst), "--solver", "random", "--time-limit", "2", "-o", str(tmp_path / "s.json"),
                limit=MEMORY_LIMIT)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert json.loads((tmp_path / "s.json").read_text())["status"] in ("feasible", "timeout")
@@ -605,10 +622,12 @@ def test_exact_placement_models_refuse_beyond_their_size(tmp_path):
     for t in d["placement"]["tasks"]:
         t["eligible"] = list(range(100))
     inst.write_text(json.dumps(d))
-    for solver in ("placement-milp", "placement-exact"):
+    solvers = ("placement-milp", "placement-exact")
+    procs = [spawn("solve", str(inst), "--solver", s, "--time-limit", "60", "-o", str(tmp_path / f"{s}.json"),
+                   limit=MEMORY_LIMIT) for s in solvers]
+    for solver, proc in zip(solvers, procs):
         out = tmp_path / f"{solver}.json"
-        proc = cli("solve", str(inst), "--solver", solver, "--time-limit", "60", "-o", str(out), limit=MEMORY_LIMIT,
-                   timeout=120)
+        proc = finish(proc, 120)
         assert proc.returncode == 0, proc.stderr[-2000:]
         sol = json.loads(out.read_text())
         assert sol["status"] == "error" and "too large for the exact placement model" in json.dumps(sol["stats"]), sol
