@@ -633,6 +633,19 @@ def test_exact_placement_models_refuse_beyond_their_size(tmp_path):
         assert sol["status"] == "error" and "too large for the exact placement model" in json.dumps(sol["stats"]), sol
 
 
+ENV_PROBE = """
+import json, sys
+from edgebench.errors import InputError
+from edgebench.learned.envs.mapping import MappingEnv
+from edgebench.learned.envs.placement import PlacementParallelEnv
+cls = {"placement": PlacementParallelEnv, "mapping": MappingEnv}[sys.argv[1]]
+try:
+    cls(**json.loads(sys.argv[2]))
+except InputError as exc:
+    print(json.dumps([exc.field, str(exc)]))
+"""
+
+
 @pytest.mark.parametrize("env, kwargs, field", [
     ("placement", {"preset": "synthetic-3", "params": {"capacity": [1024, 1024], "clusters": 2, "num_tasks": 4}},
      "placement.clusters"),
@@ -641,13 +654,15 @@ def test_exact_placement_models_refuse_beyond_their_size(tmp_path):
 def test_learned_environments_refuse_beyond_their_size(env, kwargs, field):
     """An observation or action mask of more than MAX_ENV_CELLS numbers is refused in one
     line before any space is built (main: a 1024 x 1024 cluster's 10 x 1025^2 actions, or a
-    65,536^2 task x node grid of float32 bounds, 17 GB, allocated by gymnasium)."""
+    65,536^2 task x node grid of float32 bounds, 17 GB, allocated by gymnasium), in a
+    subprocess under RLIMIT_AS."""
     pytest.importorskip("gymnasium")
-    from edgebench.errors import InputError
-    from edgebench.learned.envs.mapping import MappingEnv
-    from edgebench.learned.envs.placement import PlacementParallelEnv
 
-    cls = PlacementParallelEnv if env == "placement" else MappingEnv
-    with pytest.raises(InputError, match="too large for the environment") as err:
-        cls(**kwargs)
-    assert err.value.field == field and "\n" not in str(err.value)
+    def preexec() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+
+    proc = subprocess.run([sys.executable, "-c", ENV_PROBE, env, json.dumps(kwargs)], capture_output=True, text=True,
+                          timeout=300, preexec_fn=preexec)
+    assert proc.returncode == 0 and proc.stdout.strip(), proc.stderr[-2000:]
+    got_field, message = json.loads(proc.stdout)
+    assert got_field == field and "too large for the environment" in message and "\n" not in message, message
