@@ -272,7 +272,8 @@ def generate_mapping(preset: str, *, seed: int = 0, **overrides: Any):
     n_tasks = p["task_nodes"] if p["task_nodes"] is not None else p["task_nodes_range"][1]
     jobs = p.get("jobs", 1)
     job_cells = jobs * (3 + 2 * n_tasks + 4 * n_tasks * (n_tasks - 1))
-    how = f"5 x {p['nodes']} nodes + {jobs} jobs x (3 + 2 x {n_tasks} task nodes + 4 x {n_tasks * (n_tasks - 1)} task links)"
+    how = (f"5 x {p['nodes']} nodes + {jobs} jobs x (3 + 2 x {n_tasks} task nodes + 4 x {n_tasks * (n_tasks - 1)} "
+           "task links)")
     check_cells(5 * p["nodes"] + job_cells, how)
     rng = np.random.default_rng(seed)
     nodes, links = _physical(rng, p, lambda n_links: check_cells(5 * p["nodes"] + 3 * n_links + job_cells,
