@@ -19,6 +19,7 @@ import contextlib
 import math
 import os
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
@@ -353,7 +354,10 @@ def _solve_pulp(model, backend, time_limit, threads, seed, mip_gap, log) -> Line
         solver = pulp.PULP_CBC_CMD(**kw, options=[f"randomSeed {seed + 1}", f"randomCbcSeed {seed + 1}"])
     else:
         solver = pulp.HiGHS(**kw)
-    with native_stdout_to_stderr():
+    # PuLP's model and solution files in a folder of our own, removed also when a signal
+    # or Ctrl-C ends the solve (PuLP deletes them only after a completed solve; issue 28)
+    with tempfile.TemporaryDirectory(prefix="edgebench-pulp-") as tmp, native_stdout_to_stderr():
+        solver.tmpDir = tmp
         prob.solve(solver)
     st = pulp.LpStatus.get(prob.status, "Undefined")
     sol_st = getattr(prob, "sol_status", None)

@@ -85,6 +85,15 @@ PHASE_MARGIN = 1.5
 #: on them presolve alone takes 25-40 s and overshoots the time limit (it checks the clock
 #: only between passes); see docs/formulations/placement.md
 PRESOLVE_MAX_NONZEROS = 500_000
+#: size limits of the model (issue 28: it grows with tasks x options x horizon x steps):
+#: beyond, the solver returns status error with the reason instead of exhausting memory
+MAX_GRID_CELLS = 100_000_000
+MAX_OPTIONS = 2_000_000
+MAX_MODEL_NONZEROS = 10_000_000
+
+
+class ModelTooLarge(ValueError):
+    """An instance beyond :data:`MAX_GRID_CELLS`, :data:`MAX_OPTIONS` or :data:`MAX_MODEL_NONZEROS`."""
 
 
 # --------------------------------------------------------------------------------------
@@ -135,6 +144,14 @@ def prepare(payload, deadline: float | None = None) -> PlacementData | None:
     (a ``time.perf_counter()`` value) the clock is checked after every task and None is
     returned once it has passed (the options are the first thing every phase needs)."""
     capacity = [(c.capacity.cpu, c.capacity.gpu, c.capacity.memory) for c in payload.clusters]
+    # the enumeration scans each task's (cpu + 1) x (gpu + 1) allocation grid on each eligible
+    # cluster: its size is counted before any is scanned, the options kept while they are
+    # kept (issue 28)
+    grid = sum((capacity[n][0] + 1) * (capacity[n][1] + 1) for task in payload.tasks for n in task.eligible)
+    if grid > MAX_GRID_CELLS:
+        raise ModelTooLarge(f"instance too large for the exact placement model: {grid:,} allocation-grid cells to "
+                            f"scan (tasks x eligible clusters x (cpu + 1) x (gpu + 1)), limit {MAX_GRID_CELLS:,}")
+    kept = 0
     options: list[list[Option]] = []
     for j, task in enumerate(payload.tasks):
         if deadline is not None and time.perf_counter() > deadline:
@@ -144,6 +161,10 @@ def prepare(payload, deadline: float | None = None) -> PlacementData | None:
             mem = task.minimum.memory if (task.minimum.memory is not None and capacity[n][2] is not None) else 0
             for c, g, d in semantics.dominant_options(payload, j, n):
                 opts.append(Option(n, c, g, int(mem or 0), int(d)))
+        kept += len(opts)
+        if kept > MAX_OPTIONS:
+            raise ModelTooLarge(f"instance too large for the exact placement model: over {MAX_OPTIONS:,} dominant "
+                                f"allocation options (task {j})")
         opts.sort(key=lambda o: (o.cluster, o.steps, o.cpu, o.gpu))
         options.append(opts)
     min_steps = [min((o.steps for o in opts), default=0) for opts in options]
@@ -367,6 +388,13 @@ def build_model(data: PlacementData, finish_by: Sequence[int], last_start: Seque
     J = data.num_tasks
     if last_start is None:
         last_start = [f for f in finish_by]
+    # every start variable has one entry per capacity row of each step it runs (3 resources)
+    # plus its assignment and objective entries: counted before any row is built (issue 28)
+    nonzeros = sum(max(0, last_start[j] - data.arrivals[j] + 1) * sum(3 * o.steps + 2 for o in data.options[j])
+                   for j in range(J) if fixed is None or fixed[j] is None)
+    if nonzeros > MAX_MODEL_NONZEROS:
+        raise ModelTooLarge(f"instance too large for the exact placement model: up to {nonzeros:,} nonzeros "
+                            f"(start windows x options x steps), limit {MAX_MODEL_NONZEROS:,}")
     m = LinearModel(name=name, sense="min")
     bm = BuiltModel(model=m, data=data, last_start=list(last_start), finish_by=list(finish_by))
     # capacity and start slots taken by fixed tasks

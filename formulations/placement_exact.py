@@ -317,10 +317,10 @@ def search(payload, *, deadline: float | None = None, max_nodes: int = DEFAULT_M
     proven, decisions, nodes, source ('search', 'greedy' or the incumbent's name).
     ``incumbent``: (referee value, decisions, name) of a known feasible schedule."""
     J = len(payload.tasks)
+    data = prepare(payload)  # first: it refuses an instance beyond the model's size (issue 28)
     reduce = lemma_holds(payload) if reduce is None else bool(reduce)
     model = Model(payload, reduce, slots)
     model.deadline = deadline
-    data = prepare(payload)
     inc_value, inc_dec, source = math.inf, None, None
     if all(data.options):
         sched = best_greedy(data)

@@ -261,7 +261,7 @@ def canonical_route(payload: "MappingPayload", a: int, b: int) -> tuple[int, ...
 
 #: link indices of built routes kept per network (about 80 MB); beyond, routes are rebuilt
 ROUTE_CACHE_HOPS = 2_000_000
-#: node entries of the sources' search trees kept per network (8 bytes each: 32 MB); beyond,
+#: node entries of the sources' search trees kept per network (12 bytes each: 48 MB); beyond,
 #: the least recently used source is searched again when it is used again
 ROUTE_CACHE_NODES = 4_000_000
 
@@ -270,7 +270,7 @@ class RouteRow:
     """The canonical routes from one source: one breadth-first search (O(nodes + links)
     memory), each route built and kept only when it is asked for."""
 
-    __slots__ = ("a", "up", "via", "max_hops", "_paths", "_kept", "_shared")
+    __slots__ = ("a", "up", "via", "hops", "max_hops", "_paths", "_kept", "_shared")
 
     def __init__(self, out: list[list[tuple[int, int]]], a: int, shared: list[int] | None = None) -> None:
         n = len(out)
@@ -290,6 +290,7 @@ class RouteRow:
         self.a = a
         self.up = up
         self.via = via
+        self.hops = hops  # fewest hops from a to each node (0 where unreached)
         self.max_hops = max(hops) if n else 0
         self._paths: dict[int, tuple[int, ...] | None] = {}
         self._kept = 0  # link indices held by _paths
@@ -341,6 +342,8 @@ class RouteTable:
         self._rows: OrderedDict[int, RouteRow] = OrderedDict()  # least recently used first
         self._max_rows = max(1, ROUTE_CACHE_NODES // max(len(self._out), 1))
         self._kept = [0]
+        self._back: list[list[tuple[int, int]]] | None = None
+        self._into: OrderedDict[int, RouteRow] = OrderedDict()  # reverse searches, same cap
 
     def __len__(self) -> int:
         return len(self._out)
@@ -361,6 +364,29 @@ class RouteTable:
             self._kept[0] -= old._kept
         return row
 
+    def hops_into(self, b: int) -> RouteRow:
+        """A search on the reversed links from b: ``row.reachable(a)`` and ``row.hops[a]``
+        are whether a reaches b and the hops of the canonical route a -> b (the fewest-hop
+        count does not depend on tie-breaking), for every a, in one search instead of one per
+        source. Rows kept least recently used first under ``_max_rows``."""
+        row = self._into.get(b)
+        if row is not None:
+            self._into.move_to_end(b)
+            return row
+        row = self._into[b] = RouteRow(self._reversed(), b)
+        while len(self._into) > self._max_rows:
+            self._into.popitem(last=False)
+        return row
+
+    def _reversed(self) -> list[list[tuple[int, int]]]:
+        """Incoming (src, link index) of each node, built once."""
+        if self._back is None:
+            self._back = [[] for _ in self._out]
+            for u, links in enumerate(self._out):
+                for v, k in links:
+                    self._back[v].append((u, k))
+        return self._back
+
     def max_hops(self) -> int:
         """The longest canonical route (hops), one search per source, nothing kept:
         O(nodes * (nodes + links)) time, O(nodes + links) memory."""
@@ -375,11 +401,7 @@ class RouteTable:
             return True
         if not all(self[0].reachable(b) for b in range(n)):
             return False
-        back: list[list[tuple[int, int]]] = [[] for _ in range(n)]
-        for u, row in enumerate(self._out):
-            for v, k in row:
-                back[v].append((u, k))
-        rev = RouteRow(back, 0)
+        rev = RouteRow(self._reversed(), 0)
         return all(rev.reachable(b) for b in range(n))
 
 

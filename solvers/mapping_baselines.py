@@ -177,18 +177,34 @@ class _Build:
                 need[r] = need.get(r, 0.0) + bmin
         return need, hops
 
-    def candidates(self, t: int) -> list[tuple[int, dict[int, float], list[tuple[int, int]]]]:
-        """Nodes that can take task node t now: CPU, RAM and every bw_min to mapped nodes."""
-        out = []
+    def candidates(self, t: int, deadline: float | None = None) -> list[tuple[int, list[tuple[int, int]]]]:
+        """Nodes that can take task node t now (CPU, RAM and every bw_min to mapped nodes),
+        each as (node, [(task link, hops)] of t's links to mapped task nodes). No candidate's
+        per-link loads are kept (issue 28: they were O(candidates x route length), 10^8 on a
+        10,000-node ring). Where every link's free bandwidth covers the sum of t's bw_min to
+        mapped nodes, no link can be short: hops come from one search per mapped neighbour
+        and no route is built. Otherwise each candidate's loads are summed and checked, one
+        candidate at a time. Same candidates, in the same order, as summing them all."""
         ok = np.flatnonzero((self.free_cpu >= self.cpu[t] - EPS) & (self.free_ram >= self.ram[t] - EPS))
+        mapped = [(i, self.where[o], is_src) for i, o, is_src in self.inc[t] if self.where[o] >= 0]
         fb = self.free_bw
+        total = 0.0
+        for i, _, _ in mapped:
+            total += float(self.job.links[i].bw_min)  # >= any link's load (the loads sum subsets, in order)
+        out: list[tuple[int, list[tuple[int, int]]]] = []
+        if not mapped or not len(fb) or total <= float(fb.min()) + EPS:
+            table = semantics.route_table(self.payload)
+            # t is the link's source: route p -> q (a search into q); else q -> p (from q)
+            rows = [(i, table.hops_into(q) if is_src else table[q]) for i, q, is_src in mapped]
+            for p in ok.tolist():
+                if all(row.reachable(p) for _, row in rows):
+                    out.append((p, [(i, row.hops[p]) for i, row in rows]))
+            return out
         for p in ok.tolist():
+            check_deadline(deadline)
             got = self.needs(t, p)
-            if got is None:
-                continue
-            need, hops = got
-            if all(x <= fb[r] + EPS for r, x in need.items()):
-                out.append((p, need, hops))
+            if got is not None and all(x <= fb[r] + EPS for r, x in got[0].items()):
+                out.append((p, got[1]))
         return out
 
     def place(self, t: int, p: int, need: dict[int, float]) -> None:
@@ -256,11 +272,13 @@ def _map_nodes(state: NetworkState, k: int, primary: list[int], choose, deadline
         check_deadline(deadline)
         b = _Build(state, k)
         for t in order:
-            cands = b.candidates(t)
+            cands = b.candidates(t, deadline)
             if not cands:
                 break
-            p, need, _ = cands[rule(b, t, cands)]
-            b.place(t, p, need)
+            p = cands[rule(b, t, cands)][0]
+            got = b.needs(t, p)
+            assert got is not None  # a candidate's routes exist
+            b.place(t, p, got[0])
         else:
             return b
     return None
@@ -390,7 +408,7 @@ def place_flexitask(state: NetworkState, k: int, *, rng=None, deadline: float | 
         cur = _node_util(b)
         short_avg = (sum(short_hist, np.zeros_like(cur)) + cur) / (len(short_hist) + 1)
         long_peak = np.maximum.reduce(long_hist + [cur]) if long_hist else cur
-        ps = np.array([p for p, _, _ in cands])
+        ps = np.array([p for p, _ in cands])
         ok = (short_avg[ps] <= avg_threshold + EPS) & (long_peak[ps] <= peak_threshold + EPS)
         if not ok.any():  # soft filter: never leave a job unplaceable that the resources admit
             ok[:] = True
@@ -429,7 +447,7 @@ def place_smart(state: NetworkState, k: int, *, rng=None, deadline: float | None
     span_ideal = max(ideal_utilisation, 1.0 - ideal_utilisation)
 
     def choose(b: _Build, t: int, cands) -> int:
-        ps = np.array([p for p, _, _ in cands])
+        ps = np.array([p for p, _ in cands])
         U = 1.0 - 0.5 * (b.free_cpu / b.cap_cpu + b.free_ram / b.cap_ram)
         d = 0.5 * (b.cpu[t] / b.cap_cpu[ps] + b.ram[t] / b.cap_ram[ps])
         after = U[ps] + d
@@ -438,10 +456,10 @@ def place_smart(state: NetworkState, k: int, *, rng=None, deadline: float | None
         mean = (s1 + d) / P
         var = (s2 - U[ps] ** 2 + after ** 2) / P - mean ** 2
         bal = 1.0 - 2.0 * np.sqrt(np.maximum(var, 0.0))
-        total = sum(float(job.links[i].bw_max) for i, _ in cands[0][2])
-        if cands[0][2] and total > 0:
+        total = sum(float(job.links[i].bw_max) for i, _ in cands[0][1])
+        if cands[0][1] and total > 0:
             conn = np.array([sum(float(job.links[i].bw_max) / (1.0 + h) for i, h in hops) / total
-                             for _, _, hops in cands])
+                             for _, hops in cands])
         else:
             out_bw = np.array([sum(float(b.free_bw[r]) for _, r in out_links[p]) for p in ps])
             conn = out_bw / out_bw.max() if out_bw.max() > 0 else np.zeros(len(ps))
@@ -497,7 +515,7 @@ def place_greedy_bw(state: NetworkState, k: int, *, rng=None, deadline: float | 
 
     def choose(b: _Build, t: int, cands) -> int:
         best = None
-        for c, (p, _, hops) in enumerate(cands):
+        for c, (p, hops) in enumerate(cands):
             cost = sum(float(job.links[i].bw_max) * h for i, h in hops)
             margin = min((b.free_cpu[p] - b.cpu[t]) / b.cap_cpu[p], (b.free_ram[p] - b.ram[t]) / b.cap_ram[p])
             key = (round(cost, 9), -margin, p)

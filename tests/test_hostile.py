@@ -9,9 +9,13 @@ import gzip
 import json
 import os
 import resource
+import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -28,12 +32,28 @@ MEMORY_LIMIT = 1536 * 2**20
 
 def cli(*args: str, cwd: Path | None = None, limit: int | None = None, timeout: float = 300,
         env: dict | None = None) -> subprocess.CompletedProcess:
+    return finish(spawn(*args, cwd=cwd, limit=limit, env=env), timeout)
+
+
+def spawn(*args: str, cwd: Path | None = None, limit: int | None = None, env: dict | None = None) -> subprocess.Popen:
+    """The CLI started in a subprocess (under RLIMIT_AS = ``limit``); :func:`finish` waits.
+    Independent commands of one test run at once (the file's wall time, issue 28)."""
     def preexec() -> None:
         if limit is not None:
             resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
-    return subprocess.run([sys.executable, "-m", "edgebench", *args], capture_output=True, text=True,
-                          timeout=timeout, cwd=cwd, preexec_fn=preexec, env=env)
+    return subprocess.Popen([sys.executable, "-m", "edgebench", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=cwd, preexec_fn=preexec, env=env)
+
+
+def finish(proc: subprocess.Popen, timeout: float = 300) -> subprocess.CompletedProcess:
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
 def one_line(proc: subprocess.CompletedProcess, *pieces: str) -> None:
@@ -77,25 +97,26 @@ def test_mapping_ring_routes_are_lazy(tmp_path):
     """A 1,000-node ring (main: the eager P x P route table, 5 * 10^8 link indices, took
     4 GB in info, evaluate and every solver; 2,000 nodes were killed for memory)."""
     inst = ring(tmp_path / "ring.json", 1000)
-    info = cli("info", str(inst), "--json", limit=MEMORY_LIMIT)
+    sol = tmp_path / "ring.random.json"
+    info = spawn("info", str(inst), "--json", limit=MEMORY_LIMIT)
+    solve = spawn("solve", str(inst), "--solver", "random", "-o", str(sol), limit=MEMORY_LIMIT)
+    # the population-based solvers need a dense P x P x hops table: refused in one line
+    ga = spawn("solve", str(inst), "--solver", "ga", "--time-limit", "1", "-o", str(tmp_path / "ga.json"),
+               limit=MEMORY_LIMIT)
+    info, solve, ga = finish(info), finish(solve), finish(ga)
     assert info.returncode == 0, info.stderr[-2000:]
     assert json.loads(info.stdout)["summary"]["strongly_connected"] is True
-    sol = tmp_path / "ring.random.json"
-    solve = cli("solve", str(inst), "--solver", "random", "-o", str(sol), limit=MEMORY_LIMIT)
     assert solve.returncode == 0, solve.stderr[-2000:]
     ev = cli("evaluate", str(inst), str(sol), limit=MEMORY_LIMIT)
     assert ev.returncode == 0 and "feasible" in ev.stdout, ev.stderr[-2000:]
-    # the population-based solvers need a dense P x P x hops table: refused in one line
-    one_line(cli("solve", str(inst), "--solver", "ga", "--time-limit", "1", "-o", str(tmp_path / "ga.json"),
-                 limit=MEMORY_LIMIT),
-             "mapping.nodes", "too large for the population-based solvers")
+    one_line(ga, "mapping.nodes", "too large for the population-based solvers")
 
 
 def test_placement_random_enumerates_no_option_grid(tmp_path):
     """1,000 clusters of 1024 x 1024, one task each (main: 10^6 cached options per cluster,
     24 GB at 10,000 clusters, past the time limit)."""
     inst = wide_placement(tmp_path / "wide.json", 1000, 1000)
-    proc = cli("solve", str(inst), "--solver", "random", "--time-limit", "5", "-o", str(tmp_path / "s.json"),
+    proc = cli("solve", str(inst), "--solver", "random", "--time-limit", "2", "-o", str(tmp_path / "s.json"),
                limit=MEMORY_LIMIT)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert json.loads((tmp_path / "s.json").read_text())["status"] in ("feasible", "timeout")
@@ -511,3 +532,137 @@ def test_resumed_training_does_not_duplicate_metrics_rows(tmp_path, capsys):
     assert call(capsys, *base, "--steps", "32", "--resume").returncode == 0
     rows = metrics.read_text().strip().splitlines()
     assert [r.split(",")[1] for r in rows[1:]] == ["0", "16", "32"]
+
+
+def test_report_of_a_read_only_store(capsys):
+    """A store in a read-only folder (its WAL ``-shm`` cannot be made) and a read-only file
+    in a writable folder are reported without writing to them (main: "attempt to write a
+    readonly database", exit 2). As root the reports run as the unprivileged user 65534
+    (root ignores file modes); the two run at once to keep the file's wall time down."""
+    if os.geteuid() == 0 and shutil.which("setpriv") is None:
+        pytest.skip("root without setpriv: cannot drop privileges")
+    base = Path(tempfile.mkdtemp(prefix="eb-ro-"))
+    try:
+        base.chmod(0o755)
+        procs, before = {}, {}
+        for locked, mode in (("folder", 0o555), ("file", 0o777)):
+            store, out = base / locked, base / f"{locked}-out"
+            store.mkdir()
+            out.mkdir()
+            out.chmod(0o777)
+            db = store / "r.sqlite"
+            assert call(capsys, "import", "--db", str(db), "--solver", "mine", "--instances",
+                        str(GOOD / "mapping_tiny.json"), str(GOOD / "mapping_tiny.random.json")).returncode == 0
+            db.chmod(0o444)
+            store.chmod(mode)
+            before[locked] = sorted(p.name for p in store.iterdir())
+            cmd = [sys.executable, "-m", "edgebench", "report", "--db", str(db), "-o", str(out / "rep")]
+            if os.geteuid() == 0:
+                cmd = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *cmd]
+            procs[locked] = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                             cwd=base)
+        for locked, proc in procs.items():
+            _, err = proc.communicate(timeout=300)
+            assert proc.returncode == 0, (locked, err[-2000:])
+            assert (base / f"{locked}-out" / "rep" / "report.md").is_file(), locked
+        assert sorted(p.name for p in (base / "folder").iterdir()) == before["folder"]
+    finally:
+        if (base / "folder").exists():
+            (base / "folder").chmod(0o755)
+        shutil.rmtree(base)
+
+
+def test_sigint_to_solve_ends_the_real_cbc(tmp_path):
+    """SIGINT to ``solve`` while PuLP's own CBC binary runs: the whole tree ends, no ``cbc``
+    is left, no solution file and none of PuLP's model files are left (skipped only where
+    PuLP ships no CBC binary)."""
+    pulp = pytest.importorskip("pulp")
+    psutil = pytest.importorskip("psutil")
+    if not pulp.PULP_CBC_CMD(msg=False).available():
+        pytest.skip("PuLP's CBC binary is absent")
+    inst = sorted((HERE.parent / "instances" / "data" / "mapping-thesis-20-v2").glob("mapping-*.json"))[0]
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    out = tmp_path / "sol.json"
+    env = dict(os.environ, TMPDIR=str(tmp))
+    proc = subprocess.Popen([sys.executable, "-m", "edgebench", "solve", str(inst), "--solver", "mapping-exact",
+                             "--param", "backend=pulp-cbc", "--param", "objective=dbw", "--time-limit", "300",
+                             "-o", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            start_new_session=True,
+                            # a shell's background job ignores SIGINT, and so would the child
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        cbc = None
+        for _ in range(1200):  # up to 120 s for the model to be built and cbc to start
+            kids = [p for p in psutil.Process(proc.pid).children(recursive=True) if "cbc" in p.name()]
+            if kids:
+                cbc = kids[0]
+                break
+            assert proc.poll() is None, proc.communicate()
+            time.sleep(0.1)
+        assert cbc is not None, "cbc never started"
+        os.kill(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode != 0 and "Traceback" not in err, err[-2000:]
+    assert not cbc.is_running() or cbc.status() == psutil.STATUS_ZOMBIE
+    assert not out.exists() and not list(tmp_path.glob("sol.json*"))
+    assert list(tmp.iterdir()) == [], sorted(p.name for p in tmp.iterdir())
+
+
+def test_exact_placement_models_refuse_beyond_their_size(tmp_path):
+    """100 tasks eligible on 100 clusters of 1024 x 1024: up to 2 * 10^7 dominant options
+    (main: enumerated them all, past the memory limit). placement-milp and placement-exact
+    return status error with the reason at once, under RLIMIT_AS."""
+    inst = wide_placement(tmp_path / "wide.json", 100, 100)
+    d = json.loads(inst.read_text())
+    for t in d["placement"]["tasks"]:
+        t["eligible"] = list(range(100))
+    inst.write_text(json.dumps(d))
+    solvers = ("placement-milp", "placement-exact")
+    procs = [spawn("solve", str(inst), "--solver", s, "--time-limit", "60", "-o", str(tmp_path / f"{s}.json"),
+                   limit=MEMORY_LIMIT) for s in solvers]
+    for solver, proc in zip(solvers, procs):
+        out = tmp_path / f"{solver}.json"
+        proc = finish(proc, 120)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        sol = json.loads(out.read_text())
+        assert sol["status"] == "error" and "too large for the exact placement model" in json.dumps(sol["stats"]), sol
+
+
+ENV_PROBE = """
+import json, sys
+from edgebench.errors import InputError
+from edgebench.learned.envs.mapping import MappingEnv
+from edgebench.learned.envs.placement import PlacementParallelEnv
+cls = {"placement": PlacementParallelEnv, "mapping": MappingEnv}[sys.argv[1]]
+try:
+    cls(**json.loads(sys.argv[2]))
+except InputError as exc:
+    print(json.dumps([exc.field, str(exc)]))
+"""
+
+
+@pytest.mark.parametrize("env, kwargs, field", [
+    ("placement", {"preset": "synthetic-3", "params": {"capacity": [1024, 1024], "clusters": 2, "num_tasks": 4}},
+     "placement.clusters"),
+    ("mapping", {"preset": "thesis", "max_nodes": 65536, "max_tasks": 65536}, "mapping.nodes"),
+])
+def test_learned_environments_refuse_beyond_their_size(env, kwargs, field):
+    """An observation or action mask of more than MAX_ENV_CELLS numbers is refused in one
+    line before any space is built (main: a 1024 x 1024 cluster's 10 x 1025^2 actions, or a
+    65,536^2 task x node grid of float32 bounds, 17 GB, allocated by gymnasium), in a
+    subprocess under RLIMIT_AS."""
+    pytest.importorskip("gymnasium")
+
+    def preexec() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+
+    proc = subprocess.run([sys.executable, "-c", ENV_PROBE, env, json.dumps(kwargs)], capture_output=True, text=True,
+                          timeout=300, preexec_fn=preexec)
+    assert proc.returncode == 0 and proc.stdout.strip(), proc.stderr[-2000:]
+    got_field, message = json.loads(proc.stdout)
+    assert got_field == field and "too large for the environment" in message and "\n" not in message, message

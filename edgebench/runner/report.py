@@ -894,7 +894,7 @@ def build_report(store_path: str | Path, out_dir: str | Path, *, keys: Iterable[
             if not q.is_dir():
                 raise InputError(f"{q} exists and is not a folder", file="<command line>", field="-o")
             break
-    with Store.open(store_path, create=False) as store:
+    with Store.open(store_path, create=False, readonly=True) as store:
         data = load(store, keys)
     (out / "plots").mkdir(parents=True, exist_ok=True)
     runs = data.runs

@@ -32,6 +32,7 @@ import sqlite3
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable, Iterator
+from urllib.request import pathname2url
 
 from edgebench.errors import InputError
 
@@ -118,6 +119,27 @@ def _unreadable(path: str, reason: str) -> InputError:
     return InputError(f"unreadable results store: {reason}", file=path)
 
 
+def _open_readonly(p: Path) -> tuple[sqlite3.Connection, set[str]]:
+    """A read-only connection (no journal or lock file written) and the store's tables. A
+    store in WAL mode whose folder or ``-shm`` file cannot be written (a read-only folder,
+    another user's store) cannot be opened ``mode=ro``: it is then opened ``immutable=1``,
+    which reads the file as it is (no other process can be writing it where we cannot)."""
+    uri = "file:" + pathname2url(str(p.resolve()))
+    last: sqlite3.OperationalError | None = None
+    for query in ("?mode=ro", "?mode=ro&immutable=1"):
+        conn = sqlite3.connect(uri + query, uri=True, timeout=60.0)
+        conn.row_factory = sqlite3.Row
+        try:
+            return conn, {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        except sqlite3.OperationalError as exc:
+            conn.close()
+            if "readonly" not in str(exc) and "unable to open" not in str(exc):
+                raise
+            last = exc
+    assert last is not None
+    raise last
+
+
 class Store:
     """An open results store. Use :meth:`open`; close with :meth:`close` (or ``with``)."""
 
@@ -156,16 +178,15 @@ class Store:
             p.parent.mkdir(parents=True, exist_ok=True)
         try:
             if readonly:
-                conn = sqlite3.connect(f"file:{p.resolve()}?mode=ro", uri=True, timeout=60.0)
+                conn, tables = _open_readonly(p)
             else:
                 conn = sqlite3.connect(sp, timeout=60.0, isolation_level=None)
-            conn.row_factory = sqlite3.Row
-            if not readonly:
+                conn.row_factory = sqlite3.Row
                 # the check-and-create below runs in one write transaction, so that two runners
                 # opening a new store at once never see the other's half-made schema (a meta
                 # table without its format_version yet)
                 conn.execute("BEGIN IMMEDIATE")
-            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+                tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         except sqlite3.DatabaseError as exc:
             raise _unreadable(sp, str(exc)) from None
         store = cls(conn, sp, readonly)

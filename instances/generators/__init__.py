@@ -28,7 +28,8 @@ from typing import Any, Callable, Mapping
 
 from edgebench.errors import InputError
 
-__all__ = ["generate", "presets", "Param", "resolve_params", "make_meta", "r4", "PRESET_TABLE"]
+__all__ = ["generate", "presets", "Param", "resolve_params", "make_meta", "r4", "PRESET_TABLE", "MAX_CELLS",
+           "check_cells"]
 
 # --------------------------------------------------------------------------------------
 # Parameter machinery shared by the generator modules
@@ -96,6 +97,19 @@ def check_seed(seed: Any) -> int:
 #: upper bound of a generator parameter that names none (docs/generators.md, "Limits")
 MAX_INT_PARAM = 1_000_000
 MAX_FLOAT_PARAM = 1e12
+#: joint limit (issue 28): the numbers a generated instance may hold, bounded from its
+#: parameters before the draws that grow with them (docs/generators.md, "Limits": every
+#: combination within it is generated in under 1 GiB peak RSS, and its file stays under
+#: the 64 MiB read limit)
+MAX_CELLS = 500_000
+
+
+def check_cells(cells: int, how: str) -> None:
+    """InputError (field ``--set``) when an upper bound on the numbers of the instance the
+    parameters make exceeds :data:`MAX_CELLS`; ``how`` names the terms of the bound."""
+    if cells > MAX_CELLS:
+        raise InputError(f"the parameters make an instance of up to {cells:,} numbers ({how}), beyond the joint "
+                         f"limit of {MAX_CELLS:,} (docs/generators.md, Limits)", field="--set")
 
 
 def as_int(lo: int | None = None, hi: int | None = MAX_INT_PARAM) -> Callable[[Any], int]:

@@ -22,6 +22,7 @@ from edgebench.instances.generators import (
     as_float,
     as_int,
     as_range,
+    check_cells,
     check_seed,
     make_meta,
     r4,
@@ -121,7 +122,9 @@ def _uniform(rng: np.random.Generator, rng_range: list[float]) -> float:
     return float(rng.uniform(rng_range[0], rng_range[1]))
 
 
-def _physical(rng: np.random.Generator, p: dict[str, Any]) -> tuple[list[dict], list[dict]]:
+def _physical(rng: np.random.Generator, p: dict[str, Any], check_links=None) -> tuple[list[dict], list[dict]]:
+    """Nodes and both directions of every drawn edge; ``check_links(directed link count)`` is
+    called once the edges are drawn, before the links are built (the joint limit)."""
     n = p["nodes"]
     nodes = []
     for i in range(n):
@@ -133,6 +136,8 @@ def _physical(rng: np.random.Generator, p: dict[str, Any]) -> tuple[list[dict], 
     edges = [(i, j) for i in range(n) for j in range(i + 1, n) if rng.random() < p["link_prob"]]
     edges += [(min(u, v), max(u, v)) for u, v in _connect(rng, n, edges)]
     edges.sort()
+    if check_links is not None:
+        check_links(2 * len(edges))
     links = []
     for i, j in edges:
         bw = r4(_uniform(rng, p["link_bw_range"]))
@@ -264,8 +269,15 @@ def generate_mapping(preset: str, *, seed: int = 0, **overrides: Any):
         key = "task_cpu_range" if p["task_cpu_range"][0] <= 0 else "task_ram_range"
         raise InputError("task demands must be positive (low of the range > 0)", field=key)
 
+    n_tasks = p["task_nodes"] if p["task_nodes"] is not None else p["task_nodes_range"][1]
+    jobs = p.get("jobs", 1)
+    job_cells = jobs * (3 + 2 * n_tasks + 4 * n_tasks * (n_tasks - 1))
+    how = (f"5 x {p['nodes']} nodes + {jobs} jobs x (3 + 2 x {n_tasks} task nodes + 4 x {n_tasks * (n_tasks - 1)} "
+           "task links)")
+    check_cells(5 * p["nodes"] + job_cells, how)
     rng = np.random.default_rng(seed)
-    nodes, links = _physical(rng, p)
+    nodes, links = _physical(rng, p, lambda n_links: check_cells(5 * p["nodes"] + 3 * n_links + job_cells,
+                                                                 f"{how} + 3 x {n_links} links"))
     network = io.validate_model(MappingPayload, {"nodes": nodes, "links": links,
                                                  "jobs": [{"tasks": [{"cpu": 1.0, "ram": 1.0}]}]})
 

@@ -23,6 +23,7 @@ from edgebench.instances.generators import (
     as_float,
     as_int,
     as_range,
+    check_cells,
     check_seed,
     make_meta,
     r4,
@@ -288,8 +289,19 @@ def generate_offloading(preset: str, *, seed: int = 0, **overrides: Any):
     seed = check_seed(seed)
     if preset == "heft-random":
         p = resolve_params(preset, _heft_spec(), overrides, aliases={"v": "tasks"})
+        v, s, d = p["tasks"], p["servers"], p["out_degree"]
+        # exec_times v x s, <= out_degree + 1 edges per task (layered_edges), a distance matrix
+        check_cells(v * (s + 2) + 3 * v * (d + 1) + (s + 1) ** 2,
+                    f"{v} tasks x ({s} servers + 2) + 3 x {v} x ({d} out_degree + 1) edges + ({s} + 1)^2 distances")
         body = _heft(preset, seed, p)
     else:
         p = resolve_params(preset, _daggen_spec(preset), overrides, aliases={"n": "tasks"})
+        n, s, wf = p["tasks"], p["servers"], p.get("workflows", 1)
+        # parents per task <= 1 + density x the widest level (daggen_levels, daggen_edges)
+        widest = min(n, int(round(max(1.0, n ** p["fat"]) * (2.0 - p["regular"]))) + 1)
+        parents = min(n, 1 + int(p["density"] * widest))
+        check_cells(wf * (8 + n * (8 + 3 * parents)) + (s + 1) * (p["images"] + 8) + (s + 1) ** 2,
+                    f"{wf} workflows x (8 + {n} tasks x (8 + 3 x {parents} parents)) + ({s} + 1) servers x "
+                    f"({p['images']} images + 8) + ({s} + 1)^2 distances")
         body = _daggen(preset, seed, p)
     return io.instance_from_dict({"format_version": 1, "family": "offloading", **body})

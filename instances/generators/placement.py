@@ -19,6 +19,7 @@ from edgebench.instances.generators import (
     as_choice,
     as_float,
     as_int,
+    check_cells,
     check_seed,
     make_meta,
     r4,
@@ -126,6 +127,9 @@ def generate_placement(preset: str, *, seed: int = 0, **overrides: Any):
         caps = [list(p["capacity"]) for _ in range(n_clusters)]
     if p["num_tasks"] is None:
         p["num_tasks"] = 64 * n_clusters
+    eligible = min(p["max_eligible"], n_clusters)
+    check_cells(2 * n_clusters + p["num_tasks"] * (4 + eligible),
+                f"2 x {n_clusters} clusters + {p['num_tasks']} tasks x (4 + {eligible} eligible)")
     types = _PRESETS[preset]["types"]
     names = list(types)
     probs = np.array([p["type_probs"][k] for k in names], dtype=float)

@@ -26,13 +26,26 @@ from typing import Any, Mapping
 
 import gymnasium
 
-__all__ = ["InstanceSource", "MAPPING_ID", "OFFLOADING_ID", "register_envs"]
+__all__ = ["InstanceSource", "MAPPING_ID", "MAX_ENV_CELLS", "OFFLOADING_ID", "check_env_size", "register_envs"]
 
 MAPPING_ID = "edgebench/Mapping-v0"
 OFFLOADING_ID = "edgebench/Offloading-v0"
 
 #: seeds drawn for the generator lie in [0, SEED_BOUND)
 SEED_BOUND = 2**31 - 1
+#: numbers in one agent's observation and action mask (issue 28: they grow with the product
+#: of the instance's sizes, and gymnasium's spaces hold their bounds as full arrays): beyond,
+#: the environment is refused in one line before any space is built
+MAX_ENV_CELLS = 10_000_000
+
+
+def check_env_size(cells: int, how: str, field: str) -> None:
+    """InputError naming ``field`` when ``cells`` (computed as ``how``) exceeds MAX_ENV_CELLS."""
+    if cells > MAX_ENV_CELLS:
+        from edgebench.errors import InputError
+
+        raise InputError(f"instance too large for the environment: {cells:,} numbers per observation and action "
+                         f"mask ({how}), limit {MAX_ENV_CELLS:,}", field=field)
 
 
 class InstanceSource:

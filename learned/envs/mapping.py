@@ -39,7 +39,7 @@ from gymnasium import spaces
 
 from edgebench.errors import InputError
 from edgebench.instances import semantics
-from edgebench.learned.envs import InstanceSource
+from edgebench.learned.envs import InstanceSource, check_env_size
 
 __all__ = ["MappingEnv", "MappingStep", "composite_reward", "DECISION_FEATURES", "EPS"]
 
@@ -230,6 +230,9 @@ class MappingEnv(gym.Env):
         self.max_levels = int(max_levels)
         self.max_links = max(self.max_tasks * (self.max_tasks - 1), 1)
         self.n_actions = max(self.max_nodes, self.max_levels)
+        check_env_size(self.max_tasks * self.max_nodes + 3 * (self.max_nodes + self.max_tasks) + self.n_actions,
+                       f"{self.max_tasks} task nodes x {self.max_nodes} nodes + features + {self.n_actions} actions",
+                       "mapping.nodes")
         self.reward_fn: RewardFn = reward_fn or composite_reward
         self.shaping = tuple(shaping)
         self.lookahead = bool(lookahead)

@@ -41,7 +41,7 @@ from pettingzoo import ParallelEnv
 
 from edgebench.errors import InputError
 from edgebench.instances import semantics
-from edgebench.learned.envs import InstanceSource
+from edgebench.learned.envs import InstanceSource, check_env_size
 
 __all__ = ["PlacementParallelEnv", "PlacementVectorEnv", "parallel_env", "env", "raw_env", "CLUSTER_FEATURES", "PENDING_FEATURES",
            "RUNNING_FEATURES", "squash"]
@@ -120,6 +120,9 @@ class PlacementParallelEnv(ParallelEnv):
                          + self.max_running * (len(RUNNING_FEATURES) + T))
         self._grid = [(c + 1) * (g + 1) for c, g in self._caps]
         self._n_actions = [self.pending_size * G + 1 for G in self._grid]
+        check_env_size(self.obs_size * N + max(self._n_actions),
+                       f"{self.obs_size} observation x {N} clusters (the state) + {max(self._n_actions):,} actions "
+                       f"(pending {self.pending_size} x allocation grid)", "placement.clusters")
         self._action_spaces = {a: spaces.Discrete(self._n_actions[n]) for n, a in enumerate(self.possible_agents)}
         self._obs_spaces = {
             a: spaces.Dict({
