@@ -536,7 +536,8 @@ def test_resumed_training_does_not_duplicate_metrics_rows(tmp_path, capsys):
 
 def test_report_of_a_read_only_store(capsys):
     """A store in a read-only folder (its WAL ``-shm`` cannot be made) and a read-only file
-    in a writable folder are reported without writing to them (main: "attempt to write a
+    in a writable folder are reported (``report``, ``leaderboard``, ``bestknown``) without
+    writing to them (main: "attempt to write a
     readonly database", exit 2). As root the reports run as the unprivileged user 65534
     (root ignores file modes); the two run at once to keep the file's wall time down."""
     if os.geteuid() == 0 and shutil.which("setpriv") is None:
@@ -556,15 +557,20 @@ def test_report_of_a_read_only_store(capsys):
             db.chmod(0o444)
             store.chmod(mode)
             before[locked] = sorted(p.name for p in store.iterdir())
-            cmd = [sys.executable, "-m", "edgebench", "report", "--db", str(db), "-o", str(out / "rep")]
+            # the report, and the leaderboard and bestknown (the other readers of a store)
+            code = ("import sys; from edgebench.cli import main; db, out = sys.argv[1:3]; "
+                    "sys.exit(main(['report', '--db', db, '-o', out]) or main(['leaderboard', '--db', db]) "
+                    "or main(['bestknown', '--db', db]))")
+            cmd = [sys.executable, "-c", code, str(db), str(out / "rep")]
             if os.geteuid() == 0:
                 cmd = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *cmd]
             procs[locked] = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                              cwd=base)
         for locked, proc in procs.items():
-            _, err = proc.communicate(timeout=300)
+            out_, err = proc.communicate(timeout=300)
             assert proc.returncode == 0, (locked, err[-2000:])
             assert (base / f"{locked}-out" / "rep" / "report.md").is_file(), locked
+            assert "mapping-tiny" in out_ and "Traceback" not in err, locked  # all three exited 0 (the `or` chain)
         assert sorted(p.name for p in (base / "folder").iterdir()) == before["folder"]
     finally:
         if (base / "folder").exists():

@@ -170,7 +170,7 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     from edgebench.runner import report as R
     from edgebench.runner.store import Store
 
-    with Store.open(args.db, create=False) as store:
+    with Store.open(args.db, create=False, readonly=True) as store:
         data = R.load(store)
     sets = sorted(set(data.runs["instance_set"].tolist())) if len(data.runs) else []
     if args.set is not None and args.set not in sets:
@@ -208,7 +208,8 @@ def cmd_bestknown(args: argparse.Namespace) -> int:
         db = args.db
         if db is None:  # --refresh-bounds alone: an empty store, only combinatorial bounds join
             db = Path(stack.enter_context(tempfile.TemporaryDirectory())) / "empty.sqlite"
-        store = stack.enter_context(Store.open(db, create=args.db is None))
+        # a given store is only read (it may be read-only); the manifests are what is written
+        store = stack.enter_context(Store.open(db, create=args.db is None, readonly=args.db is not None))
         rows = store.bestknown()
         changes = write_manifests(store, args.data_dir, refresh_bounds=args.refresh_bounds) if write else []
     if args.json:
