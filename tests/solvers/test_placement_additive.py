@@ -141,3 +141,22 @@ def test_clipping_happens_in_the_tiny_instances():
     inst = _tiny([(0, "fix", 0, [0]), (0, "fix", 0, [0])], [(1, 1)], "single", 0.5, 0.3, {"fix": {"base": 0.15}})
     gains = [semantics.noisy_gain(inst.placement, 0, k, 0.15) for k in range(40)]
     assert min(gains) == 0.0 and max(gains) > 0.3
+
+
+@pytest.mark.parametrize("variant", ["single", "multi"])
+def test_learned_env_episodes_are_scored_by_the_referee(variant):
+    """The PettingZoo environment (learned/envs/placement.py) on an additive instance: its
+    masks keep every episode feasible and its completion times are the referee's."""
+    from edgebench.learned.envs.placement import PlacementParallelEnv
+
+    inst = generate_placement("synthetic-3", seed=5, num_tasks=20, noise_model="additive", variant=variant)
+    env = PlacementParallelEnv(inst)
+    rng = np.random.default_rng(0)
+    obs, infos = env.reset(seed=0)
+    while env.agents:
+        actions = {a: int(rng.choice(np.flatnonzero(obs[a]["action_mask"]))) for a in env.agents}
+        obs, _, term, trunc, infos = env.step(actions)
+    assert all(term.values()) and not any(trunc.values())
+    ev = evaluate(inst, next(iter(infos.values()))["decisions"])
+    assert ev.feasible, ev.violations[:3]
+    assert ev.primary_value == pytest.approx(env.sim.total_completion_time(), abs=TOL)
