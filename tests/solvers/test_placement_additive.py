@@ -1,6 +1,7 @@
 """Every placement solver on instances with the authors' additive clipped noise: what each
 returns is checked by the referee, the simulator's finish steps are the referee's, the
-brute-force enumerator scores what the referee scores, and no bound is claimed."""
+brute-force enumerator scores what the referee scores, and the bounds of placement_bound.py
+are not claimed (the additive model has its own: tests/formulations/test_placement_bound_additive.py)."""
 
 from __future__ import annotations
 
