@@ -1,5 +1,7 @@
-"""The optimistic-draws bound under additive clipped noise (formulations/placement_bound_additive.py)
-against the brute-force optimum of the referee's own problem on >= 200 tiny instances."""
+"""Under the authors' additive clipped noise: the brute-force enumerator is exact (the referee
+scores its schedule at the enumerated value, never worse than the fixed-allocation MILP), and
+the optimistic-draws bound (formulations/placement_bound_additive.py) never exceeds the
+enumerated optimum, on 200 tiny Hypothesis instances."""
 
 from __future__ import annotations
 
@@ -7,10 +9,13 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from edgebench import registry
 from edgebench.formulations import placement_enum as E
 from edgebench.formulations.placement_bound_additive import KIND, additive_bound, least_steps
+from edgebench.instances import semantics
 from edgebench.instances.generators.placement import generate_placement
 from edgebench.instances.io import instance_from_dict
+from edgebench.referee.placement import evaluate
 from edgebench.runner.bounds import combinatorial_bound
 
 #: objective values are integers in steps
@@ -49,11 +54,14 @@ def tiny_additive(draw):
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tiny_additive())
-def test_bound_never_exceeds_the_brute_force_optimum(inst):
+def test_enumerator_is_exact_and_the_bound_never_exceeds_its_optimum(inst):
     try:
-        value, _ = E.optimum(inst, max_states=5_000)
+        value, decisions = E.optimum(inst, max_states=5_000)
     except E.StateLimitError:
         assume(False)  # too large to enumerate here: drawn again
+    ev = evaluate(inst, decisions)
+    assert ev.feasible, ev.violations[:3]
+    assert ev.primary_value == pytest.approx(value, abs=TOL)
     bound, kind = additive_bound(inst.placement)
     assert kind == KIND
     assert bound <= value + TOL
@@ -68,3 +76,18 @@ def test_bound_is_the_runner_bound_and_only_for_additive_noise():
     # every task needs at least one executed step
     assert b >= len(add.placement.tasks)
     assert all(least_steps(add.placement, j) >= 1 for j in range(20))
+
+
+def test_enumerator_never_worse_than_fixed_allocations():
+    inst = _tiny([(0, "lm", 1, [0]), (1, "fix", 0, [0])], [(1, 2)], "single", 0.5, 0.2,
+                 {"fix": {"base": 0.15}, "lm": {"gpu_scale": 1.0, "cpu_per_gpu": None, "base": 0.15}}, 3)
+    value, _ = E.optimum(inst, max_states=100_000)
+    milp = registry.solve(inst, "placement-milp", time_limit=30)
+    assert milp.status == "optimal"
+    assert value <= milp.solution.objective + TOL  # fixed allocations are a subset
+
+
+def test_clipping_happens_in_the_tiny_instances():
+    inst = _tiny([(0, "fix", 0, [0])], [(1, 1)], "single", 0.5, 0.3, {"fix": {"base": 0.15}}, 7)
+    gains = [semantics.noisy_gain(inst.placement, 0, k, 0.15) for k in range(40)]
+    assert min(gains) == 0.0 and max(gains) > 0.3

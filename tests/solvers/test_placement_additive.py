@@ -1,21 +1,17 @@
 """Every placement solver on instances with the authors' additive clipped noise: what each
-returns is checked by the referee, the simulator's finish steps are the referee's, the
-brute-force enumerator scores what the referee scores, and the bounds of placement_bound.py
-are not claimed (the additive model has its own: tests/formulations/test_placement_bound_additive.py)."""
+returns is checked by the referee, the simulator's and the learned environment's finish steps
+are the referee's, and the bounds of placement_bound.py are not claimed (the additive model
+has its own; the brute-force enumerator under additive noise and that bound:
+tests/formulations/test_placement_bound_additive.py)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
-from hypothesis import strategies as st
 
 from edgebench import registry
-from edgebench.formulations import placement_enum as E
 from edgebench.formulations.placement_bound import proof_applies, reallocating_bound
-from edgebench.instances import semantics
 from edgebench.instances.generators.placement import generate_placement
-from edgebench.instances.io import instance_from_dict
 from edgebench.referee import evaluate as evaluate_solution
 from edgebench.referee.placement import evaluate
 from edgebench.solvers.placement_sim import PlacementSim
@@ -91,57 +87,6 @@ def test_simulator_finish_steps_are_the_referees(seed):
     assert ev.feasible, ev.violations[:3]
     assert ev.details["finish"] == [sim.finish_step(j) for j in range(sim.num_tasks)]
     assert ev.primary_value == pytest.approx(sim.total_completion_time(), abs=TOL)
-
-
-def _tiny(tasks, clusters, variant, overhead, noise, types):
-    return instance_from_dict({
-        "format_version": 1, "family": "placement", "id": "tiny-additive",
-        "placement": {
-            "clusters": [{"capacity": {"cpu": c, "gpu": g}} for c, g in clusters],
-            "tasks": [{"arrival": a, "type": t, "minimum": {"cpu": 1, "gpu": m}, "eligible": list(e)}
-                      for a, t, m, e in tasks],
-            "performance": {"kind": "synthetic", "types": types},
-            "noise": noise, "noise_seed": 7, "noise_model": "additive", "variant": variant,
-            "switching_overhead": overhead,
-        },
-    })
-
-
-@st.composite
-def tiny_additive(draw):
-    """2 tasks, 1-2 clusters of 1-2 cpu / 1-2 gpu; gains from 0.15 and noise 0.2, so that
-    steps are clipped at 0 (a draw below -0.15)."""
-    N = draw(st.integers(1, 2))
-    clusters = [(draw(st.integers(1, 2)), draw(st.integers(1, 2))) for _ in range(N)]
-    tasks = [(draw(st.integers(0, 2)), draw(st.sampled_from(["fix", "lm"])), draw(st.integers(0, 1)),
-              sorted(draw(st.lists(st.integers(0, N - 1), min_size=1, max_size=N, unique=True))))
-             for _ in range(2)]
-    types = {"fix": {"base": draw(st.sampled_from([0.15, 0.25]))},
-             "lm": {"gpu_scale": draw(st.sampled_from([1.0, 2.0])), "cpu_per_gpu": draw(st.sampled_from([None, 1.0])),
-                    "base": draw(st.sampled_from([0.15, 0.2]))}}
-    return _tiny(tasks, clusters, draw(st.sampled_from(["single", "multi"])), draw(st.sampled_from([0.0, 0.5])),
-                 0.2, types)
-
-
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(tiny_additive())
-def test_enumerator_is_exact_under_additive_noise(inst):
-    try:
-        value, decisions = E.optimum(inst, max_states=20_000)
-    except E.StateLimitError:
-        assume(False)  # too large to enumerate in a unit test: drawn again
-    ev = evaluate(inst, decisions)
-    assert ev.feasible, ev.violations[:3]
-    assert ev.primary_value == pytest.approx(value, abs=TOL)
-    milp = registry.solve(inst, "placement-milp", time_limit=30)
-    assert milp.status == "optimal"
-    assert value <= milp.solution.objective + TOL  # fixed allocations are a subset
-
-
-def test_clipping_happens_in_the_tiny_instances():
-    inst = _tiny([(0, "fix", 0, [0]), (0, "fix", 0, [0])], [(1, 1)], "single", 0.5, 0.3, {"fix": {"base": 0.15}})
-    gains = [semantics.noisy_gain(inst.placement, 0, k, 0.15) for k in range(40)]
-    assert min(gains) == 0.0 and max(gains) > 0.3
 
 
 @pytest.mark.parametrize("variant", ["single", "multi"])
