@@ -95,6 +95,15 @@ def test_additive_and_multiplicative_run_lengths_differ_somewhere():
     assert any(a != m for a, m in pairs)
 
 
+def test_same_seed_same_additive_instance_and_bound():
+    from edgebench.formulations.placement_bound_additive import additive_bound
+
+    a, b = _additive(7), _additive(7)
+    assert io.dump_json_text(a) == io.dump_json_text(b)
+    assert additive_bound(a.placement) == additive_bound(b.placement)
+    assert io.content_hash(_additive(8)) != io.content_hash(a)
+
+
 def test_generator_rejects_a_bad_noise_model():
     with pytest.raises(InputError, match="noise_model"):
         generate_placement("synthetic-3", seed=0, noise_model="gaussian")
