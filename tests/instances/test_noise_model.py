@@ -130,3 +130,30 @@ def test_validation_bound_on_run_length_under_additive_noise():
                    if (s := semantics.fixed_run_steps(p, j, p.clusters[n].capacity.cpu,
                                                       p.clusters[n].capacity.gpu)) is not None)
         assert best <= bound + 1e-9
+
+
+def test_referee_applies_the_switching_loss_after_clipping():
+    """One task, re-allocated every step: the referee's finish is the hand-computed one with
+    gain_k = max(inc_k + eps_k, 0) x (1 - switching_overhead) after the start step."""
+    from edgebench.referee.placement import evaluate
+    from edgebench.solution import AllocationChange, PlacementDecision, PlacementDecisions
+
+    inst = io.instance_from_dict({
+        "format_version": 1, "family": "placement", "id": "hand-additive",
+        "placement": {
+            "clusters": [{"capacity": {"cpu": 2, "gpu": 2}}],
+            "tasks": [{"arrival": 0, "type": "t", "minimum": {"cpu": 1, "gpu": 1}, "eligible": [0]}],
+            "performance": {"kind": "synthetic", "types": {"t": {"base": 0.08}}},
+            "noise": 0.1, "noise_seed": 5, "noise_model": "additive", "switching_overhead": 0.5,
+        }})
+    p = inst.placement
+    allocs = [(1, 1), (2, 2)] * 200
+    progress, t = 0.0, 0
+    while progress < 1.0 - semantics.PROGRESS_EPS:
+        gain = max(0.08 + semantics.noise_draw(p, 0, t), 0.0)
+        progress += gain * (0.5 if t > 0 else 1.0)
+        t += 1
+    history = [AllocationChange(step=k, cpu=c, gpu=g) for k, (c, g) in enumerate(allocs[:t])]
+    ev = evaluate(inst, PlacementDecisions(tasks=[PlacementDecision(cluster=0, start=0, history=history)]))
+    assert ev.feasible and ev.details["finish"] == [t]
+    assert any(semantics.noise_draw(p, 0, k) < -0.08 for k in range(t))  # a clipped step occurred
