@@ -157,3 +157,13 @@ def test_referee_applies_the_switching_loss_after_clipping():
     ev = evaluate(inst, PlacementDecisions(tasks=[PlacementDecision(cluster=0, start=0, history=history)]))
     assert ev.feasible and ev.details["finish"] == [t]
     assert any(semantics.noise_draw(p, 0, k) < -0.08 for k in range(t))  # a clipped step occurred
+
+
+def test_cli_bad_noise_model_is_one_line_exit_2_and_nothing_written(tmp_path, capsys):
+    from edgebench.cli import main
+
+    out = tmp_path / "out"
+    rc = main(["generate", "placement", "--preset", "synthetic-3", "--set", "noise_model=gaussian", "-o", str(out)])
+    err = capsys.readouterr().err.strip()
+    assert rc == 2 and not out.exists()
+    assert len(err.splitlines()) == 1 and "noise_model" in err and "Traceback" not in err
