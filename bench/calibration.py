@@ -121,6 +121,14 @@ SETTINGS: tuple[Setting, ...] = (
             "testbed", {"variant": "multi", "num_tasks": 200, "rate": 1.0,
                         "capacity": [{"cpu": 16, "gpu": 4}, {"cpu": 16, "gpu": 4}, {"cpu": 16, "gpu": 8}]},
             _NP_METHODS),
+    # issue 24: the authors' own noise model in their single-task run (placement-synthetic-3-v3);
+    # last, so that the earlier rows keep their plot numbers
+    Setting("synthetic-3", "synthetic-3 single-task with the authors' additive noise (+-0.1 clipped at 0)",
+            "synthetic-3", {"variant": "single", "switching_overhead": 0.5, "noise_model": "additive"},
+            _AUTHORS_METHODS),
+    Setting("synthetic-3", "same with the authors' additive noise and speed model (no CPU bottleneck)",
+            "synthetic-3", {"variant": "single", "switching_overhead": 0.5, "noise_model": "additive"},
+            _AUTHORS_METHODS, authors_speed_model=True),
 )
 
 
@@ -257,6 +265,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed-base", type=int, default=100, help="first seed (default 100, never a training seed)")
     ap.add_argument("--only", nargs="*", default=None,
                     help="setting keys to run (synthetic-3 synthetic-3-multi hetero-6 testbed)")
+    ap.add_argument("--rows", default=None, metavar="TEXT",
+                    help="only the rows whose label contains TEXT (e.g. 'additive')")
     ap.add_argument("--tapfinger", action="store_true", help="add the shipped tapfinger policy (slow)")
     ap.add_argument("--out", default=None, help="write the Markdown table here (default: stdout)")
     ap.add_argument("--distribution", metavar="DIR", default=None,
@@ -268,7 +278,7 @@ def main(argv: list[str] | None = None) -> int:
 
     rows, skipped = [], []
     for s in SETTINGS:
-        if a.only and s.key not in a.only:
+        if (a.only and s.key not in a.only) or (a.rows and a.rows not in s.label):
             continue
         with_tapfinger = a.tapfinger and s.methods is _AUTHORS_METHODS and not s.authors_speed_model
         try:

@@ -213,6 +213,7 @@ def summarize(instance) -> dict[str, Any]:
             "step_seconds": p.step_seconds,
             "switching_overhead": p.switching_overhead,
             "noise": p.noise,
+            "noise_model": p.noise_model,
         }
     if fam == "mapping":
         from edgebench.instances import semantics

@@ -46,7 +46,10 @@ def proof_applies(payload) -> bool:
     would run, advance the task's noise index and so let it skip noise draws).  Synthetic: the
     gain w sqrt(kappa - p) + base is 0 only if base = 0 and w = 0, i.e. no gpu scale, or a
     minimum of 0 GPUs (or 0 CPUs with a cpu_per_gpu); table: an allocation below the measured
-    grid gains 0."""
+    grid gains 0.  Additive noise (``noise_model = "additive"``): no bound is claimed (its
+    clipped steps gain 0 and still advance the noise index; no proof in the docs yet)."""
+    if payload.noise_model != "multiplicative" and payload.noise > 0:
+        return False
     perf = payload.performance
     if perf.kind == "synthetic":
         if any(t.curvature <= 1 for t in perf.types.values()):

@@ -141,7 +141,7 @@ class _Search:
 
     def _run(self, j, n, prog, k, prev, held, a, *, first_step: bool):
         inc = semantics.increment(self.p, j, a[0], a[1], prog)
-        gain = inc * semantics.noise_factor(self.p, j, k)
+        gain = semantics.noisy_gain(self.p, j, k, inc)
         if not first_step and prev != a:
             gain *= self.overhead
         prog += gain

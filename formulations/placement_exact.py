@@ -419,6 +419,10 @@ def solve(instance, *, time_limit: float | None = None, seed: int = 0, max_nodes
         stats["message"] = f"unknown parameters: {', '.join(sorted(extra))}"
         return make_result(instance, SOLVER_NAME, status="error", seed=seed, params=params, started=t0,
                            stats=stats)
+    if instance.placement.noise_model != "multiplicative" and instance.placement.noise > 0:
+        stats["message"] = "additive noise is not modelled by placement-exact (its bounds assume multiplicative noise)"
+        return make_result(instance, SOLVER_NAME, status="error", seed=seed, params=params, started=t0,
+                           stats=stats)
     if reduce is not None and reduce and not lemma_holds(instance.placement):
         stats["message"] = "reduce=true needs the monotonicity lemma (curvature >= 1 or a table model)"
         return make_result(instance, SOLVER_NAME, status="error", seed=seed, params=params, started=t0,

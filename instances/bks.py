@@ -90,6 +90,11 @@ and step, an exact assignment of tasks to distinct (cluster, step) slots) and
 summed capacity of the clusters it can use: a preemptive single machine with release dates, SRPT).
 Proofs, preconditions (curvature > 1, no zero-gain allocation; otherwise no bound is claimed) and
 the brute-force test: docs/formulations/placement.md, "A bound for every referee-feasible schedule".
+Under the authors' additive clipped noise (`noise_model = "additive"`, where those preconditions
+fail) the bound is `combinatorial: optimistic draws (additive noise)`
+(`formulations.placement_bound_additive`): every executed step of a task gains at most its best
+noise-free gain plus that step's own draw, clipped at 0, so each task needs at least the steps in
+which these optimistic gains reach 1 (docs/formulations/placement.md, "A bound under additive noise").
 The bound misses the trade-off between speed and resources, so placement gaps still measure partly
 the bound's weakness, not only the best known's sub-optimality.
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_serializer, model_validator
 
 FORMAT_VERSION = 1
 FAMILIES = ("placement", "mapping", "offloading")
@@ -193,12 +193,23 @@ class PlacementPayload(Frozen):
     step_seconds: PosTime = 10.0
     #: fraction of a step's progress lost in a step in which a running task's allocation changes
     switching_overhead: Prob = 0.5
-    #: progress gains are multiplied by (1 + eps), eps ~ U[-noise, +noise], realised from
-    #: noise_seed per task and executed step (semantics.noise_factor)
+    #: eps ~ U[-noise, +noise], realised from noise_seed per task and executed step, acts on each
+    #: step's gain g (semantics.noisy_gain): "multiplicative" g * (1 + eps); "additive" (the
+    #: TapFinger authors' model) max(g + eps, 0)
     noise: Annotated[float, Field(ge=0, lt=1, allow_inf_nan=False)] = 0.0
     noise_seed: Seed = 0
+    noise_model: Literal["multiplicative", "additive"] = "multiplicative"
     pending_size: Annotated[int, Field(gt=0, le=MAX_PENDING)] = 10
     variant: Literal["single", "multi"] = "single"
+
+    @model_serializer(mode="wrap")
+    def _drop_default_noise_model(self, handler):
+        # the default model is left out of the file, so that every instance written before the
+        # field existed keeps its bytes and its content hash (docs/instance-format.md)
+        data = handler(self)
+        if self.noise_model == "multiplicative":
+            data.pop("noise_model", None)
+        return data
 
     @model_validator(mode="after")
     def _refs(self) -> "PlacementPayload":
@@ -229,20 +240,30 @@ class PlacementPayload(Frozen):
         allocation of its best eligible cluster, noise at its worst; inf if it may never finish.
         The per-step gain is smallest at the end of the run (progress 1); when that is 0
         (synthetic type, base 0, curvature 1) the remaining work d shrinks by w * sqrt(d) per
-        step, which takes at most 2 / w + 1 steps."""
+        step, which takes at most 2 / w + 1 steps. Additive noise: each step gains at least
+        g(1) - noise; where that is not positive, the realised run at the largest allocation
+        (one simulation) decides."""
         from edgebench.instances import semantics
 
+        additive = self.noise_model == "additive"
         slow = 1.0 - self.noise
         best = float("inf")
         for n in self.tasks[j].eligible:
             cap = self.clusters[n].capacity
-            end = semantics.increment(self, j, cap.cpu, cap.gpu, 1.0) * slow
-            first = semantics.increment(self, j, cap.cpu, cap.gpu, 0.0) * slow
+            end = semantics.increment(self, j, cap.cpu, cap.gpu, 1.0)
+            first = semantics.increment(self, j, cap.cpu, cap.gpu, 0.0)
             kind = self.performance.types[self.tasks[j].type]
-            if end > 0:
-                best = min(best, 1.0 / end)
-            elif first > 0 and getattr(kind, "curvature", 0.0) >= 1.0:
-                best = min(best, 2.0 / first + 1.0)
+            if additive:  # the worst draw takes noise off each step's gain
+                if end - self.noise > 0:
+                    best = min(best, 1.0 / (end - self.noise))
+                elif first > 0 and semantics.fits(self.tasks[j].minimum, cap):
+                    # no worst-case bound: the realised noise decides (one simulation)
+                    steps = semantics.fixed_run_steps(self, j, cap.cpu, cap.gpu)
+                    best = min(best, float("inf") if steps is None else float(steps))
+            elif end * slow > 0:
+                best = min(best, 1.0 / (end * slow))
+            elif first * slow > 0 and getattr(kind, "curvature", 0.0) >= 1.0:
+                best = min(best, 2.0 / (first * slow) + 1.0)
         return best
 
 

@@ -120,12 +120,46 @@ def _noise_block(seed: int, j: int, block: int, amplitude: float) -> np.ndarray:
     return rng.uniform(-amplitude, amplitude, size=256)
 
 
-def noise_factor(payload: "PlacementPayload", j: int, k: int) -> float:
-    """Multiplicative noise (1 + eps) on task j's gain in its k-th executed step (k >= 0)."""
+def noise_draw(payload: "PlacementPayload", j: int, k: int) -> float:
+    """The noise draw eps ~ U[-noise, +noise] of task j's k-th executed step (k >= 0); 0 when
+    the instance is noise-free. One realisation for both noise models."""
     if payload.noise <= 0:
-        return 1.0
+        return 0.0
     block, off = divmod(k, 256)
-    return 1.0 + float(_noise_block(payload.noise_seed, j, block, float(payload.noise))[off])
+    return float(_noise_block(payload.noise_seed, j, block, float(payload.noise))[off])
+
+
+def noisy_gain(payload: "PlacementPayload", j: int, k: int, inc: float) -> float:
+    """Progress of task j's k-th executed step whose noise-free gain is ``inc``
+    (:func:`increment`), before any switching loss: the one noise semantics of the suite.
+
+    ``noise_model = "multiplicative"``: ``inc * (1 + eps)``. ``"additive"`` (the TapFinger
+    authors' ``+ (U - 0.5) * progress_noise``, clipped at 0): ``max(inc + eps, 0)``; a step
+    with no noise-free gain (``inc <= 0``) gains nothing under either model."""
+    if payload.noise <= 0 or inc <= 0:
+        return inc
+    eps = noise_draw(payload, j, k)
+    if payload.noise_model == "additive":
+        return max(inc + eps, 0.0)
+    return inc * (1.0 + eps)
+
+
+def worst_gain(payload: "PlacementPayload", inc: float) -> float:
+    """The smallest progress any noise draw leaves of a noise-free gain ``inc`` > 0 (before
+    switching loss): ``inc * (1 - noise)`` (multiplicative) or ``max(inc - noise, 0)``
+    (additive)."""
+    if payload.noise_model == "additive":
+        return max(inc - payload.noise, 0.0)
+    return inc * (1.0 - payload.noise)
+
+
+def noise_factor(payload: "PlacementPayload", j: int, k: int) -> float:
+    """Multiplicative noise (1 + eps) on task j's gain in its k-th executed step (k >= 0).
+    Only defined for the multiplicative model: callers that may see an additive instance use
+    :func:`noisy_gain`."""
+    if payload.noise_model != "multiplicative":
+        raise ValueError("noise_factor is the multiplicative model's factor; use noisy_gain")
+    return 1.0 + noise_draw(payload, j, k)
 
 
 def fixed_run_steps(payload: "PlacementPayload", j: int, cpu: int, gpu: int) -> int | None:
@@ -136,7 +170,7 @@ def fixed_run_steps(payload: "PlacementPayload", j: int, cpu: int, gpu: int) -> 
         gain = increment(payload, j, cpu, gpu, p)
         if gain <= 0:
             return None
-        p += gain * noise_factor(payload, j, k)
+        p += noisy_gain(payload, j, k, gain)
         if p >= 1.0 - PROGRESS_EPS:
             return k + 1
     return None
@@ -204,7 +238,7 @@ def _grid_steps(payload: "PlacementPayload", j: int, lo_c: int, lo_g: int, hi_c:
                            for g in range(lo_g, hi_g + 1)] for c in range(lo_c, hi_c + 1)], dtype=float)
         model = ("table", 0.0, 0.0)
     uniq, inv = np.unique(param, return_inverse=True)
-    noise = (payload.noise_seed, j, float(payload.noise)) if payload.noise > 0 else None
+    noise = (payload.noise_seed, j, float(payload.noise), payload.noise_model) if payload.noise > 0 else None
     return np.asarray(_run_steps(model, tuple(uniq.tolist()), noise))[inv.reshape(shape)]
 
 
@@ -212,24 +246,31 @@ def _grid_steps(payload: "PlacementPayload", j: int, lo_c: int, lo_g: int, hi_c:
 def _run_steps(model: tuple, params: tuple[float, ...], noise: tuple | None) -> tuple[int, ...]:
     """Steps from start to finish of constant-allocation runs, one per per-step gain parameter
     (synthetic: w, the gain being w * sqrt(max(curvature - p, 0)) + base; table: the constant
-    gain), under the noise realisation ``noise`` = (seed, task, amplitude) or None; -1: never.
-    The same float operations in the same order as :func:`fixed_run_steps`, on arrays."""
+    gain), under the noise realisation ``noise`` = (seed, task, amplitude, noise model) or
+    None; -1: never. The same float operations in the same order as :func:`fixed_run_steps`
+    (:func:`noisy_gain`), on arrays."""
     kind, curvature, base = model
     x = np.array(params, dtype=float)
     out = np.full(x.size, -1, dtype=np.int64)
     p = np.zeros(x.size)
     active = np.arange(x.size)
-    factors = np.ones(0)
+    draws = np.zeros(0)
+    additive = noise is not None and noise[3] == "additive"
     for k in range(MAX_RUN_STEPS):
         if active.size == 0:
             break
-        if noise is not None and k >= factors.size:
-            seed, task, amp = noise
-            factors = np.concatenate([factors, 1.0 + _noise_block(seed, task, k // 256, amp)])
+        if noise is not None and k >= draws.size:
+            seed, task, amp = noise[:3]
+            draws = np.concatenate([draws, _noise_block(seed, task, k // 256, amp)])
         pa = p[active]
         gain = x[active] * np.sqrt(np.maximum(curvature - pa, 0.0)) + base if kind == "synthetic" else x[active]
         moving = gain > 0
-        pa = pa + gain * factors[k] if noise is not None else pa + gain
+        if noise is None:
+            pa = pa + gain
+        elif additive:
+            pa = pa + np.maximum(gain + draws[k], 0.0)
+        else:
+            pa = pa + gain * (1.0 + draws[k])
         done = moving & (pa >= 1.0 - PROGRESS_EPS)
         out[active[done]] = k + 1
         p[active] = pa

@@ -21,8 +21,8 @@ Model (SPEC.md family A, ``docs/placement-sim.md``)
   ``(0, 0)`` pauses it (it holds nothing and makes no progress), a later positive
   allocation resumes it. A task stays on its cluster until it finishes.
 * Progress is exactly the referee's: in every executed (non-paused) step the task gains
-  ``semantics.increment(payload, j, cpu, gpu, progress) * semantics.noise_factor(payload, j, k)``
-  where ``k`` counts the task's executed steps, multiplied by ``1 - switching_overhead`` in
+  ``semantics.noisy_gain(payload, j, k, semantics.increment(payload, j, cpu, gpu, progress))``
+  (the instance's noise model) where ``k`` counts the task's executed steps, multiplied by ``1 - switching_overhead`` in
   a step whose allocation differs from the previous step's (not in the start step; resuming
   after a pause counts as a change). The task finishes at the end of the first step in
   which ``progress >= 1 - semantics.PROGRESS_EPS``; its resources are free from the next step.
@@ -290,7 +290,7 @@ class PlacementSim:
         ``progress`` (noise realisation k, no switching): what a profiling run measures."""
         if not self._runnable(j, cpu, gpu):
             return 0.0
-        return semantics.increment(self.payload, j, cpu, gpu, progress) * semantics.noise_factor(self.payload, j, k)
+        return semantics.noisy_gain(self.payload, j, k, semantics.increment(self.payload, j, cpu, gpu, progress))
 
     def can_start(self, j: int, n: int, cpu: int, gpu: int) -> bool:
         return self._start_problem(j, n, cpu, gpu) is None
@@ -455,7 +455,7 @@ class PlacementSim:
             return traj, -1
         payload = self.payload
         inc_fn = semantics.increment
-        noise_fn = semantics.noise_factor
+        noise_fn = semantics.noisy_gain
         eps_done = self._eps_done
         p = p0
         k = k0
@@ -463,7 +463,7 @@ class PlacementSim:
             inc = inc_fn(payload, j, c, g, p)
             if inc <= 0:
                 return traj, -1
-            gain = inc * noise_fn(payload, j, k)
+            gain = noise_fn(payload, j, k, inc)
             if penalty and i == 0:
                 gain *= self._overhead
             p += gain

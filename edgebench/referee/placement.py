@@ -1,7 +1,7 @@
 """Referee of the placement family (TapFinger): time in integer steps.
 
 Every task's run is re-simulated from its start with the one progress model of
-:mod:`edgebench.instances.semantics` (increment, noise_factor, PROGRESS_EPS, MAX_RUN_STEPS);
+:mod:`edgebench.instances.semantics` (increment, noisy_gain, PROGRESS_EPS, MAX_RUN_STEPS);
 the checks and objectives are defined in ``docs/referee.md``.
 """
 
@@ -82,7 +82,7 @@ def _simulate(p, j: int, start: int, segs: list[tuple[int, int, int]]) -> tuple[
         inc = semantics.increment(p, j, c, g, progress)
         if inc <= 0 and i == last:  # no progress possible at this state, ever
             return None, t + 1, progress
-        gain = inc * semantics.noise_factor(p, j, k)
+        gain = semantics.noisy_gain(p, j, k, inc)
         if t > start and prev != (c, g):
             gain *= overhead
         progress += gain

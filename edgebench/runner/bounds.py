@@ -6,7 +6,9 @@ when no exact model finished in the certification's time limit.
 
 * placement (``total_completion_time``, min): ``formulations.placement_bound.reallocating_bound`` —
   every task needs at least its fewest steps on its cluster, and in the single-task variant the
-  tasks' (cluster, first step) pairs are distinct (valid for re-allocating schedules too);
+  tasks' (cluster, first step) pairs are distinct (valid for re-allocating schedules too); under
+  the authors' additive noise ``formulations.placement_bound_additive.additive_bound``
+  (optimistic draws);
 * offloading (``mean_makespan``, min): the largest of the proven bounds of
   ``formulations.offloading_bounds`` (critical path, load, heads / tails / windowed load), the
   one home of them, also used by the exact models (proofs in docs/formulations/offloading.md §4a);
@@ -23,6 +25,7 @@ from edgebench.formulations.mapping_stream import stream_bound
 from edgebench.formulations.offloading_bounds import KINDS, lower_bounds
 from edgebench.formulations.offloading_problem import prepare
 from edgebench.formulations.placement_bound import reallocating_bound
+from edgebench.formulations.placement_bound_additive import additive_bound
 from edgebench.instances.model import Instance
 
 #: seconds of branch and bound per stream instance for the active-set bound (all sets together)
@@ -33,6 +36,8 @@ def combinatorial_bound(instance: Instance) -> tuple[float, str] | None:
     """(bound on the primary objective, kind) or None when the family has none."""
     if instance.family == "placement":
         b = reallocating_bound(instance.placement)  # None where a precondition of the proof fails
+        if b is None:
+            b = additive_bound(instance.placement)  # the authors' additive noise: its own proof
         return None if b is None else (float(b[0]), b[1])
     if instance.family == "offloading":
         # the one home of the offloading bounds; a later kind is credited only when it is

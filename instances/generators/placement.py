@@ -97,6 +97,8 @@ def _spec(preset: str) -> dict[str, Param]:
         "num_tasks": Param(None, as_int(1, MAX_ITEMS), "number of tasks (default 64 x clusters)"),
         "type_probs": Param({k: 1.0 / len(types) for k in types}, check_probs, "probability of each task type"),
         "noise": Param(d["noise"], as_float(0.0, 1.0, hi_open=True), "progress noise amplitude"),
+        "noise_model": Param("multiplicative", as_choice("multiplicative", "additive"),
+                             "multiplicative: gain x (1 + eps); additive (the authors'): max(gain + eps, 0)"),
         "switching_overhead": Param(0.5, as_float(0.0, 1.0), "fraction of a step lost on re-allocation"),
         "pending_size": Param(10, as_int(1, MAX_PENDING), "pending window per cluster"),
         "step_seconds": Param(10.0, as_float(0.0, MAX_TIME, lo_open=True), "seconds per timestep"),
@@ -171,7 +173,7 @@ def generate_placement(preset: str, *, seed: int = 0, **overrides: Any):
         "id": f"placement-{preset}-s{seed}",
         "name": f"placement {preset}: {n_clusters} clusters, {len(tasks)} tasks, rate {p['rate']:g}/step "
                 f"(seed {seed})",
-        "meta": make_meta(GENERATOR, preset, p, seed, SOURCE, REFERENCE),
+        "meta": make_meta(GENERATOR, preset, _recorded(p), seed, SOURCE, REFERENCE),
         "placement": {
             "clusters": [{"name": f"c{n}", "capacity": {"cpu": c, "gpu": g}} for n, (c, g) in enumerate(caps)],
             "tasks": tasks,
@@ -180,11 +182,19 @@ def generate_placement(preset: str, *, seed: int = 0, **overrides: Any):
             "switching_overhead": r4(p["switching_overhead"]),
             "noise": r4(p["noise"]),
             "noise_seed": noise_seed,
+            "noise_model": p["noise_model"],
             "pending_size": p["pending_size"],
             "variant": p["variant"],
         },
     }
     return io.instance_from_dict(data)
+
+
+def _recorded(p: dict[str, Any]) -> dict[str, Any]:
+    """The resolved parameters as recorded in ``meta.params``: ``noise_model`` (added after
+    sets shipped) only when it is not the default, so that every earlier instance regenerates
+    byte for byte."""
+    return {k: v for k, v in p.items() if not (k == "noise_model" and v == "multiplicative")}
 
 
 def _check_capacity_or_error(preset: str, v: Any) -> list:

@@ -207,7 +207,6 @@ class PlacementParallelEnv(ParallelEnv):
         self._types = [self.type_names.index(t.type) for t in p.tasks]
         self._finish_grid: dict[tuple[int, int], np.ndarray] = {}
         self._type_grid: dict[tuple, tuple[np.ndarray, list[tuple[int, int]]]] = {}
-        self._noise_floor = 1.0 - p.noise
         if self.max_steps_arg is not None:
             self.max_steps = int(self.max_steps_arg)
         else:
@@ -231,11 +230,13 @@ class PlacementParallelEnv(ParallelEnv):
     def _guaranteed(self, j: int, c: int, g: int) -> bool:
         """Task j run from scratch at the constant allocation (c, g) surely finishes within
         the referee's step limit: the performance models' per-step gain is monotone in the
-        progress, so its smallest value over a run is at progress 0 or 1, and that bound times
-        the noise floor decides. Depends only on j's type and minimum."""
+        progress, so its smallest value over a run is at progress 0 or 1, and that bound under
+        the worst noise draw (``semantics.worst_gain``) decides. Depends only on j's type and
+        minimum."""
         p = self.sim.payload
         lo = min(semantics.increment(p, j, c, g, 0.0), semantics.increment(p, j, c, g, 1.0 - semantics.PROGRESS_EPS))
-        return lo > 0 and math.ceil(1.0 / (lo * self._noise_floor)) <= semantics.MAX_RUN_STEPS
+        worst = semantics.worst_gain(p, lo) if lo > 0 else 0.0
+        return worst > 0 and math.ceil(1.0 / worst) <= semantics.MAX_RUN_STEPS
 
     def _grid_of(self, j: int, n: int) -> np.ndarray:
         """Static int8 grid (cap_cpu + 1, cap_gpu + 1): allocations of j on n that are at

@@ -1,0 +1,70 @@
+"""A lower bound on ``total_completion_time`` for placement instances with the TapFinger
+authors' additive clipped noise (``noise_model = "additive"``), valid for every schedule the
+referee accepts (re-allocation, pauses, switching loss).
+
+The proofs of :mod:`edgebench.formulations.placement_bound` do not cover this model (a clipped
+step gains 0 and still advances the task's noise index), so it has its own, weaker bound:
+**optimistic draws**. Every executed step k of task j gains at most ``max(g*_j + eps_k, 0)``,
+with ``g*_j`` the largest noise-free gain any of its allocations gives at any progress; so
+task j needs at least ``K_j`` executed steps, the first K with
+``sum_{k<K} max(g*_j + eps_k, 0) >= 1 - PROGRESS_EPS`` (the same draws eps_k as the referee's),
+and ``sum_j K_j`` bounds the total completion time. Proof: docs/formulations/placement.md,
+"A bound under additive noise"; brute-force test: tests/formulations/test_placement_bound_additive.py.
+"""
+
+from __future__ import annotations
+
+from edgebench.instances import semantics
+
+KIND = "combinatorial: optimistic draws (additive noise)"
+#: completion is taken at 1 - PROGRESS_EPS - SLACK: a margin against last-bit differences
+#: between the referee's per-allocation float arithmetic and the optimistic sum
+SLACK = 1e-9
+
+
+def best_gain(payload, j: int) -> float:
+    """The largest noise-free gain task j gets in one step at any allocation it may be given
+    (minimum <= allocation <= capacity of an eligible cluster) and any progress >= 0.
+    Synthetic: ``w sqrt(max(kappa - p, 0)) + base`` is non-increasing in p and w =
+    tanh(min(gpu, cpu / cpu_per_gpu) / gpu_scale) non-decreasing in the allocation, so each
+    cluster's full capacity at progress 0 decides. Table: the gain does not depend on the
+    progress; every allocation is looked at (the measured seconds need not fall with more
+    resources)."""
+    task = payload.tasks[j]
+    best = 0.0
+    for n in task.eligible:
+        cap = payload.clusters[n].capacity
+        if not semantics.fits(task.minimum, cap):
+            continue
+        if payload.performance.kind == "synthetic":
+            best = max(best, semantics.increment(payload, j, cap.cpu, cap.gpu, 0.0))
+        else:
+            for c, g in semantics.allocation_options(payload, j, n):
+                best = max(best, semantics.increment(payload, j, c, g, 0.0))
+    return best
+
+
+def least_steps(payload, j: int) -> int:
+    """K_j: the fewest executed steps in which task j could finish, every step at its best
+    gain under its own noise draws (:func:`semantics.noisy_gain`)."""
+    top = best_gain(payload, j)
+    done = 1.0 - semantics.PROGRESS_EPS - SLACK
+    total = 0.0
+    for k in range(semantics.MAX_RUN_STEPS):
+        total += semantics.noisy_gain(payload, j, k, top)
+        if total >= done:
+            return k + 1
+    # even the best gain at every step does not finish: no referee-feasible schedule exists
+    # (the referee stops a run after MAX_RUN_STEPS steps), so any value is a valid bound
+    return semantics.MAX_RUN_STEPS
+
+
+def additive_bound(payload) -> tuple[int, str] | None:
+    """(sum of K_j, kind) for an instance with additive noise; None for any other instance
+    (the bounds of :mod:`placement_bound` apply there)."""
+    if payload.noise_model != "additive" or payload.noise <= 0:
+        return None
+    return sum(least_steps(payload, j) for j in range(len(payload.tasks))), KIND
+
+
+__all__ = ["additive_bound", "least_steps", "best_gain", "KIND"]
