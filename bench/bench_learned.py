@@ -313,6 +313,10 @@ def test_paper_scale_old_vs_new(benchmark, setting, tmp_path, monkeypatch):
       new training instances drawn and reset inside, as in training). The trainer's held-out
       evaluation is replaced by a no-op here: it is not part of an update.
 
+    Each also as ``*_cpu_sps``: env steps per CPU second of this process (``time.process_time``;
+    for the update, of the whole ``train`` call, setup included) — the number that a loaded
+    shared machine does not distort.
+
     ``extra_info``: the best of the two rounds per path, the ratios new/old, and
     ``paper_budget_hours``: 8 M env steps / update_sps / 3600 on one core (two processes on the
     two cores halve it). Restores the new path at the end."""
@@ -327,7 +331,8 @@ def test_paper_scale_old_vs_new(benchmark, setting, tmp_path, monkeypatch):
     nan = float("nan")
     monkeypatch.setattr(tt, "evaluate", lambda *a, **k: {"eval_mean_ct": nan, "eval_done": nan, "ms_per_decision": nan,
                                                           "eval_cts": [], "decision_margin": nan})
-    res: dict[str, list[float]] = {f"{p}_{w}": [] for p in ("old", "new") for w in ("rollout_sps", "update_sps")}
+    res: dict[str, list[float]] = {f"{p}_{w}": [] for p in ("old", "new")
+                                   for w in ("rollout_sps", "update_sps", "rollout_cpu_sps", "update_cpu_sps")}
 
     def rollout() -> float:
         envs = [tf.make_env(preset=preset, params=params, variant="multi") for _ in range(16)]
@@ -338,26 +343,28 @@ def test_paper_scale_old_vs_new(benchmark, setting, tmp_path, monkeypatch):
         venv = PlacementVectorEnv(envs, lambda env: env.reset(seed=next(seeds))[0])
         rng = np.random.default_rng(0)
         obs = venv.reset()
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         for _ in range(16):
             actions, _ = tf.act_batch(model, envs, obs, lay, rng, greedy=False)
             obs, *_ = venv.step(actions)
-        return 256 / (time.perf_counter() - t0)
+        return 256 / (time.perf_counter() - t0), 256 / (time.process_time() - c0)
 
-    def update(out: Path) -> float:
+    def update(out: Path) -> tuple[float, float]:
         args = tt.TrainArgs(preset=preset, variant="multi", gen_params=dict(params), steps=512, seed=0, num_envs=16,
                             rollout_steps=32, epochs=2, minibatch=128, device="cpu", eval_every=0, eval_episodes=1,
                             threads=1, out=str(out))
-        tt.train(args, log=None)
-        return _last_sps(out / "metrics.csv") or nan
+        c0 = time.process_time()
+        tt.train(args, log=None)  # CPU seconds: setup (16 env resets) included, the same on both paths
+        return _last_sps(out / "metrics.csv") or nan, 512 / (time.process_time() - c0)
 
     def run():
         try:
             for r in range(2):
                 for p in ("old", "new"):
                     _set_path(p == "new")
-                    res[f"{p}_rollout_sps"].append(rollout())
-                    res[f"{p}_update_sps"].append(update(tmp_path / f"{p}{r}"))
+                    for what, (wall, cpu) in (("rollout", rollout()), ("update", update(tmp_path / f"{p}{r}"))):
+                        res[f"{p}_{what}_sps"].append(wall)
+                        res[f"{p}_{what}_cpu_sps"].append(cpu)
         finally:
             _set_path(True)
         return res
@@ -367,7 +374,10 @@ def test_paper_scale_old_vs_new(benchmark, setting, tmp_path, monkeypatch):
     benchmark.extra_info.update({"setting": setting, **best,
                                  "rollout_ratio": best["new_rollout_sps"] / best["old_rollout_sps"],
                                  "update_ratio": best["new_update_sps"] / best["old_update_sps"],
+                                 "rollout_cpu_ratio": best["new_rollout_cpu_sps"] / best["old_rollout_cpu_sps"],
+                                 "update_cpu_ratio": best["new_update_cpu_sps"] / best["old_update_cpu_sps"],
                                  "paper_env_steps": PAPER_ENV_STEPS,
                                  "paper_budget_hours_old": PAPER_ENV_STEPS / best["old_update_sps"] / 3600,
-                                 "paper_budget_hours_new": PAPER_ENV_STEPS / best["new_update_sps"] / 3600})
+                                 "paper_budget_hours_new": PAPER_ENV_STEPS / best["new_update_sps"] / 3600,
+                                 "paper_budget_cpu_hours_new": PAPER_ENV_STEPS / best["new_update_cpu_sps"] / 3600})
     assert all(v > 0 for v in best.values())
