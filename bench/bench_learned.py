@@ -278,3 +278,106 @@ def test_network_size(benchmark, size, tmp_path):
     benchmark.extra_info.update({"hidden": hidden, "layers": layers, "params": sum(p.numel() for p in model.parameters()),
                                  "forward_ms": min(fwd), "env_steps_per_s": max(sps),
                                  "wall_steps_per_s": max(walls)})
+
+
+#: issue 24 item 3: the paper-scale training settings measured old path vs new path side by side
+#: (preset, generator parameters: the like-for-like settings of docs/learned-baselines.md)
+PAPER_SCALE = {"synthetic-3-multi-192": ("synthetic-3", {"num_tasks": 192, "switching_overhead": 0.0, "noise": 0.0}),
+               "hetero-6-multi-384": ("hetero-6", {"num_tasks": 384, "switching_overhead": 0.0, "noise": 0.0,
+                                                   "max_eligible": 6})}
+#: the paper's MAPPO budget (SPEC.md: about 8 M env steps over 32 parallel environments)
+PAPER_ENV_STEPS = 8_000_000
+
+
+def _set_path(new: bool) -> None:
+    """The new hot path (typed graph projections, memoised action masks) or the first one."""
+    from edgebench.learned import tapfinger as tf
+    from edgebench.learned.envs.placement import PlacementParallelEnv
+
+    tf.TYPED_PROJECTIONS = new
+    PlacementParallelEnv.memo_masks = new
+
+
+@pytest.mark.parametrize("setting", list(PAPER_SCALE))
+def test_paper_scale_old_vs_new(benchmark, setting, tmp_path, monkeypatch):
+    """Training throughput at the paper's episode sizes, the first path ("old": every node
+    type's projections on every node, action masks recomputed on each request) and the new one
+    (typed projections, memoised masks) side by side in one run, alternating old/new twice so
+    that the machine's load hits both alike. Two measurements per path:
+
+    * ``rollout_sps``: rollout collection alone, 16 envs in a PlacementVectorEnv, freshly
+      initialised default network (hidden 64, 2 layers), ``act_batch`` sampled with the critic
+      on, 16 steps per env = 256 env steps;
+    * ``update_sps``: the trainer's own ``sps`` of one full MAPPO update (16 envs x 32 steps =
+      512 env steps of rollout, then 2 epochs x minibatch 128: the shipped fine-tuning recipe;
+      new training instances drawn and reset inside, as in training). The trainer's held-out
+      evaluation is replaced by a no-op here: it is not part of an update.
+
+    Each also as ``*_cpu_sps``: env steps per CPU second of this process (``time.process_time``;
+    for the update, of the whole ``train`` call, setup included) — the number that a loaded
+    shared machine does not distort.
+
+    ``extra_info``: the best of the two rounds per path, the ratios new/old, and
+    ``paper_budget_hours``: 8 M env steps / update_sps / 3600 on one core (two processes on the
+    two cores halve it). Restores the new path at the end."""
+    import numpy as np
+    import torch
+
+    from edgebench.learned import tapfinger as tf
+    from edgebench.learned import train_tapfinger as tt
+    from edgebench.learned.envs.placement import PlacementVectorEnv
+
+    preset, params = PAPER_SCALE[setting]
+    nan = float("nan")
+    monkeypatch.setattr(tt, "evaluate", lambda *a, **k: {"eval_mean_ct": nan, "eval_done": nan, "ms_per_decision": nan,
+                                                          "eval_cts": [], "decision_margin": nan})
+    res: dict[str, list[float]] = {f"{p}_{w}": [] for p in ("old", "new")
+                                   for w in ("rollout_sps", "update_sps", "rollout_cpu_sps", "update_cpu_sps")}
+
+    def rollout() -> float:
+        envs = [tf.make_env(preset=preset, params=params, variant="multi") for _ in range(16)]
+        lay = tf.EnvLayout.of_env(envs[0])
+        torch.manual_seed(0)
+        model = tf.make_model(tf.ModelConfig(), lay)
+        seeds = iter(range(10**6))
+        venv = PlacementVectorEnv(envs, lambda env: env.reset(seed=next(seeds))[0])
+        rng = np.random.default_rng(0)
+        obs = venv.reset()
+        t0, c0 = time.perf_counter(), time.process_time()
+        for _ in range(16):
+            actions, _ = tf.act_batch(model, envs, obs, lay, rng, greedy=False)
+            obs, *_ = venv.step(actions)
+        return 256 / (time.perf_counter() - t0), 256 / (time.process_time() - c0)
+
+    def update(out: Path) -> tuple[float, float]:
+        args = tt.TrainArgs(preset=preset, variant="multi", gen_params=dict(params), steps=512, seed=0, num_envs=16,
+                            rollout_steps=32, epochs=2, minibatch=128, device="cpu", eval_every=0, eval_episodes=1,
+                            threads=1, out=str(out))
+        c0 = time.process_time()
+        tt.train(args, log=None)  # CPU seconds: setup (16 env resets) included, the same on both paths
+        return _last_sps(out / "metrics.csv") or nan, 512 / (time.process_time() - c0)
+
+    def run():
+        try:
+            for r in range(2):
+                for p in ("old", "new"):
+                    _set_path(p == "new")
+                    for what, (wall, cpu) in (("rollout", rollout()), ("update", update(tmp_path / f"{p}{r}"))):
+                        res[f"{p}_{what}_sps"].append(wall)
+                        res[f"{p}_{what}_cpu_sps"].append(cpu)
+        finally:
+            _set_path(True)
+        return res
+
+    benchmark.pedantic(run, rounds=1, iterations=1, warmup_rounds=0)
+    best = {k: max(v) for k, v in res.items()}
+    benchmark.extra_info.update({"setting": setting, **best,
+                                 "rollout_ratio": best["new_rollout_sps"] / best["old_rollout_sps"],
+                                 "update_ratio": best["new_update_sps"] / best["old_update_sps"],
+                                 "rollout_cpu_ratio": best["new_rollout_cpu_sps"] / best["old_rollout_cpu_sps"],
+                                 "update_cpu_ratio": best["new_update_cpu_sps"] / best["old_update_cpu_sps"],
+                                 "paper_env_steps": PAPER_ENV_STEPS,
+                                 "paper_budget_hours_old": PAPER_ENV_STEPS / best["old_update_sps"] / 3600,
+                                 "paper_budget_hours_new": PAPER_ENV_STEPS / best["new_update_sps"] / 3600,
+                                 "paper_budget_cpu_hours_new": PAPER_ENV_STEPS / best["new_update_cpu_sps"] / 3600})
+    assert all(v > 0 for v in best.values())

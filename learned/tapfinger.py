@@ -48,6 +48,7 @@ from edgebench.errors import InputError
 from edgebench.instances.model import Instance
 from edgebench.learned import checkpoint
 from edgebench.learned.acting import TIE_TOL, pick_max
+from edgebench.learned.tapfinger_generic import grid_maps, type_view
 from edgebench.registry import Result, make_result, register
 
 __all__ = ["ModelConfig", "EnvLayout", "build_graph", "make_model", "act", "act_batch", "void_allowed", "run_episode", "load_checkpoint",
@@ -139,14 +140,24 @@ def split_obs(obs: np.ndarray, lay: EnvLayout):
 
 
 def masks_from_obs(env, obs: dict, lay: EnvLayout) -> np.ndarray:
-    """The env's flat action masks re-laid on the common grid: bool (N, P, max_cpu+1, max_gpu+1)."""
+    """The env's flat action masks re-laid on the common grid: bool (N, P, max_cpu+1, max_gpu+1)
+    (a cluster larger than the grid: each cell's mask is that of the allocation it stands for,
+    :func:`tapfinger_generic.grid_maps`)."""
     P = lay.pending_size
     out = np.zeros((lay.n, P, lay.max_cpu + 1, lay.max_gpu + 1), dtype=bool)
+    maps = None
     for n, a in enumerate(env.possible_agents):
         if a not in obs:
             continue
         c, g = env._caps[n]  # the instance's capacities (a nearest checkpoint's may differ, within its grid)
-        out[n, :, :c + 1, :g + 1] = obs[a]["action_mask"][:-1].reshape(P, c + 1, g + 1).astype(bool)
+        own = obs[a]["action_mask"][:-1].reshape(P, c + 1, g + 1).astype(bool)
+        if c <= lay.max_cpu and g <= lay.max_gpu:
+            out[n, :, :c + 1, :g + 1] = own
+            continue
+        maps = maps or grid_maps(tuple(env._caps), lay.max_cpu, lay.max_gpu)
+        cm, gm = maps[n]
+        ic, ig = np.flatnonzero(cm >= 0), np.flatnonzero(gm >= 0)
+        out[n][:, ic[:, None], ig[None, :]] = own[:, cm[ic][:, None], gm[ig][None, :]]
     return out
 
 
@@ -211,6 +222,10 @@ def graph_arrays(obs: np.ndarray, ids: np.ndarray, lay: EnvLayout):
 # ---- the network -------------------------------------------------------------------------
 
 NODE_TYPES = ["clus", "pend", "run", "short"]
+#: the fused layer applies each node type's projections to that type's nodes only (True), or
+#: every projection to every node (False: the first path, 4x the work; kept for
+#: ``bench/bench_learned.py``'s side-by-side throughput and the test that both agree)
+TYPED_PROJECTIONS = True
 _LAYER_CLS = None
 
 
@@ -247,15 +262,29 @@ def hetero_attention_layer():
             self.mu = nn.Parameter(torch.ones(num_edge_types, heads))
             self.skip = nn.Parameter(torch.ones(num_node_types))
 
-        def forward(self, x, ntype, edge_index, etype):
+        def forward(self, x, ntype, edge_index, etype, counts=None):
+            """``counts``: the number of nodes of each type when the nodes are sorted by type
+            (as :func:`flat_graph` lays them out): each node type's projections are then applied
+            to its own rows only (the typed path, 1/T of the work); without it every projection
+            is applied to every node and the node's own type's row is picked (the first path,
+            kept for the side-by-side benchmark and the test that both agree)."""
             n, d, H, D = x.size(0), self.d, self.H, self.D
-            rows = torch.arange(n, device=x.device)
-            kqv = self.kqv(x).view(n, self.T, 3 * d)[rows, ntype]
+            kqv = self._typed(self.kqv, x, ntype, counts, 3 * d)
             k, q, v = kqv.view(n, 3, H, D).unbind(1)
             agg = self.propagate(edge_index, k=k, q=q, v=v, etype=etype, size=(n, n))
-            out = self.out(torch.nn.functional.gelu(agg.reshape(n, d))).view(n, self.T, d)[rows, ntype]
+            out = self._typed(self.out, torch.nn.functional.gelu(agg.reshape(n, d)), ntype, counts, d)
             a = torch.sigmoid(self.skip)[ntype].unsqueeze(-1)
             return a * out + (1 - a) * x
+
+        def _typed(self, lin, x, ntype, counts, width):
+            """Per node type t, rows t*width..(t+1)*width of ``lin`` applied to the nodes of type t."""
+            if counts is None:
+                rows = torch.arange(x.size(0), device=x.device)
+                return lin(x).view(x.size(0), self.T, width)[rows, ntype]
+            w, b = lin.weight.view(self.T, width, -1), lin.bias.view(self.T, width)
+            parts = [torch.nn.functional.linear(xs, w[t], b[t])
+                     for t, xs in enumerate(torch.split(x, list(counts))) if xs.size(0)]
+            return torch.cat(parts) if parts else x.new_zeros(0, width)
 
         def message(self, k_j, q_i, v_j, etype, index, ptr, size_i):
             att = (q_i * k_j * self.rel_k[etype]).sum(-1) * self.mu[etype] / math.sqrt(self.D)
@@ -360,8 +389,9 @@ def make_model(cfg: ModelConfig, lay: EnvLayout):
                 off, ntype, ei, et = flat_graph(xa, ea, dev)
                 dt = self.void.dtype
                 z = torch.cat([torch.relu(self.inp[k](torch.as_tensor(xa[k], device=dev, dtype=dt))) for k in NODE_TYPES])
+                counts = [len(xa[k]) for k in NODE_TYPES] if TYPED_PROJECTIONS else None
                 for i, conv in enumerate(self.convs):
-                    z = conv(z, ntype, ei, et)
+                    z = conv(z, ntype, ei, et, counts)
                     z = torch.nn.functional.layer_norm(z, (d,)) * self.ln_w[i][ntype] + self.ln_b[i][ntype]
                 pend = z[off["pend"]:off["pend"] + B * N * P]
                 clus = z[off["clus"]:off["clus"] + B * N]
@@ -558,7 +588,8 @@ def act_batch(model, envs: list, obs_list: list[dict], lay: EnvLayout, rng: np.r
                     alloc[e, n] = int(rng.choice(len(p), p=p / p.sum()))
                 lp += math.log(max(ap[e, n, alloc[e, n]], 1e-30))
                 c, g = divmod(int(alloc[e, n]), G1)
-                actions[a] = env.encode_action(a, int(slot[e, n]), c, g)
+                cm, gm = grid_maps(tuple(env._caps), lay.max_cpu, lay.max_gpu)[n]  # the cluster's own grid
+                actions[a] = env.encode_action(a, int(slot[e, n]), int(cm[c]), int(gm[g]))
             else:
                 actions[a] = env.void_action(a)
             logp[e, n] = lp
@@ -569,12 +600,15 @@ def act_batch(model, envs: list, obs_list: list[dict], lay: EnvLayout, rng: np.r
 
 
 def make_env(instance=None, *, lay: EnvLayout | None = None, preset: str = "synthetic-3",
-             params: dict | None = None, variant: str | None = None):
+             params: dict | None = None, variant: str | None = None, types: dict[str, str] | None = None):
     """The placement env for an instance (or a generator spec); with ``lay``, its running rows
-    are those of the layout (checkpoint compatibility)."""
+    are those of the layout (checkpoint compatibility); with ``types`` (and ``lay``), every
+    instance type is shown as the layout's type ``types[t]`` (:mod:`tapfinger_generic`)."""
     from edgebench.learned.envs.placement import PlacementParallelEnv
 
     kw: dict[str, Any] = {"variant": variant}
+    if types is not None and lay is not None:
+        kw["type_view"] = (lay.type_names, types)
     if lay is not None:
         kw["max_running"] = lay.max_running
     if instance is not None:
@@ -582,10 +616,11 @@ def make_env(instance=None, *, lay: EnvLayout | None = None, preset: str = "synt
     return PlacementParallelEnv(preset=preset, params=params, **kw)
 
 
-def check_layout(env, lay: EnvLayout) -> None:
-    """InputError unless the env's instance fits the model's layout."""
+def check_layout(env, lay: EnvLayout, *, scaled: bool = False) -> None:
+    """InputError unless the env's instance fits the model's layout (``scaled``: capacities
+    beyond the grid are allowed, read on the scaled grid of :mod:`tapfinger_generic`)."""
     caps = list(env._caps)
-    if any(c > lay.max_cpu or g > lay.max_gpu for c, g in caps):
+    if not scaled and any(c > lay.max_cpu or g > lay.max_gpu for c, g in caps):
         raise InputError(f"cluster capacities {caps} exceed the model's grid ({lay.max_cpu}, {lay.max_gpu})",
                          field="clusters")
     if len(caps) != lay.n:
@@ -708,7 +743,23 @@ def nearest_checkpoint(instance: Instance, prefix: str, directory: Path = CHECKP
             continue
         exact = r["preset"] == preset and r["variant"] == variant
         return path, "exact" if exact else f"nearest ({r['preset']} {r['variant']})"
+    for r in recs:  # no file reads it as is: the first with its cluster count and pending window, read generically
+        lay = _layout_of_file(directory / r["file"])
+        if lay.n == len(env._caps) and lay.pending_size == env.pending_size:
+            return directory / r["file"], f"generic ({r['preset']} {r['variant']})"
     return None, "no shipped checkpoint fits this instance: " + "; ".join(why)
+
+
+def generic_types(instance: Instance, lay: EnvLayout, checkpoint_file: Path) -> dict[str, str]:
+    """The instance's task types mapped to the checkpoint's by performance features
+    (:func:`tapfinger_generic.type_view`; the reference: the checkpoint's training preset,
+    generator seed 0, from its provenance sidecar)."""
+    from edgebench.instances.generators import generate
+    from edgebench.learned.provenance import sidecar
+
+    preset = sidecar(Path(checkpoint_file))["preset"]
+    ref = generate("placement", preset, seed=0)
+    return type_view(instance.placement, list(lay.type_names), ref.placement)[1]
 
 
 # ---- registered solvers -----------------------------------------------------------------------
@@ -738,8 +789,9 @@ def _solve(name: str, instance: Instance, *, time_limit, seed: int, params: dict
                                stats={"reason": match})
     torch.set_num_threads(max(1, min(torch.get_num_threads(), 4)))
     model, lay, _ = load_checkpoint(ckpt, pointer=pointer)
-    env = make_env(instance, lay=lay)
-    check_layout(env, lay)
+    generic = match.startswith("generic")
+    env = make_env(instance, lay=lay, types=generic_types(instance, lay, ckpt) if generic else None)
+    check_layout(env, lay, scaled=generic)
     deadline = None if time_limit is None else started + float(time_limit)
     with torch.no_grad():
         out = run_episode(model, env, lay, seed=int(seed), greedy=greedy, deadline=deadline)

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 from gymnasium import spaces
@@ -83,11 +83,15 @@ class PlacementParallelEnv(ParallelEnv):
     """
 
     metadata = {"render_modes": ["ansi"], "name": "edgebench_placement_v0", "is_parallelizable": True}
+    #: memoise each agent's last action mask (:meth:`_mask`); False recomputes every mask (the
+    #: first path, kept for ``bench/bench_learned.py``'s side-by-side throughput and a test)
+    memo_masks: bool = True
 
     def __init__(self, instance: Any = None, *, preset: str = "synthetic-3",
                  params: Mapping[str, Any] | None = None, variant: str | None = None,
                  max_running: int | None = None, max_steps: int | None = None,
-                 invalid_action: str = "void", render_mode: str | None = None) -> None:
+                 invalid_action: str = "void", render_mode: str | None = None,
+                 type_view: tuple[Sequence[str], Mapping[str, str]] | None = None) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise InputError(f"render_mode must be None or one of {self.metadata['render_modes']}",
                              field="render_mode")
@@ -103,7 +107,11 @@ class PlacementParallelEnv(ParallelEnv):
         probe = self.source.probe().placement
         self._caps = [(c.capacity.cpu, c.capacity.gpu) for c in probe.clusters]
         self.pending_size = probe.pending_size
-        self.type_names = sorted(probe.performance.types)
+        # type_view = (names, mapping): the observation's type one-hot is over ``names`` and an
+        # instance type t is shown as mapping[t] (a policy trained on other task types reads the
+        # instance through its own types: learned/tapfinger_generic.py); None: the instance's types
+        self._type_map = dict(type_view[1]) if type_view is not None else {}
+        self.type_names = list(type_view[0]) if type_view is not None else sorted(probe.performance.types)
         N = len(self._caps)
         if max_running is None:
             min_c = min((t.minimum.cpu for t in probe.tasks if t.minimum.cpu > 0), default=1)
@@ -190,7 +198,7 @@ class PlacementParallelEnv(ParallelEnv):
         if p.pending_size != self.pending_size:
             raise InputError(f"the instance's pending_size {p.pending_size} differs from the environment's "
                              f"{self.pending_size}", field="pending_size")
-        unknown = sorted(set(p.performance.types) - set(self.type_names))
+        unknown = sorted({t for t in p.performance.types if self._type_map.get(t, t) not in self.type_names})
         if unknown:
             raise InputError(f"task types {unknown} are not among the environment's {self.type_names}",
                              field="performance.types")
@@ -204,9 +212,10 @@ class PlacementParallelEnv(ParallelEnv):
         self.instance = inst
         self.instance_seed = gen_seed
         self.sim = sim = PlacementSim(inst)
-        self._types = [self.type_names.index(t.type) for t in p.tasks]
+        self._types = [self.type_names.index(self._type_map.get(t.type, t.type)) for t in p.tasks]
         self._finish_grid: dict[tuple[int, int], np.ndarray] = {}
         self._type_grid: dict[tuple, tuple[np.ndarray, list[tuple[int, int]]]] = {}
+        self._mask_memo: dict[int, tuple[tuple, np.ndarray]] = {}
         if self.max_steps_arg is not None:
             self.max_steps = int(self.max_steps_arg)
         else:
@@ -277,23 +286,32 @@ class PlacementParallelEnv(ParallelEnv):
         return grid
 
     def _mask(self, n: int) -> np.ndarray:
+        """Agent n's action mask (read-only int8). It is a function of (episode over, n's free
+        resources, n's pending window) and the static per-(task, cluster) grids, so the last
+        one per agent is memoised on that key: a step asks for each mask up to three times
+        (the step's validation, ``_anyone_can_act``, the observation)."""
         sim = self.sim
+        fc, fg, fm = sim.free(n)
+        pend = tuple(sim.pending(n)[: self.pending_size])
+        key = (sim.done, fc, fg, fm, pend)
+        hit = self._mask_memo.get(n) if self.memo_masks else None
+        if hit is not None and hit[0] == key:
+            return hit[1]
         G = self._grid[n]
         mask = np.zeros(self._n_actions[n], dtype=np.int8)
         mask[-1] = 1
-        if sim.done:  # (variant "single": every step executes a timestep, so no cluster has started yet)
-            return mask
-        fc, fg, fm = sim.free(n)
-        for slot, j in enumerate(sim.pending(n)[: self.pending_size]):
-            mm = sim.min_mem[j]
-            if fm is not None and mm is not None and mm > fm:
-                continue
-            if sim.min_cpu[j] > fc or sim.min_gpu[j] > fg:
-                continue
-            sub = self._grid_of(j, n).copy()
-            sub[fc + 1:, :] = 0
-            sub[:, fg + 1:] = 0
-            mask[slot * G:(slot + 1) * G] = sub.ravel()
+        if not sim.done:  # (variant "single": every step executes a timestep, so no cluster has started yet)
+            cap_c, cap_g = self._caps[n]
+            for slot, j in enumerate(pend):
+                mm = sim.min_mem[j]
+                if fm is not None and mm is not None and mm > fm:
+                    continue
+                if sim.min_cpu[j] > fc or sim.min_gpu[j] > fg:
+                    continue
+                sub = mask[slot * G:(slot + 1) * G].reshape(cap_c + 1, cap_g + 1)
+                sub[:fc + 1, :fg + 1] = self._grid_of(j, n)[:fc + 1, :fg + 1]
+        mask.flags.writeable = False
+        self._mask_memo[n] = (key, mask)
         return mask
 
     def _anyone_can_act(self) -> bool:

@@ -1,0 +1,92 @@
+"""Where a TapFinger MAPPO update's CPU goes, old hot path vs new (issue 24, item 3), in CPU
+seconds of this process (``time.process_time``: a loaded shared machine does not distort it).
+For one setting, twice alternating old/new: rollout (16 envs x 32 steps, ``act_batch`` sampled
+with the critic, ``PlacementVectorEnv.step``) in env steps per CPU second, and the PPO update
+phase on those 512 samples (2 epochs x minibatch 128: ``_logp_entropy``, backward, Adam with
+lr 0 so the weights stay put) in samples per CPU second; "combined" = one env step's rollout
+plus its share of the update. Freshly initialised default network (hidden 64, 2 layers).
+
+    OMP_NUM_THREADS=1 .venv/bin/python bench/tapfinger_cpu_split.py synthetic-3 \
+        '{"num_tasks": 192, "switching_overhead": 0.0, "noise": 0.0}'
+    OMP_NUM_THREADS=1 .venv/bin/python bench/tapfinger_cpu_split.py hetero-6 \
+        '{"num_tasks": 384, "switching_overhead": 0.0, "noise": 0.0, "max_eligible": 6}'
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+import numpy as np
+import torch
+
+from edgebench.learned import tapfinger as tf
+from edgebench.learned import train_tapfinger as tt
+from edgebench.learned.envs.placement import PlacementParallelEnv, PlacementVectorEnv
+
+
+def set_path(new: bool) -> None:
+    tf.TYPED_PROJECTIONS = new
+    PlacementParallelEnv.memo_masks = new
+
+
+def one_round(model, envs, lay) -> tuple[float, float]:
+    """(rollout env steps per CPU s, update samples per CPU s) of one rollout and update."""
+    seeds = iter(range(10**6))
+    venv = PlacementVectorEnv(envs, lambda env: env.reset(seed=next(seeds))[0])
+    obs = venv.reset()
+    rng = np.random.default_rng(0)
+    recs = []
+    c0 = time.process_time()
+    for _ in range(32):
+        actions, rec = tf.act_batch(model, envs, obs, lay, rng, greedy=False)
+        obs, *_ = venv.step(actions)
+        recs.append(rec)
+    roll = 512 / (time.process_time() - c0)
+    batch = {k: np.concatenate([r[k] for r in recs]) for k in ("obs", "ids", "masks", "void_ok", "slot", "alloc", "m")}
+    opt = torch.optim.Adam(model.parameters(), lr=0.0)  # lr 0: the same work, the weights stay put
+    model.train()
+    c0 = time.process_time()
+    for ep in range(2):
+        perm = np.random.default_rng(ep).permutation(512)
+        for s in range(0, 512, 128):
+            logp, ent, values = tt._logp_entropy(model, batch, perm[s:s + 128])
+            loss = -logp.mean() - 0.01 * ent.mean() + values.square().mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+    model.eval()
+    return roll, 512 / (time.process_time() - c0)
+
+
+def combined(roll: float, upd: float) -> float:
+    return 1.0 / (1.0 / roll + 1.0 / upd)
+
+
+def main(preset: str, params: dict) -> None:
+    torch.set_num_threads(1)
+    envs = [tf.make_env(preset=preset, params=params, variant="multi") for _ in range(16)]
+    lay = tf.EnvLayout.of_env(envs[0])
+    torch.manual_seed(0)
+    model = tf.make_model(tf.ModelConfig(), lay)
+    res: dict[str, list[tuple[float, float]]] = {"old": [], "new": []}
+    try:
+        for _ in range(2):
+            for key in ("old", "new"):
+                set_path(key == "new")
+                roll, upd = one_round(model, envs, lay)
+                res[key].append((roll, upd))
+                print(f"{preset} {key}: rollout {roll:.1f} env steps per CPU s, update phase {upd:.1f} samples per "
+                      f"CPU s, combined {combined(roll, upd):.1f}", flush=True)
+    finally:
+        set_path(True)
+    best = {k: (max(r for r, _ in v), max(u for _, u in v)) for k, v in res.items()}
+    for k, (r, u) in best.items():
+        print(f"best {k}: rollout {r:.1f} update {u:.1f} combined {combined(r, u):.1f}")
+    (ro, uo), (rn, un) = best["old"], best["new"]
+    print(f"ratios new/old: rollout {rn / ro:.2f} update {un / uo:.2f} combined {combined(rn, un) / combined(ro, uo):.2f}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], json.loads(sys.argv[2]))
