@@ -14,6 +14,9 @@ variants, every heuristic and policy, the MILP).  Proofs: docs/formulations/plac
 * :func:`energy_bound` — capacity: on a group of clusters at most the summed capacity is used
   per step, so the tasks that can only run there form a preemptive single-machine problem with
   release dates whose optimum (SRPT, exact fractions) bounds their total completion time;
+* :func:`formulations.placement_lagrange.lagrangian_bound` — the time-indexed energy relaxation
+  (per task a completion time, the least energy of a history finishing by then, per-step
+  capacities and first starts priced by multipliers), certified from the multipliers in integers;
 * :func:`reallocating_bound` — the best applicable bound and its kind.
 
 Durations and assignments are integers (step counts) and SRPT is computed in exact fractions.
@@ -30,12 +33,14 @@ from fractions import Fraction
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
+from edgebench.formulations.placement_lagrange import allocation_levels, lagrangian_bound
 from edgebench.instances import semantics
 
 #: kind strings written into the manifests' best_known.bound_kind
 KIND_SHORTEST = "combinatorial: shortest durations"
 KIND_SLOTS = "combinatorial: start slots x per-cluster durations"
 KIND_ENERGY = "combinatorial: per-cluster-group energy (SRPT)"
+KIND_LAGRANGE = "combinatorial: time-indexed energy (Lagrangian)"
 #: completion margin of the energy programme (see the module docstring)
 ENERGY_SLACK = 1e-9
 
@@ -111,20 +116,6 @@ def start_slot_bound(payload, durations: list[dict[int, int]]) -> int:
     return int(total.sum())
 
 
-def _levels(payload, j: int, n: int, r: int) -> dict[int, tuple[int, int]]:
-    """{amount of resource r: the allocation (cpu, gpu) on cluster n with that amount and the
-    largest gain}.  Within a model the gain's order over allocations does not depend on the
-    progress (synthetic: w(c, g) sqrt(max(kappa - p, 0)) + base; table: constant), so the
-    allocation with the largest first-step gain is the best in every state."""
-    out: dict[int, tuple[int, int]] = {}
-    for c, g in semantics.allocation_options(payload, j, n):
-        amt = (c, g)[r]
-        cur = out.get(amt)
-        if cur is None or semantics.increment(payload, j, c, g, 0.0) > semantics.increment(payload, j, *cur, 0.0):
-            out[amt] = (c, g)
-    return out
-
-
 def min_energy(payload, j: int, n: int, r: int) -> int | None:
     """Least sum over executed steps of resource r (0 = cpu, 1 = gpu) that task j needs on
     cluster n under any allocation history (switching loss relaxed, noise per executed step
@@ -132,7 +123,7 @@ def min_energy(payload, j: int, n: int, r: int) -> int | None:
     argument, at none).  P[B] = largest progress after k executed steps with energy exactly B:
     by the dominance argument of the docs (each step's progress map p -> p + f(a, p)(1 + eps_k)
     is non-decreasing below completion) the largest progress is the only state worth keeping."""
-    levels = _levels(payload, j, n, r)
+    levels = allocation_levels(payload, j, n, r)
     done = 1.0 - semantics.PROGRESS_EPS - ENERGY_SLACK
     runs = {amt: semantics.fixed_run_steps(payload, j, *a) for amt, a in levels.items()}
     levels = {amt: a for amt, a in levels.items() if semantics.increment(payload, j, *a, 0.0) > 0}
@@ -239,4 +230,7 @@ def reallocating_bound(payload) -> tuple[int, str] | None:
         slots = start_slot_bound(payload, durations)
         if slots > best:
             best, kind = slots, KIND_SLOTS
+    lagrange = lagrangian_bound(payload, durations)
+    if lagrange > best:
+        best, kind = lagrange, KIND_LAGRANGE
     return best, kind
