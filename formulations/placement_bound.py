@@ -20,9 +20,9 @@ variants, every heuristic and policy, the MILP).  Proofs: docs/formulations/plac
 * :func:`reallocating_bound` — the best applicable bound and its kind.
 
 Durations and assignments are integers (step counts) and SRPT is computed in exact fractions.
-The energy programme evaluates progress with the referee's own float operations and declares
-completion at ``1 - PROGRESS_EPS - ENERGY_SLACK`` (a safety margin against the last-bit
-rounding of the dominance argument; see the docs).
+The energy programme (in placement_lagrange) evaluates progress with the referee's own float
+operations and declares completion at ``1 - PROGRESS_EPS - ENERGY_SLACK`` (a safety margin
+against the last-bit rounding of the dominance argument; see the docs).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from fractions import Fraction
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from edgebench.formulations.placement_lagrange import allocation_levels, lagrangian_bound
+from edgebench.formulations.placement_lagrange import energy_front, lagrangian_bound
 from edgebench.instances import semantics
 
 #: kind strings written into the manifests' best_known.bound_kind
@@ -41,8 +41,6 @@ KIND_SHORTEST = "combinatorial: shortest durations"
 KIND_SLOTS = "combinatorial: start slots x per-cluster durations"
 KIND_ENERGY = "combinatorial: per-cluster-group energy (SRPT)"
 KIND_LAGRANGE = "combinatorial: time-indexed energy (Lagrangian)"
-#: completion margin of the energy programme (see the module docstring)
-ENERGY_SLACK = 1e-9
 
 
 def proof_applies(payload) -> bool:
@@ -120,49 +118,11 @@ def min_energy(payload, j: int, n: int, r: int) -> int | None:
     """Least sum over executed steps of resource r (0 = cpu, 1 = gpu) that task j needs on
     cluster n under any allocation history (switching loss relaxed, noise per executed step
     exact); None when it cannot finish on n at any constant allocation (then, by the duration
-    argument, at none).  P[B] = largest progress after k executed steps with energy exactly B:
-    by the dominance argument of the docs (each step's progress map p -> p + f(a, p)(1 + eps_k)
-    is non-decreasing below completion) the largest progress is the only state worth keeping."""
-    levels = allocation_levels(payload, j, n, r)
-    done = 1.0 - semantics.PROGRESS_EPS - ENERGY_SLACK
-    runs = {amt: semantics.fixed_run_steps(payload, j, *a) for amt, a in levels.items()}
-    levels = {amt: a for amt, a in levels.items() if semantics.increment(payload, j, *a, 0.0) > 0}
-    if not any(d is not None for d in runs.values()):
-        return None
-    if runs.get(0) is not None:
-        return 0  # an allocation without resource r finishes
-    levels.pop(0, None)
-    # a level with more of resource r but no larger gain is never needed
-    kept, top = {}, 0.0
-    for amt in sorted(levels):
-        gain = semantics.increment(payload, j, *levels[amt], 0.0)
-        if gain > top:
-            kept[amt], top = levels[amt], gain
-    levels = kept
-    upper = min(amt * d for amt, d in runs.items() if d is not None)
-    best = upper
-    P = {0: 0.0}
-    k = 0
-    while P and k < semantics.MAX_RUN_STEPS:
-        noise = semantics.noise_factor(payload, j, k)
-        nxt: dict[int, float] = {}
-        for B, p in P.items():
-            for amt, (c, g) in levels.items():
-                nb = B + amt
-                if nb >= best:
-                    continue
-                q = p + semantics.increment(payload, j, c, g, p) * noise
-                if q >= done:
-                    best = nb
-                elif q > nxt.get(nb, -1.0):
-                    nxt[nb] = q
-        # a state with more energy and no more progress than another is dominated
-        P, top = {}, -1.0
-        for B in sorted(nxt):
-            if B < best and nxt[B] > top:
-                P[B] = top = nxt[B]
-        k += 1
-    return best
+    argument, at none): the last value of the energy front
+    (:func:`formulations.placement_lagrange.energy_front`; by the dominance argument of the docs
+    the largest progress per energy is the only state worth keeping)."""
+    last = int(energy_front(payload, j, n, r, None, semantics.MAX_RUN_STEPS + 1)[-1])
+    return None if last < 0 else last
 
 
 def srpt_total(jobs: list[tuple[int, Fraction]]) -> Fraction:

@@ -51,10 +51,10 @@ def allocation_levels(payload, j: int, n: int, r: int) -> dict[int, tuple[int, i
     return {amt: cg for amt, (_, cg) in best.items()}
 
 
-def energy_front(payload, j: int, n: int, r: int, d: int, length: int) -> np.ndarray:
+def energy_front(payload, j: int, n: int, r: int, d: int | None, length: int) -> np.ndarray:
     """E[m] for m = 0..length-1: the least sum over executed steps of resource r of any history
     on cluster n completing within m executed steps (switching loss relaxed, noise per executed
-    step exact); -1 where none completes (m < d, the fewest steps on n).  States: per energy B
+    step exact); -1 where none completes (m < d, the fewest steps on n, checked when given).  States: per energy B
     the largest progress after k steps (the dominance lemma); a state with energy at least that
     of a completion already reached in fewer steps is dropped (dominated for every m)."""
     levels = allocation_levels(payload, j, n, r)
@@ -91,7 +91,7 @@ def energy_front(payload, j: int, n: int, r: int, d: int, length: int) -> np.nda
             front[k] = best
     if best is not None:  # nothing cheaper completes later: the front is flat from here on
         front[k:] = best
-    assert d >= length or front[d] >= 0, "the constant run at the best allocation completes in d steps"
+    assert d is None or d >= length or front[d] >= 0, "the constant run at the best allocation completes in d steps"
     return front
 
 
