@@ -35,6 +35,8 @@ ENERGY_SLACK = 1e-9
 ROUNDS = 60
 _log = logging.getLogger(__name__)
 _BIG = np.int64(1) << 40
+#: variant single: price the usage after the first start (E*(F - s) in [s, F))
+COUPLED = True
 
 
 def allocation_levels(payload, j: int, n: int, r: int) -> dict[int, tuple[int, int]]:
@@ -156,6 +158,8 @@ def _price_pair(pr: _Pair, Lam: np.ndarray, Mu: np.ndarray | None, H: int):
         P[:, :min(hi, H) - lo] = Lam[pr.n, :, lo:min(hi, H)]
         if Mu is not None:
             mu[:min(hi, H) - lo] = Mu[pr.n, lo:min(hi, H)]
+    if COUPLED and Mu is not None:
+        return _price_coupled(pr, P, mu, M)
     pm = np.minimum.accumulate(mu)  # cheapest first start in [a, a + i], and where
     arg = np.maximum.accumulate(np.where(mu == pm, np.arange(M), 0))
     best = None
@@ -171,14 +175,34 @@ def _price_pair(pr: _Pair, Lam: np.ndarray, Mu: np.ndarray | None, H: int):
     return best
 
 
-def _column(pr: _Pair, m: int, s: int, Lam: np.ndarray, H: int):
+def _price_coupled(pr: _Pair, P: np.ndarray, mu: np.ndarray, M: int):
+    """Variant single: per first start a + i the usage lies in [a + i, a + m) and needs
+    E*(m - i) (at most m - i executed steps); (least cost, m, i)."""
+    best = None
+    for i in range(M - pr.d + 1):
+        if best is not None and ((i + pr.d) << SCALE) >= best[0]:
+            break
+        w0 = pr.d
+        while w0 <= M - i and (best is None or ((i + w0) << SCALE) + mu[i] < best[0]):
+            ws = np.arange(w0, min(w0 + _BATCH, M - i + 1))
+            cost = ((i + ws) << SCALE) + mu[i] + _fill(P[0, i:], pr.E[0], pr.u[0], ws) \
+                + _fill(P[1, i:], pr.E[1], pr.u[1], ws)
+            k = int(np.argmin(cost))
+            if best is None or cost[k] < best[0]:
+                best = (int(cost[k]), i + int(ws[k]), i)
+            w0 += _BATCH
+    return best
+
+
+def _column(pr: _Pair, m: int, s: int, Lam: np.ndarray, H: int, single: bool):
     """Usage {(n, r, t): amount} (t < H only) of the cheapest fill of pr completing after m steps."""
     use = {}
     for r in (0, 1):
-        e, u = int(pr.E[r][m]), pr.u[r]
+        first = s if COUPLED and single else 0
+        e, u = int(pr.E[r][m - first]), pr.u[r]
         if e == 0:
             continue
-        ts = np.arange(pr.a, pr.a + m)
+        ts = np.arange(pr.a + first, pr.a + m)
         P = np.array([Lam[pr.n, r, t] if t < H else 0 for t in ts], dtype=np.int64)
         for t in ts[np.argsort(P, kind="stable")]:
             x = min(u, e)
@@ -291,7 +315,7 @@ def lagrangian_bound(payload, durations, *, rounds: int = ROUNDS, smoothing: flo
     best, center = _value(payload, priced, Lam0, Mu0), np.zeros(nrows)
     for i, j in enumerate(live):
         for c, m, s, pr in priced[j]:
-            add(i, pr, m, s, _column(pr, m, s, Lam0, H))
+            add(i, pr, m, s, _column(pr, m, s, Lam0, H, single))
         n, s0, (c, g, k) = greedy[j]  # the greedy schedule: a feasible master
         pr = next(q for q in pairs[j] if q.n == n)
         add(i, pr, s0 + k - pr.a, s0 - pr.a, {(n, r, t): x for t in range(s0, s0 + k) for r, x in ((0, c), (1, g))})
@@ -319,7 +343,7 @@ def lagrangian_bound(payload, durations, *, rounds: int = ROUNDS, smoothing: flo
                 best, center = val, pi
             for i, j in enumerate(live):
                 for c, m, s, pr in priced[j]:
-                    rows, vals = add(i, pr, m, s, _column(pr, m, s, Lam, H))
+                    rows, vals = add(i, pr, m, s, _column(pr, m, s, Lam, H, single))
                     if m + float(lp[rows] @ vals) < u[i] - 1e-7:  # improves the master
                         added += 1
                     else:
