@@ -10,7 +10,8 @@ docs/formulations/placement.md, "(4) Lagrangian time-indexed energy bound".
   cluster and step: first starts, variant single) given as integers on the grid 2^-SCALE, the
   cheapest relaxed trajectory of each task: a cluster n, a completion F >= a + d(n), a first
   start s in [a, F - d(n)] and per resource the usage E*(F - a) spread over [a, F) at most u per
-  step, costing (F - a) + sum Lam x + Mu[n, s], all in exact integers;
+  step (variant single, ``COUPLED``: E*(F - s) over [s, F)), costing (F - a) + sum Lam x +
+  Mu[n, s], all in exact integers;
 * :func:`lagrangian_bound` — L = sum_j price_j - sum Lam C - sum Mu is a lower bound for ANY
   multipliers >= 0; they come from a column-generation LP (HiGHS) whose floating answer only
   chooses them: the certified value is recomputed by :func:`price` in integers and rounded up.
