@@ -14,12 +14,15 @@ variants, every heuristic and policy, the MILP).  Proofs: docs/formulations/plac
 * :func:`energy_bound` — capacity: on a group of clusters at most the summed capacity is used
   per step, so the tasks that can only run there form a preemptive single-machine problem with
   release dates whose optimum (SRPT, exact fractions) bounds their total completion time;
+* :func:`formulations.placement_lagrange.lagrangian_bound` — the time-indexed energy relaxation
+  (per task a completion time, the least energy of a history finishing by then, per-step
+  capacities and first starts priced by multipliers), certified from the multipliers in integers;
 * :func:`reallocating_bound` — the best applicable bound and its kind.
 
 Durations and assignments are integers (step counts) and SRPT is computed in exact fractions.
-The energy programme evaluates progress with the referee's own float operations and declares
-completion at ``1 - PROGRESS_EPS - ENERGY_SLACK`` (a safety margin against the last-bit
-rounding of the dominance argument; see the docs).
+The energy programme (in placement_lagrange) evaluates progress with the referee's own float
+operations and declares completion at ``1 - PROGRESS_EPS - ENERGY_SLACK`` (a safety margin
+against the last-bit rounding of the dominance argument; see the docs).
 """
 
 from __future__ import annotations
@@ -30,14 +33,14 @@ from fractions import Fraction
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
+from edgebench.formulations.placement_lagrange import energy_front, lagrangian_bound
 from edgebench.instances import semantics
 
 #: kind strings written into the manifests' best_known.bound_kind
 KIND_SHORTEST = "combinatorial: shortest durations"
 KIND_SLOTS = "combinatorial: start slots x per-cluster durations"
 KIND_ENERGY = "combinatorial: per-cluster-group energy (SRPT)"
-#: completion margin of the energy programme (see the module docstring)
-ENERGY_SLACK = 1e-9
+KIND_LAGRANGE = "combinatorial: time-indexed energy (Lagrangian)"
 
 
 def proof_applies(payload) -> bool:
@@ -114,67 +117,15 @@ def start_slot_bound(payload, durations: list[dict[int, int]]) -> int:
     return int(total.sum())
 
 
-def _levels(payload, j: int, n: int, r: int) -> dict[int, tuple[int, int]]:
-    """{amount of resource r: the allocation (cpu, gpu) on cluster n with that amount and the
-    largest gain}.  Within a model the gain's order over allocations does not depend on the
-    progress (synthetic: w(c, g) sqrt(max(kappa - p, 0)) + base; table: constant), so the
-    allocation with the largest first-step gain is the best in every state."""
-    out: dict[int, tuple[int, int]] = {}
-    for c, g in semantics.allocation_options(payload, j, n):
-        amt = (c, g)[r]
-        cur = out.get(amt)
-        if cur is None or semantics.increment(payload, j, c, g, 0.0) > semantics.increment(payload, j, *cur, 0.0):
-            out[amt] = (c, g)
-    return out
-
-
 def min_energy(payload, j: int, n: int, r: int) -> int | None:
     """Least sum over executed steps of resource r (0 = cpu, 1 = gpu) that task j needs on
     cluster n under any allocation history (switching loss relaxed, noise per executed step
     exact); None when it cannot finish on n at any constant allocation (then, by the duration
-    argument, at none).  P[B] = largest progress after k executed steps with energy exactly B:
-    by the dominance argument of the docs (each step's progress map p -> p + f(a, p)(1 + eps_k)
-    is non-decreasing below completion) the largest progress is the only state worth keeping."""
-    levels = _levels(payload, j, n, r)
-    done = 1.0 - semantics.PROGRESS_EPS - ENERGY_SLACK
-    runs = {amt: semantics.fixed_run_steps(payload, j, *a) for amt, a in levels.items()}
-    levels = {amt: a for amt, a in levels.items() if semantics.increment(payload, j, *a, 0.0) > 0}
-    if not any(d is not None for d in runs.values()):
-        return None
-    if runs.get(0) is not None:
-        return 0  # an allocation without resource r finishes
-    levels.pop(0, None)
-    # a level with more of resource r but no larger gain is never needed
-    kept, top = {}, 0.0
-    for amt in sorted(levels):
-        gain = semantics.increment(payload, j, *levels[amt], 0.0)
-        if gain > top:
-            kept[amt], top = levels[amt], gain
-    levels = kept
-    upper = min(amt * d for amt, d in runs.items() if d is not None)
-    best = upper
-    P = {0: 0.0}
-    k = 0
-    while P and k < semantics.MAX_RUN_STEPS:
-        noise = semantics.noise_factor(payload, j, k)
-        nxt: dict[int, float] = {}
-        for B, p in P.items():
-            for amt, (c, g) in levels.items():
-                nb = B + amt
-                if nb >= best:
-                    continue
-                q = p + semantics.increment(payload, j, c, g, p) * noise
-                if q >= done:
-                    best = nb
-                elif q > nxt.get(nb, -1.0):
-                    nxt[nb] = q
-        # a state with more energy and no more progress than another is dominated
-        P, top = {}, -1.0
-        for B in sorted(nxt):
-            if B < best and nxt[B] > top:
-                P[B] = top = nxt[B]
-        k += 1
-    return best
+    argument, at none): the last value of the energy front
+    (:func:`formulations.placement_lagrange.energy_front`; by the dominance argument of the docs
+    the largest progress per energy is the only state worth keeping)."""
+    last = int(energy_front(payload, j, n, r, None, semantics.MAX_RUN_STEPS + 1)[-1])
+    return None if last < 0 else last
 
 
 def srpt_total(jobs: list[tuple[int, Fraction]]) -> Fraction:
@@ -242,4 +193,7 @@ def reallocating_bound(payload) -> tuple[int, str] | None:
         slots = start_slot_bound(payload, durations)
         if slots > best:
             best, kind = slots, KIND_SLOTS
+    lagrange = lagrangian_bound(payload, durations)
+    if lagrange > best:
+        best, kind = lagrange, KIND_LAGRANGE
     return best, kind

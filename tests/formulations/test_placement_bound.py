@@ -9,12 +9,14 @@ import math
 from fractions import Fraction
 from functools import lru_cache
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from edgebench import registry
 from edgebench.formulations import placement_bound as PB
+from edgebench.formulations import placement_lagrange as PL
 from edgebench.instances import semantics
 from edgebench.referee import evaluate
 from test_placement_exact import tiny  # (tasks, clusters, variant, noise, types): a hand-built instance
@@ -128,6 +130,14 @@ def test_bound_never_above_the_brute_force_optimum(inst):
     bound, kind = PB.reallocating_bound(p)
     assert bound <= opt + 1e-9, (bound, kind, opt)
     assert PB.shortest_bound(durations) <= bound
+    # `bound` is the max of the components, the Lagrangian included; L is a bound for every
+    # Lam, Mu >= 0, also for multipliers that no optimiser chose
+    H = PL.horizon(p, PL.greedy_columns(p, durations))
+    pairs = PL._pairs(p, durations, H)
+    N = len(p.clusters)
+    lam = (np.arange(N * 2 * H, dtype=np.int64).reshape(N, 2, H) % 3) << (PL.SCALE - 1)
+    mu = np.full((N, H), 1 << PL.SCALE, dtype=np.int64) if p.variant == "single" else None
+    assert PL.certified_value(p, pairs, lam, mu, H) <= opt + 1e-9
 
 
 # ---- the exact pieces ---------------------------------------------------------------------
@@ -160,6 +170,56 @@ def test_min_energy_is_the_enumerated_minimum(typ, cap, noise):
     inst = tiny([(0, typ, (1, 1), (0,))], [cap], "multi", noise, TYPES)
     for r in (0, 1):
         assert PB.min_energy(inst.placement, 0, 0, r) == _energy_by_enumeration(inst.placement, 0, 0, r)
+
+
+def _front_by_enumeration(p, j, n, r, length):
+    """E[m]: least resource-r steps of any allocation sequence on n completing within m executed
+    steps (-1: none), by enumerating every sequence of up to length - 1 steps."""
+    opts = semantics.allocation_options(p, j, n)
+    front = [math.inf] * length
+
+    def go(prog, k, energy):
+        if k >= length - 1:
+            return
+        for c, g in opts:
+            q = prog + semantics.increment(p, j, c, g, prog) * semantics.noise_factor(p, j, k)
+            e = energy + (c, g)[r]
+            if q >= 1.0 - semantics.PROGRESS_EPS:
+                front[k + 1] = min(front[k + 1], e)
+            else:
+                go(q, k + 1, e)
+
+    go(0.0, 0, 0)
+    for m in range(1, length):
+        front[m] = min(front[m], front[m - 1])
+    return [-1 if math.isinf(e) else e for e in front]
+
+
+@pytest.mark.parametrize("typ,cap,minimum,noise", [("lm", (3, 2), (1, 1), 0.0), ("gpu", (2, 3), (1, 1), 0.2),
+                                                   ("fix", (3, 1), (1, 1), 0.0), ("gpu", (1, 3), (0, 1), 0.2)])
+def test_energy_front_is_the_enumerated_front(typ, cap, minimum, noise):
+    """E*(m) for every m (and its last value is min_energy's) against enumeration."""
+    inst = tiny([(0, typ, minimum, (0,))], [cap], "multi", noise, TYPES)
+    p = inst.placement
+    d = PB.cluster_durations(p)[0][0]
+    for r in (0, 1):
+        front = PL.energy_front(p, 0, 0, r, d, 8)
+        assert front.tolist() == _front_by_enumeration(p, 0, 0, r, 8)
+        assert front[-1] == PB.min_energy(p, 0, 0, r)
+
+
+def test_lagrangian_trades_speed_for_resources():
+    """Three "lm" tasks (arrivals 0, 0, 1) on one (2 cpu, 2 gpu) cluster, variant multi: each
+    takes 2 steps at 2 GPUs and 2 CPUs and needs 3 GPU-steps at least (3 steps at 1 GPU).  The
+    duration bound (6) ignores capacity and the group SRPT (8) ignores that the cheap way is slow;
+    the Lagrangian couples them and reaches the brute-force optimum, 9."""
+    inst = tiny([(0, "lm", (1, 1), (0,)), (0, "lm", (1, 1), (0,)), (1, "lm", (1, 1), (0,))], [(2, 2)],
+                "multi", 0.0, TYPES)
+    p = inst.placement
+    d = PB.cluster_durations(p)
+    assert (PB.shortest_bound(d), PB.energy_bound(p, d)) == (6, 8)
+    assert PL.lagrangian_bound(p, d) == 9 == brute_force(p)
+    assert PB.reallocating_bound(p) == (9, PB.KIND_LAGRANGE)
 
 
 def test_srpt_is_the_preemptive_optimum():
@@ -216,6 +276,7 @@ def test_no_solver_is_below_the_bound(variant):
              (1, "gpu", (1, 1), (0, 1)), (2, "fix", (1, 1), (0,)), (2, "lm", (2, 1), (1,))]
     inst = tiny(tasks, [(4, 2), (3, 2)], variant, 0.1, TYPES)
     bound, _ = PB.reallocating_bound(inst.placement)
+    assert bound >= PL.lagrangian_bound(inst.placement, PB.cluster_durations(inst.placement))
     for name in SOLVERS:
         res = registry.solve(inst, name, time_limit=1, seed=0)
         ev = evaluate(inst, res.solution)
