@@ -50,7 +50,8 @@ def proof_applies(payload) -> bool:
     gain w sqrt(kappa - p) + base is 0 only if base = 0 and w = 0, i.e. no gpu scale, or a
     minimum of 0 GPUs (or 0 CPUs with a cpu_per_gpu); table: an allocation below the measured
     grid gains 0.  Additive noise (``noise_model = "additive"``): no bound is claimed (its
-    clipped steps gain 0 and still advance the noise index; no proof in the docs yet)."""
+    clipped steps gain 0 and still advance the noise index; its own, weaker bound is
+    `formulations/placement_bound_additive.py`)."""
     if payload.noise_model != "multiplicative" and payload.noise > 0:
         return False
     perf = payload.performance
