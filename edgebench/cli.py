@@ -519,18 +519,19 @@ def run_demo(seed: int = 0, *, sets: bool = True) -> list[dict[str, Any]]:
     from edgebench.instances.generators import generate
     from edgebench.referee import evaluate
 
-    todo = [("generated", family, generate(family, preset, seed=seed, **overrides))
+    todo = [("generated", family, generate(family, preset, seed=seed, **overrides), None)
             for family, preset, overrides in DEMO_INSTANCES]
     if sets:
         for name in instance_sets.list_sets():
-            for inst in instance_sets.load_set(name):
-                todo.append((name, inst.family, inst))
+            files = instance_sets.set_files(name)
+            for inst, file in zip(instance_sets.load_set(name), files, strict=True):
+                todo.append((name, inst.family, inst, file))
     rows = []
-    for source, family, inst in todo:
+    for source, family, inst, file in todo:
         result = _run_solver(inst, DEMO_SOLVER, time_limit=60.0, seed=seed, params={})
         ev = evaluate(inst, result.solution)
         rows.append({"source": source, "family": family, "instance": inst, "solution": result.solution,
-                     "evaluation": ev, "runtime": result.runtime})
+                     "evaluation": ev, "runtime": result.runtime, "file": file})
     return rows
 
 
@@ -548,7 +549,11 @@ def cmd_demo(args: argparse.Namespace) -> int:
                       f"{ev.primary} = " + ("n/a" if ev.primary not in ev.objectives
                                             else _fmt_num(float(ev.objectives[ev.primary])))))
         stem = _safe_name(inst.id)
-        ipath = io.write_json(out / "instances" / f"{stem}.json", inst)
+        ipath = out / "instances" / f"{stem}.json"
+        if r["file"] is None:
+            io.write_json(ipath, inst)
+        else:  # a shipped file is already in the on-disk form (byte-stable): copy its text
+            io.write_text_atomic(ipath, io.read_json_text(r["file"]))
         spath = io.write_json(out / "solutions" / f"{stem}.{sol.solver}.json", sol)
         summary.append({"source": r["source"], "family": r["family"], "instance": str(ipath),
                         "solution": str(spath), "solver": sol.solver, "status": sol.status, **ev.as_dict()})

@@ -132,6 +132,12 @@ def read_toml(path: str | os.PathLike, what: str) -> dict[str, Any]:
 def read_json(path: str | os.PathLike) -> Any:
     """Read ``.json`` or ``.json.gz`` (detected by the gzip magic, not only the suffix); the
     file and its decompressed text are capped at :data:`MAX_JSON_BYTES`."""
+    return parse_json(read_json_text(path), file=str(path))
+
+
+def read_json_text(path: str | os.PathLike) -> str:
+    """The text of a ``.json`` / ``.json.gz`` file, decompressed and decoded, unparsed (limits as
+    :func:`read_json`)."""
     p = Path(path)
     raw = read_regular_bytes(p)
     if raw[:2] == b"\x1f\x8b":
@@ -148,7 +154,7 @@ def read_json(path: str | os.PathLike) -> Any:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(f"not UTF-8 text: {exc.reason} at byte {exc.start}", file=str(p)) from None
-    return parse_json(text, file=str(p))
+    return text
 
 
 #: deepest nesting of arrays and objects a JSON file may have (instances and solutions are

@@ -307,6 +307,12 @@ def read_manifest(name: str, data_dir: Path | None = None) -> dict[str, Any]:
     return read_manifest_file(path)
 
 
+def set_files(name: str, data_dir: Path | None = None) -> list[Path]:
+    """The instance files of a set, in manifest order (the order of :func:`load_set`)."""
+    folder = (data_dir or DATA_DIR) / name
+    return [folder / e["file"] for e in read_manifest(name, data_dir)["instances"]]
+
+
 def load_set(name: str, data_dir: Path | None = None) -> list[Instance]:
     """Load every instance of a set, checking each file against its manifest hash."""
     folder = (data_dir or DATA_DIR) / name
