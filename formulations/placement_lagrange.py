@@ -128,21 +128,28 @@ def _pairs(payload, durations, H: int) -> list[list[_Pair]]:
     return out
 
 
+def _fill_rows(P: np.ndarray, E: np.ndarray, u: int, i: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """cost[k] of spreading E[w[k]] units over the steps [i[k], i[k] + w[k]) of prices P, at most
+    u per step, cheapest first (exact integers; P.size >= i + w)."""
+    if u == 0:
+        assert (E[w] == 0).all()
+        return np.zeros(w.size, dtype=np.int64)
+    W = int(w.max())
+    cols = np.arange(W)
+    A = np.where(cols[None, :] < w[:, None], P[np.minimum(i[:, None] + cols[None, :], P.size - 1)], _BIG)
+    A.sort(axis=1)
+    cs = np.concatenate([np.zeros((w.size, 1), dtype=np.int64), np.cumsum(A, axis=1)], axis=1)
+    k, rem = np.divmod(E[w], u)
+    assert (k + (rem > 0) <= w).all(), "a front never needs more than u per executed step"
+    rows = np.arange(w.size)
+    nxt = np.where(rem > 0, A[rows, np.minimum(k, W - 1)], 0)
+    return u * cs[rows, k] + rem * nxt
+
+
 def _fill(P: np.ndarray, E: np.ndarray, u: int, ms: np.ndarray) -> np.ndarray:
     """cost[i] of spreading E[ms[i]] units over the first ms[i] steps of prices P, at most u per
     step, cheapest first (exact integers)."""
-    if u == 0:
-        assert (E[ms] == 0).all()
-        return np.zeros(ms.size, dtype=np.int64)
-    W = int(ms[-1])
-    A = np.where(np.arange(W)[None, :] < ms[:, None], P[None, :W], _BIG)
-    A.sort(axis=1)
-    cs = np.concatenate([np.zeros((ms.size, 1), dtype=np.int64), np.cumsum(A, axis=1)], axis=1)
-    k, rem = np.divmod(E[ms], u)
-    assert (k + (rem > 0) <= ms).all(), "a front never needs more than u per executed step"
-    rows = np.arange(ms.size)
-    nxt = np.where(rem > 0, A[rows, np.minimum(k, W - 1)], 0)
-    return u * cs[rows, k] + rem * nxt
+    return _fill_rows(P, E, u, np.zeros(ms.size, dtype=np.int64), ms)
 
 
 #: completions priced per batch; a batch starting at m with m 2**SCALE >= the best cost so far
@@ -177,22 +184,44 @@ def _price_pair(pr: _Pair, Lam: np.ndarray, Mu: np.ndarray | None, H: int):
     return best
 
 
+#: first starts priced per batch in variant single
+_STARTS = 8
+
+
 def _price_coupled(pr: _Pair, P: np.ndarray, mu: np.ndarray, M: int):
     """Variant single: per first start a + i the usage lies in [a + i, a + m) and needs
-    E*(m - i) (at most m - i executed steps); (least cost, m, i)."""
+    E*(m - i) (at most m - i executed steps); (least cost, m, i), the first least in the order
+    (i, m).  First i = 0, _BATCH windows at a time; then, _STARTS first starts at a time, every (i, w)
+    whose flow time and start price alone, ((i + w) << SCALE) + mu[i], are below the least cost
+    so far (the fills are >= 0)."""
+    d = pr.d
+
+    def cost(i, w):
+        return ((i + w) << SCALE) + mu[i] + _fill_rows(P[0], pr.E[0], pr.u[0], i, w) \
+            + _fill_rows(P[1], pr.E[1], pr.u[1], i, w)
+
     best = None
-    for i in range(M - pr.d + 1):
-        if best is not None and ((i + pr.d) << SCALE) >= best[0]:
-            break
-        w0 = pr.d
-        while w0 <= M - i and (best is None or ((i + w0) << SCALE) + mu[i] < best[0]):
-            ws = np.arange(w0, min(w0 + _BATCH, M - i + 1))
-            cost = ((i + ws) << SCALE) + mu[i] + _fill(P[0, i:], pr.E[0], pr.u[0], ws) \
-                + _fill(P[1, i:], pr.E[1], pr.u[1], ws)
-            k = int(np.argmin(cost))
-            if best is None or cost[k] < best[0]:
-                best = (int(cost[k]), i + int(ws[k]), i)
-            w0 += _BATCH
+    w0 = d
+    while w0 <= M and (best is None or ((w0 << SCALE) + mu[0]) < best[0]):
+        w = np.arange(w0, min(w0 + _BATCH, M + 1))
+        c = cost(np.zeros(w.size, dtype=np.int64), w)
+        k = int(np.argmin(c))
+        if best is None or c[k] < best[0]:
+            best = (int(c[k]), int(w[k]), 0)
+        w0 += _BATCH
+    i0 = 1
+    while i0 <= M - d and ((i0 + d) << SCALE) < best[0]:
+        i = np.arange(i0, min(i0 + _STARTS, M - d + 1))
+        top = np.minimum(M - i, ((best[0] - 1 - mu[i]) >> SCALE) - i)  # the largest w worth pricing
+        n = np.maximum(top - d + 1, 0)
+        if n.sum():
+            I = np.repeat(i, n)
+            W = d + np.arange(I.size) - np.repeat(np.cumsum(n) - n, n)
+            c = cost(I, W)
+            k = int(np.argmin(c))
+            if c[k] < best[0]:
+                best = (int(c[k]), int(I[k] + W[k]), int(I[k]))
+        i0 += _STARTS
     return best
 
 
