@@ -12,9 +12,12 @@ docs/formulations/placement.md, "(4) Lagrangian time-indexed energy bound".
   start s in [a, F - d(n)] and per resource the usage E*(F - a) spread over [a, F) at most u per
   step (variant single, ``COUPLED``: E*(F - s) over [s, F)), costing (F - a) + sum Lam x +
   Mu[n, s], all in exact integers;
-* :func:`lagrangian_bound` — L = sum_j price_j - sum Lam C - sum Mu is a lower bound for ANY
-  multipliers >= 0; they come from a column-generation LP (HiGHS) whose floating answer only
-  chooses them: the certified value is recomputed by :func:`price` in integers and rounded up.
+* :func:`lagrangian_multipliers` / :func:`lagrangian_bound` — L = sum_j price_j - sum Lam C -
+  sum Mu is a lower bound for ANY multipliers >= 0; they come from column generation on a master
+  LP (highspy, re-solved from its basis) whose floating answer only chooses them: the certified
+  value is recomputed by :func:`price` in integers and rounded up.  Variant single starts from
+  the duals of the start-slot assignment (:func:`assignment_duals`), whose certified value is
+  the assignment bound (2) itself, so (4) >= (2).
 """
 
 from __future__ import annotations
