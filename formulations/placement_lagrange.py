@@ -12,9 +12,12 @@ docs/formulations/placement.md, "(4) Lagrangian time-indexed energy bound".
   start s in [a, F - d(n)] and per resource the usage E*(F - a) spread over [a, F) at most u per
   step (variant single, ``COUPLED``: E*(F - s) over [s, F)), costing (F - a) + sum Lam x +
   Mu[n, s], all in exact integers;
-* :func:`lagrangian_bound` — L = sum_j price_j - sum Lam C - sum Mu is a lower bound for ANY
-  multipliers >= 0; they come from a column-generation LP (HiGHS) whose floating answer only
-  chooses them: the certified value is recomputed by :func:`price` in integers and rounded up.
+* :func:`lagrangian_multipliers` / :func:`lagrangian_bound` — L = sum_j price_j - sum Lam C -
+  sum Mu is a lower bound for ANY multipliers >= 0; they come from column generation on a master
+  LP (highspy, re-solved from its basis) whose floating answer only chooses them: the certified
+  value is recomputed by :func:`price` in integers and rounded up.  Variant single starts from
+  the duals of the start-slot assignment (:func:`assignment_duals`), whose certified value is
+  the assignment bound (2) itself, so (4) >= (2).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
+import highspy
 import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linprog
@@ -32,8 +36,9 @@ from edgebench.instances import semantics
 SCALE = 20
 #: completion margin of the energy programme (docs: "Arithmetic")
 ENERGY_SLACK = 1e-9
-#: column-generation rounds (a fixed count: the bound is deterministic)
-ROUNDS = 60
+#: column-generation rounds at most (a fixed count: the bound is deterministic); every shipped
+#: instance converges before (hetero-6-v2 s0, the slowest: 48 rounds from the warm start)
+ROUNDS = 200
 _log = logging.getLogger(__name__)
 _BIG = np.int64(1) << 40
 #: variant single: price the usage after the first start (E*(F - s) in [s, F))
@@ -127,21 +132,28 @@ def _pairs(payload, durations, H: int) -> list[list[_Pair]]:
     return out
 
 
+def _fill_rows(P: np.ndarray, E: np.ndarray, u: int, i: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """cost[k] of spreading E[w[k]] units over the steps [i[k], i[k] + w[k]) of prices P, at most
+    u per step, cheapest first (exact integers; P.size >= i + w)."""
+    if u == 0:
+        assert (E[w] == 0).all()
+        return np.zeros(w.size, dtype=np.int64)
+    W = int(w.max())
+    cols = np.arange(W)
+    A = np.where(cols[None, :] < w[:, None], P[np.minimum(i[:, None] + cols[None, :], P.size - 1)], _BIG)
+    A.sort(axis=1)
+    cs = np.concatenate([np.zeros((w.size, 1), dtype=np.int64), np.cumsum(A, axis=1)], axis=1)
+    k, rem = np.divmod(E[w], u)
+    assert (k + (rem > 0) <= w).all(), "a front never needs more than u per executed step"
+    rows = np.arange(w.size)
+    nxt = np.where(rem > 0, A[rows, np.minimum(k, W - 1)], 0)
+    return u * cs[rows, k] + rem * nxt
+
+
 def _fill(P: np.ndarray, E: np.ndarray, u: int, ms: np.ndarray) -> np.ndarray:
     """cost[i] of spreading E[ms[i]] units over the first ms[i] steps of prices P, at most u per
     step, cheapest first (exact integers)."""
-    if u == 0:
-        assert (E[ms] == 0).all()
-        return np.zeros(ms.size, dtype=np.int64)
-    W = int(ms[-1])
-    A = np.where(np.arange(W)[None, :] < ms[:, None], P[None, :W], _BIG)
-    A.sort(axis=1)
-    cs = np.concatenate([np.zeros((ms.size, 1), dtype=np.int64), np.cumsum(A, axis=1)], axis=1)
-    k, rem = np.divmod(E[ms], u)
-    assert (k + (rem > 0) <= ms).all(), "a front never needs more than u per executed step"
-    rows = np.arange(ms.size)
-    nxt = np.where(rem > 0, A[rows, np.minimum(k, W - 1)], 0)
-    return u * cs[rows, k] + rem * nxt
+    return _fill_rows(P, E, u, np.zeros(ms.size, dtype=np.int64), ms)
 
 
 #: completions priced per batch; a batch starting at m with m 2**SCALE >= the best cost so far
@@ -176,22 +188,44 @@ def _price_pair(pr: _Pair, Lam: np.ndarray, Mu: np.ndarray | None, H: int):
     return best
 
 
+#: first starts priced per batch in variant single
+_STARTS = 8
+
+
 def _price_coupled(pr: _Pair, P: np.ndarray, mu: np.ndarray, M: int):
     """Variant single: per first start a + i the usage lies in [a + i, a + m) and needs
-    E*(m - i) (at most m - i executed steps); (least cost, m, i)."""
+    E*(m - i) (at most m - i executed steps); (least cost, m, i), the first least in the order
+    (i, m).  First i = 0, _BATCH windows at a time; then, _STARTS first starts at a time, every (i, w)
+    whose flow time and start price alone, ((i + w) << SCALE) + mu[i], are below the least cost
+    so far (the fills are >= 0)."""
+    d = pr.d
+
+    def cost(i, w):
+        return ((i + w) << SCALE) + mu[i] + _fill_rows(P[0], pr.E[0], pr.u[0], i, w) \
+            + _fill_rows(P[1], pr.E[1], pr.u[1], i, w)
+
     best = None
-    for i in range(M - pr.d + 1):
-        if best is not None and ((i + pr.d) << SCALE) >= best[0]:
-            break
-        w0 = pr.d
-        while w0 <= M - i and (best is None or ((i + w0) << SCALE) + mu[i] < best[0]):
-            ws = np.arange(w0, min(w0 + _BATCH, M - i + 1))
-            cost = ((i + ws) << SCALE) + mu[i] + _fill(P[0, i:], pr.E[0], pr.u[0], ws) \
-                + _fill(P[1, i:], pr.E[1], pr.u[1], ws)
-            k = int(np.argmin(cost))
-            if best is None or cost[k] < best[0]:
-                best = (int(cost[k]), i + int(ws[k]), i)
-            w0 += _BATCH
+    w0 = d
+    while w0 <= M and (best is None or ((w0 << SCALE) + mu[0]) < best[0]):
+        w = np.arange(w0, min(w0 + _BATCH, M + 1))
+        c = cost(np.zeros(w.size, dtype=np.int64), w)
+        k = int(np.argmin(c))
+        if best is None or c[k] < best[0]:
+            best = (int(c[k]), int(w[k]), 0)
+        w0 += _BATCH
+    i0 = 1
+    while i0 <= M - d and ((i0 + d) << SCALE) < best[0]:
+        i = np.arange(i0, min(i0 + _STARTS, M - d + 1))
+        top = np.minimum(M - i, ((best[0] - 1 - mu[i]) >> SCALE) - i)  # the largest w worth pricing
+        n = np.maximum(top - d + 1, 0)
+        if n.sum():
+            I = np.repeat(i, n)
+            W = d + np.arange(I.size) - np.repeat(np.cumsum(n) - n, n)
+            c = cost(I, W)
+            k = int(np.argmin(c))
+            if c[k] < best[0]:
+                best = (int(c[k]), int(I[k] + W[k]), int(I[k]))
+        i0 += _STARTS
     return best
 
 
@@ -279,81 +313,177 @@ def _to_grid(v: np.ndarray) -> np.ndarray:
     return np.floor(np.maximum(v, 0.0) * (1 << SCALE)).astype(np.int64)
 
 
-def lagrangian_bound(payload, durations, *, rounds: int = ROUNDS, smoothing: float = 0.5) -> int:
-    """Best certified L over the column-generation rounds (0 when no task can finish).  The
-    master LP has one column per (task, cluster, completion, first start, usage profile), rows
-    for the per-step capacities and (single) first starts and one convexity row per task; its
-    duals are smoothed towards the best multipliers so far (Wentges) before pricing, and every
-    priced point is certified."""
-    if not any(durations):
-        return 0
-    greedy = greedy_columns(payload, durations)
-    H = horizon(payload, greedy)
-    pairs = _pairs(payload, durations, H)
+class _Master:
+    """The restricted master LP in highspy (one thread): rows = per cluster, resource and step
+    the capacity, (single) per cluster and step the first starts, one convexity row per task;
+    columns are added between solves and HiGHS re-solves from its last basis."""
+
+    def __init__(self, caps: np.ndarray, H: int, single: bool, ntasks: int):
+        N = caps.shape[0]
+        self.H, self.single, self.ncap = H, single, N * 2 * H
+        self.nrows = self.ncap + (N * H if single else 0)
+        self.h = h = highspy.Highs()
+        h.setOptionValue("output_flag", False)
+        h.setOptionValue("threads", 1)
+        ub = np.concatenate([np.repeat(caps.reshape(-1).astype(float), H), np.ones(self.nrows - self.ncap),
+                             np.ones(ntasks)])
+        lb = np.concatenate([np.full(self.nrows, -highspy.kHighsInf), np.ones(ntasks)])
+        h.addRows(ub.size, lb, ub, 0, np.zeros(ub.size, dtype=np.int32), np.zeros(0, dtype=np.int32), np.zeros(0))
+        self.ncols = 0
+
+    def column(self, i: int, pr: _Pair, m: int, s: int, use: dict):
+        """(cost, rows, values, i): a trajectory of live task i (rows without its convexity row)."""
+        H = self.H
+        rows = [(n * 2 + r) * H + t for (n, r, t) in use]
+        vals = [float(x) for x in use.values()]
+        if self.single and pr.a + s < H:
+            rows.append(self.ncap + pr.n * H + pr.a + s)
+            vals.append(1.0)
+        return float(m), np.array(rows, dtype=np.int64), np.array(vals), i
+
+    def add(self, cols: list) -> None:
+        if not cols:
+            return
+        idx = [np.append(r, self.nrows + i) for _, r, _, i in cols]
+        starts = np.cumsum([0] + [x.size for x in idx[:-1]]).astype(np.int32)
+        values = np.concatenate([np.append(v, 1.0) for _, _, v, _ in cols])
+        self.h.addCols(len(cols), np.array([c for c, _, _, _ in cols]), np.zeros(len(cols)),
+                       np.full(len(cols), highspy.kHighsInf), values.size, starts,
+                       np.concatenate(idx).astype(np.int32), values)
+        self.ncols += len(cols)
+
+    def solve(self):
+        """(LP value, capacity and start duals >= 0, convexity duals), or None if HiGHS fails."""
+        self.h.run()
+        if self.h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+            return None
+        rd = np.array(self.h.getSolution().row_dual)
+        return self.h.getInfo().objective_function_value, np.maximum(-rd[:self.nrows], 0.0), rd[self.nrows:]
+
+
+def assignment_duals(payload, durations, H: int):
+    """Variant single: the start-slot assignment (2) with slots t < H (one first start each) and
+    per cluster an unlimited tail slot at H (no multiplier exists from H on), solved as an LP
+    (a transportation problem: integral primal and dual vertices).  Returns (its value, the slot
+    duals M (N, H) >= 0, per live task its (cluster, first start)).  With Lam = 0 the cheapest
+    trajectory of task j on n first starting at s costs s - a_j + d_j(n) + M[n, s], the
+    assignment's reduced cost, so L(0, M) is this LP's dual value: its value.  It is at most
+    (2) (slots from H on merged into the tail), and equal to (2) when the tail of each cluster
+    holds at most one task (that solution is then an assignment of distinct slots, the tail
+    being slot H); :func:`lagrangian_multipliers` widens H until it does."""
+    N = len(payload.clusters)
+    live = [j for j, row in enumerate(durations) if row]
+    cost, slot, task, where = [], [], [], []
+    for i, j in enumerate(live):
+        a = int(payload.tasks[j].arrival)
+        for n, d in sorted(durations[j].items()):
+            for t in range(a, max(H, a) + 1):  # t = max(H, a): the tail
+                cost.append(t - a + d)
+                slot.append(n * H + t if t < H else -1)
+                task.append(i)
+                where.append((n, t))
+    slot, K = np.array(slot), len(cost)
+    inside = np.nonzero(slot >= 0)[0]
+    A_ub = sp.csr_matrix((np.ones(inside.size), (slot[inside], inside)), shape=(N * H, K))
+    A_eq = sp.csr_matrix((np.ones(K), (np.array(task), np.arange(K))), shape=(len(live), K))
+    res = linprog(np.array(cost, dtype=float), A_ub=A_ub, b_ub=np.ones(N * H), A_eq=A_eq,
+                  b_eq=np.ones(len(live)), bounds=(0, None), method="highs-ds")
+    assert res.status == 0, res.message
+    mu = np.maximum(-res.ineqlin.marginals, 0.0)
+    if np.allclose(mu, np.rint(mu), atol=1e-7):  # a dual vertex of a TU system is integral
+        mu = np.rint(mu)
+    chosen: list = [None] * len(live)
+    for k in np.argsort(res.x, kind="stable"):  # the largest share last: an integral vertex has one 1 per task
+        chosen[task[k]] = where[k]
+    return int(round(res.fun)), mu.reshape(N, H), chosen
+
+
+def lagrangian_multipliers(payload, durations, *, rounds: int = ROUNDS, smoothing: float = 0.5):
+    """(certified value, Lam (N, 2, H) int64, Mu (N, H) int64 or None (variant multi), H): the
+    best priced point (multipliers as integers on the grid 2**-SCALE; ``certified_value(payload,
+    _pairs(payload, durations, H), Lam, Mu, H)`` recomputes the value).  Column generation on the
+    master LP (:class:`_Master`), seeded with the greedy schedule (feasible) and, in variant
+    single, started from the start-slot assignment's duals (Lam = 0, so the first certified
+    point is the assignment's value up to the horizon, and the bound only climbs from there);
+    the duals are smoothed towards the best point so far (Wentges) before pricing.  Stops after
+    ``rounds`` rounds, when no column improves the master, or when the certified value reaches
+    the master's (L <= Lagrangian dual <= master LP): deterministic, no clock."""
     N = len(payload.clusters)
     single = payload.variant == "single"
-    caps = np.array([[c.capacity.cpu, c.capacity.gpu] for c in payload.clusters], dtype=float)
+    if not any(durations):
+        return 0, np.zeros((N, 2, 0), dtype=np.int64), (np.zeros((N, 0), dtype=np.int64) if single else None), 0
+    greedy = greedy_columns(payload, durations)
+    H = horizon(payload, greedy)
+    if single:  # a horizon at which the assignment's LP is (2) itself: see assignment_duals
+        while True:
+            _, mu, chosen = assignment_duals(payload, durations, H)
+            tail = np.bincount([n for n, t in chosen if t >= H], minlength=N)
+            if tail.max() <= 1:
+                break
+            H += int(tail.max())
+    pairs = _pairs(payload, durations, H)
+    caps = np.array([[c.capacity.cpu, c.capacity.gpu] for c in payload.clusters], dtype=np.int64)
     live = [j for j in range(len(pairs)) if pairs[j]]
-    ncap = N * 2 * H
-    nrows = ncap + (N * H if single else 0)
-    cols_cost, cols_rows, cols_vals, cols_task = [], [], [], []
+    master = _Master(caps, H, single, len(live))
+    ncap = master.ncap
 
-    def add(i, pr, m, s, use):
-        rows = [(n * 2 + r) * H + t for (n, r, t), x in use.items()]
-        vals = [float(x) for x in use.values()]
-        if single and pr.a + s < H:
-            rows.append(ncap + pr.n * H + pr.a + s)
-            vals.append(1.0)
-        cols_cost.append(m)
-        cols_rows.append(rows)
-        cols_vals.append(vals)
-        cols_task.append(i)
-        return np.array(rows, dtype=np.int64), np.array(vals)
+    def split(grid):
+        return grid[:ncap].reshape(N, 2, H), (grid[ncap:].reshape(N, H) if single else None)
 
-    zero = np.zeros(nrows, dtype=np.int64)
-    Lam0, Mu0 = zero[:ncap].reshape(N, 2, H), (zero[ncap:].reshape(N, H) if single else None)
-    priced = price(pairs, Lam0, Mu0, H)
-    best, center = _value(payload, priced, Lam0, Mu0), np.zeros(nrows)
-    for i, j in enumerate(live):
-        for c, m, s, pr in priced[j]:
-            add(i, pr, m, s, _column(pr, m, s, Lam0, H, single))
-        n, s0, (c, g, k) = greedy[j]  # the greedy schedule: a feasible master
+    center = np.zeros(master.nrows)
+    cols = []
+    for i, j in enumerate(live):  # the greedy schedule: a feasible master
+        n, s0, (c, g, k) = greedy[j]
         pr = next(q for q in pairs[j] if q.n == n)
-        add(i, pr, s0 + k - pr.a, s0 - pr.a, {(n, r, t): x for t in range(s0, s0 + k) for r, x in ((0, c), (1, g))})
-    b_ub = np.concatenate([np.repeat(caps.reshape(-1), H), np.ones(nrows - ncap)])
-    for _ in range(rounds):
-        K = len(cols_cost)
-        rr = np.concatenate([np.array(r, dtype=np.int64) for r in cols_rows])
-        cc = np.repeat(np.arange(K), [len(r) for r in cols_rows])
-        A_ub = sp.csr_matrix((np.concatenate([np.array(v) for v in cols_vals]), (rr, cc)), shape=(nrows, K))
-        A_eq = sp.csr_matrix((np.ones(K), (np.array(cols_task), np.arange(K))), shape=(len(live), K))
-        res = linprog(np.array(cols_cost, dtype=float), A_ub=A_ub, b_ub=b_ub, A_eq=A_eq, b_eq=np.ones(len(live)),
-                      bounds=(0, None), method="highs")
-        if res.status != 0:
+        use = {(n, r, t): x for t in range(s0, min(s0 + k, H)) for r, x in ((0, c), (1, g)) if x}
+        cols.append(master.column(i, pr, s0 + k - pr.a, s0 - pr.a, use))
+    if single:  # warm start: the assignment's duals and its slots
+        center[ncap:] = mu.reshape(-1)
+        for i, j in enumerate(live):
+            n, t = chosen[i]
+            pr = next(q for q in pairs[j] if q.n == n)
+            s = t - pr.a
+            cols.append(master.column(i, pr, s + pr.d, s, _column(pr, s + pr.d, s, split(_to_grid(center))[0], H, True)))
+    best_grid = _to_grid(center)
+    Lam, Mu = split(best_grid)
+    priced = price(pairs, Lam, Mu, H)
+    best = _value(payload, priced, Lam, Mu)
+    for i, j in enumerate(live):
+        for _, m, s, pr in priced[j]:
+            cols.append(master.column(i, pr, m, s, _column(pr, m, s, Lam, H, single)))
+    master.add(cols)
+    _log.debug("start: certified %d at H = %d", best, H)
+    for rnd in range(rounds):
+        sol = master.solve()
+        if sol is None:
             break
-        lp = np.maximum(-res.ineqlin.marginals, 0.0)
-        u = res.eqlin.marginals
-        added = 0
-        for alpha in ((smoothing, 0.0) if best > -np.inf and smoothing > 0 else (0.0,)):
+        obj, lp, u = sol
+        cols = []
+        for alpha in ((smoothing, 0.0) if smoothing > 0 else (0.0,)):
             pi = alpha * center + (1 - alpha) * lp
             grid = _to_grid(pi)
-            Lam, Mu = grid[:ncap].reshape(N, 2, H), (grid[ncap:].reshape(N, H) if single else None)
+            Lam, Mu = split(grid)
             priced = price(pairs, Lam, Mu, H)
             val = _value(payload, priced, Lam, Mu)
             if val > best:
-                best, center = val, pi
+                best, center, best_grid = val, pi, grid
             for i, j in enumerate(live):
-                for c, m, s, pr in priced[j]:
-                    rows, vals = add(i, pr, m, s, _column(pr, m, s, Lam, H, single))
-                    if m + float(lp[rows] @ vals) < u[i] - 1e-7:  # improves the master
-                        added += 1
-                    else:
-                        for lst in (cols_cost, cols_rows, cols_vals, cols_task):
-                            lst.pop()
-            if added:
+                for _, m, s, pr in priced[j]:
+                    col = master.column(i, pr, m, s, _column(pr, m, s, Lam, H, single))
+                    if m + float(lp[col[1]] @ col[2]) < u[i] - 1e-7:  # improves the master
+                        cols.append(col)
+            if cols:
                 break
-        _log.debug("round %d: %d columns, master LP %.4f, certified %d, %d added", _, K, res.fun, best, added)
+        master.add(cols)
+        _log.debug("round %d: %d columns, master LP %.4f, certified %d, %d added", rnd, master.ncols, obj, best,
+                   len(cols))
         # L <= the Lagrangian dual <= the master LP: nothing left to gain once they meet
-        if not added or best >= np.ceil(res.fun - 1e-6):
+        if not cols or best >= np.ceil(obj - 1e-6):
             break
-    return best
+    Lam, Mu = split(best_grid)
+    return best, Lam.copy(), (Mu.copy() if single else None), H
+
+
+def lagrangian_bound(payload, durations, *, rounds: int = ROUNDS, smoothing: float = 0.5) -> int:
+    """The certified value of :func:`lagrangian_multipliers` (0 when no task can finish)."""
+    return lagrangian_multipliers(payload, durations, rounds=rounds, smoothing=smoothing)[0]
