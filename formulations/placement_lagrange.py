@@ -280,18 +280,26 @@ def _to_grid(v: np.ndarray) -> np.ndarray:
 
 
 def lagrangian_bound(payload, durations, *, rounds: int = ROUNDS, smoothing: float = 0.5) -> int:
-    """Best certified L over the column-generation rounds (0 when no task can finish).  The
+    """Best certified L over the column-generation rounds (0 when no task can finish): the first
+    element of :func:`lagrangian_multipliers`."""
+    return lagrangian_multipliers(payload, durations, rounds=rounds, smoothing=smoothing)[0]
+
+
+def lagrangian_multipliers(payload, durations, *, rounds: int = ROUNDS, smoothing: float = 0.5):
+    """(certified value, Lam, Mu, H) of the best priced point over the column-generation rounds:
+    Lam the int64 grid multipliers (N, 2, H), Mu the first-start ones (N, H) (variant single,
+    else None), H the steps with multipliers; (0, zeros, None / zeros, 0) when no task can finish.  The
     master LP has one column per (task, cluster, completion, first start, usage profile), rows
     for the per-step capacities and (single) first starts and one convexity row per task; its
     duals are smoothed towards the best multipliers so far (Wentges) before pricing, and every
     priced point is certified."""
+    N = len(payload.clusters)
+    single = payload.variant == "single"
     if not any(durations):
-        return 0
+        return 0, np.zeros((N, 2, 0), dtype=np.int64), (np.zeros((N, 0), dtype=np.int64) if single else None), 0
     greedy = greedy_columns(payload, durations)
     H = horizon(payload, greedy)
     pairs = _pairs(payload, durations, H)
-    N = len(payload.clusters)
-    single = payload.variant == "single"
     caps = np.array([[c.capacity.cpu, c.capacity.gpu] for c in payload.clusters], dtype=float)
     live = [j for j in range(len(pairs)) if pairs[j]]
     ncap = N * 2 * H
@@ -314,6 +322,7 @@ def lagrangian_bound(payload, durations, *, rounds: int = ROUNDS, smoothing: flo
     Lam0, Mu0 = zero[:ncap].reshape(N, 2, H), (zero[ncap:].reshape(N, H) if single else None)
     priced = price(pairs, Lam0, Mu0, H)
     best, center = _value(payload, priced, Lam0, Mu0), np.zeros(nrows)
+    best_point = (Lam0, Mu0)
     for i, j in enumerate(live):
         for c, m, s, pr in priced[j]:
             add(i, pr, m, s, _column(pr, m, s, Lam0, H, single))
@@ -341,7 +350,7 @@ def lagrangian_bound(payload, durations, *, rounds: int = ROUNDS, smoothing: flo
             priced = price(pairs, Lam, Mu, H)
             val = _value(payload, priced, Lam, Mu)
             if val > best:
-                best, center = val, pi
+                best, center, best_point = val, pi, (Lam, Mu)
             for i, j in enumerate(live):
                 for c, m, s, pr in priced[j]:
                     rows, vals = add(i, pr, m, s, _column(pr, m, s, Lam, H, single))
@@ -356,4 +365,4 @@ def lagrangian_bound(payload, durations, *, rounds: int = ROUNDS, smoothing: flo
         # L <= the Lagrangian dual <= the master LP: nothing left to gain once they meet
         if not added or best >= np.ceil(res.fun - 1e-6):
             break
-    return best
+    return best, best_point[0], best_point[1], H
