@@ -34,6 +34,7 @@ from edgebench.formulations.linear import LinearModel, LinearSolution
 from edgebench.formulations.placement_bound import cluster_durations, proof_applies
 from edgebench.formulations.placement_highs import solve_highs
 from edgebench.formulations.placement_lagrange import SCALE, _fill, energy_front, lagrangian_multipliers
+from edgebench.formulations.placement_lagrange import _Pair as _LPair
 from edgebench.instances import semantics
 
 #: decline when more columns than this survive the fixing (a large gap: fail fast)
@@ -46,16 +47,9 @@ _W0 = 8
 _PRICED_PER_COLUMN = 10
 
 
-@dataclass
-class _Pair:
-    """Task j on cluster n: arrival a, fewest steps d, per-step caps u[r], fronts E[r][w]."""
-
-    j: int
-    n: int
-    a: int
-    d: int
-    u: tuple[int, int]
-    E: tuple[np.ndarray, np.ndarray] = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+class _Pair(_LPair):
+    """Task j on cluster n (:class:`placement_lagrange._Pair`: arrival a, fewest steps d,
+    per-step caps u[r], fronts E[r][w]), its fronts extended on demand."""
 
     def front(self, payload, w: int) -> tuple[np.ndarray, np.ndarray]:
         """The fronts for windows 0..w (recomputed longer when needed)."""
@@ -72,8 +66,9 @@ def pairs(payload, durations) -> list[list[_Pair]]:
         prs = []
         for n, d in sorted(row.items()):
             opts = semantics.allocation_options(payload, j, n)
+            empty = np.zeros(0, dtype=np.int64)
             prs.append(_Pair(j, n, int(payload.tasks[j].arrival), int(d),
-                             (max(c for c, _ in opts), max(g for _, g in opts))))
+                             (max(c for c, _ in opts), max(g for _, g in opts)), (empty, empty)))
         out.append(prs)
     return out
 
@@ -146,8 +141,17 @@ class TooManyColumns(Exception):
     """More than the cap of columns survive the fixing."""
 
 
+class OutOfTime(Exception):
+    """The deadline passed while fixing or building (R declines)."""
+
+
+def _check(deadline: float | None, what: str) -> None:
+    if deadline is not None and time.perf_counter() > deadline:
+        raise OutOfTime(f"out of time while {what}")
+
+
 def fix_columns(payload, durations, upper: int, Lam: np.ndarray, Mu: np.ndarray | None,
-                max_columns: int = MAX_COLUMNS) -> Columns:
+                max_columns: int = MAX_COLUMNS, deadline: float | None = None) -> Columns:
     """Reduced-cost fixing for 'no schedule of value <= upper - 1' (docs): per task the columns
     whose exact price is at most min price + slack; none at all when slack < 0."""
     single = payload.variant == "single"
@@ -172,6 +176,7 @@ def fix_columns(payload, durations, upper: int, Lam: np.ndarray, Mu: np.ndarray 
                                  f"slack {slack / (1 << SCALE):.2f})")
         for j, prs in enumerate(prs_all):
             top = mins[j] + slack
+            _check(deadline, "fixing")
             for pr in prs:
                 s, F, c = column_prices(payload, pr, Lam, Mu, top >> SCALE, single)
                 keep = c <= top
@@ -201,7 +206,7 @@ class Model:
     cols: Columns
 
 
-def build(payload, cols: Columns, upper: int) -> Model:
+def build(payload, cols: Columns, upper: int, deadline: float | None = None) -> Model:
     """R restricted to ``cols``, with the objective cap and the reduced-price knapsack row."""
     m = LinearModel("placement-timip")
     single = payload.variant == "single"
@@ -216,6 +221,7 @@ def build(payload, cols: Columns, upper: int) -> Model:
     caps = [(c.capacity.cpu, c.capacity.gpu) for c in payload.clusters]
     use: dict[tuple[int, int, int], list[tuple[int, float]]] = {}
     for pr in (pr for prs in cols.pairs for pr in prs):
+        _check(deadline, "building R")
         ks = [k for k in by_task[pr.j] if cols.cluster[k] == pr.n]
         if not ks:
             continue
@@ -280,6 +286,7 @@ def timip_bound(payload, upper: int, *, time_limit: float | None = None, seed: i
     restricted optimum (or HiGHS's dual bound at the time limit) rounded up.  Valid for ANY
     integer ``upper`` (docs).  ``multipliers``: (Lam, Mu) grids, default those of (4)."""
     t0 = time.perf_counter()
+    deadline = None if time_limit is None else t0 + float(time_limit)
     if not proof_applies(payload):
         return TimipResult(None, "the bound's preconditions do not hold (placement_bound.proof_applies)")
     durations = cluster_durations(payload)
@@ -292,16 +299,19 @@ def timip_bound(payload, upper: int, *, time_limit: float | None = None, seed: i
         Lam, Mu = multipliers
     stats: dict = {"upper": upper, "multipliers_s": time.perf_counter() - t0}
     try:
-        cols = fix_columns(payload, durations, upper, Lam, Mu, max_columns)
-    except TooManyColumns as exc:
+        cols = fix_columns(payload, durations, upper, Lam, Mu, max_columns, deadline)
+    except (TooManyColumns, OutOfTime) as exc:
         return TimipResult(None, str(exc), stats)
     stats.update(columns=len(cols), lagrangian=cols.lagrangian, slack=cols.slack / (1 << SCALE),
                  fixing_s=time.perf_counter() - t0 - stats["multipliers_s"])
     if cols.slack < 0 or any(not (cols.task == j).any() for j in range(len(payload.tasks))):
         stats["total_s"] = time.perf_counter() - t0
         return TimipResult(upper, "reduced-cost fixing leaves no schedule of value <= U - 1", stats)
-    model = build(payload, cols, upper)
-    left = None if time_limit is None else max(0.5, float(time_limit) - (time.perf_counter() - t0))
+    try:
+        model = build(payload, cols, upper, deadline)
+    except OutOfTime as exc:
+        return TimipResult(None, str(exc), stats)
+    left = None if deadline is None else max(0.5, deadline - time.perf_counter())
     sol = solve(model, time_limit=left, seed=seed)
     stats.update(model=model.lp.size(), highs=sol.message, highs_s=sol.runtime, total_s=time.perf_counter() - t0)
     if sol.status == "infeasible":
