@@ -15,7 +15,9 @@ search that grows past a cap stops at the depth reached, still a lower bound).  
 incumbent is the best fixed-allocation greedy schedule of :mod:`.placement` (feasible for the
 referee); nodes with f >= incumbent are cut.  The first finished state popped is optimal
 (admissible f); an empty queue proves the incumbent optimal; at the time limit the bound is
-min(smallest f in the queue, incumbent), a bound of the referee's problem.
+min(smallest f in the queue, incumbent), a bound of the referee's problem.  Before the search
+the root bound, the integer time-indexed relaxation R of :mod:`.placement_timip`, tries to prove
+the incumbent optimal; the bound reported is the larger of the two.
 
 Reductions (proofs in docs/formulations/placement.md, "Exact model of the referee's
 problem"), applied only where the monotonicity lemma holds (table performance models, or
@@ -443,7 +445,8 @@ def _root_bound(instance, incumbent, upper: int | None, time_limit: float | None
 def solve(instance, *, time_limit: float | None = None, seed: int = 0, max_nodes: int = DEFAULT_MAX_NODES,
           reduce: bool | None = None, milp_share: float = MILP_SHARE, root: bool = True,
           root_share: float = ROOT_SHARE, upper: int | None = None, **extra: Any):
-    """Solve the referee's placement problem exactly (deterministic: ``seed`` is unused)."""
+    """Solve the referee's placement problem exactly (deterministic: ``seed`` only seeds HiGHS in
+    the root bound, whose result is the same for every seed up to its time limit)."""
     t0 = time.perf_counter()
     params = {"max_nodes": max_nodes, "reduce": reduce, "milp_share": milp_share, "root": root,
               "root_share": root_share, "upper": upper}
