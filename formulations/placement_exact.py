@@ -15,7 +15,9 @@ search that grows past a cap stops at the depth reached, still a lower bound).  
 incumbent is the best fixed-allocation greedy schedule of :mod:`.placement` (feasible for the
 referee); nodes with f >= incumbent are cut.  The first finished state popped is optimal
 (admissible f); an empty queue proves the incumbent optimal; at the time limit the bound is
-min(smallest f in the queue, incumbent), a bound of the referee's problem.
+min(smallest f in the queue, incumbent), a bound of the referee's problem.  Before the search
+the root bound, the integer time-indexed relaxation R of :mod:`.placement_timip`, tries to prove
+the incumbent optimal; the bound reported is the larger of the two.
 
 Reductions (proofs in docs/formulations/placement.md, "Exact model of the referee's
 problem"), applied only where the monotonicity lemma holds (table performance models, or
@@ -35,6 +37,7 @@ from edgebench.formulations.placement import best_greedy, prepare, schedule_obje
 from edgebench.formulations.placement import solve as milp_solve
 from edgebench.formulations.placement_enum import decisions_from_path
 from edgebench.formulations.placement_residual import residual_slot_bound
+from edgebench.formulations.placement_timip import timip_bound
 from edgebench.instances import semantics
 from edgebench.referee.placement import evaluate
 from edgebench.registry import make_result, register
@@ -51,6 +54,8 @@ MILP_SHARE = 0.3
 BFS_DEPTH = 1000
 #: the completion bound of a task that can never finish from its state
 NEVER = 10**12
+#: share of the time limit (after the MILP) given to the root bound, the integer relaxation R
+ROOT_SHARE = 0.5
 
 
 def lemma_holds(payload) -> bool:
@@ -312,10 +317,12 @@ class Model:
 
 
 def search(payload, *, deadline: float | None = None, max_nodes: int = DEFAULT_MAX_NODES,
-           reduce: bool | None = None, incumbent: tuple | None = None, slots: bool = True) -> dict:
+           reduce: bool | None = None, incumbent: tuple | None = None, slots: bool = True,
+           stop_at: float | None = None) -> dict:
     """A* over the referee's problem. Returns value (best found), bound (valid lower bound),
     proven, decisions, nodes, source ('search', 'greedy' or the incumbent's name).
-    ``incumbent``: (referee value, decisions, name) of a known feasible schedule."""
+    ``incumbent``: (referee value, decisions, name) of a known feasible schedule; ``stop_at``:
+    a proven lower bound (the root's): no search once the incumbent reaches it."""
     J = len(payload.tasks)
     data = prepare(payload)  # first: it refuses an instance beyond the model's size (issue 28)
     reduce = lemma_holds(payload) if reduce is None else bool(reduce)
@@ -330,6 +337,9 @@ def search(payload, *, deadline: float | None = None, max_nodes: int = DEFAULT_M
         if value < inc_value:
             inc_value, inc_dec, source = value, dec, name
     init = tuple(None for _ in range(J))
+    if stop_at is not None and inc_value <= stop_at:
+        return {"reduce": reduce, "value": inc_value, "bound": float(inc_value), "proven": True,
+                "decisions": inc_dec, "nodes": 0, "expanded": 0, "source": source}
     nodes = [(None, 0, None)]  # node id -> (parent id, step, allocations of the step that led here)
     heap = [(model.h(0, init), 0, 0, 0, init)]  # (f, -t, id, g, states)
     best_g: dict = {(0, init): 0}
@@ -399,6 +409,25 @@ def _milp_incumbent(instance, time_limit: float | None, share: float):
     return float(ev.primary_value), dec, "placement-milp"
 
 
+def _root_bound(instance, incumbent, upper: int | None, time_limit: float | None, seed: int, stats: dict):
+    """The root bound: R (:mod:`.placement_timip`) proving 'no schedule of value <= U - 1' for
+    U = the smallest of ``upper``, the incumbent's and the greedy's value (any U is sound:
+    docs); None where R declines.  Its statistics go into ``stats['root']``."""
+    p = instance.placement
+    cands = [] if upper is None else [int(upper)]
+    if incumbent is not None:
+        cands.append(math.ceil(incumbent[0] - 1e-9))
+    data = prepare(p)
+    if all(data.options):
+        cands.append(math.ceil(float(schedule_objective(data, best_greedy(data))) - 1e-9))
+    if not cands:
+        return None
+    r = timip_bound(p, min(cands), time_limit=time_limit, seed=seed)
+    info = {k: v for k, v in r.stats.items() if k != "relaxed_schedule"}
+    stats["root"] = dict(info, bound=r.bound, reason=r.reason)
+    return r.bound
+
+
 @register(SOLVER_NAME, families=("placement",), kind="exact",
           description="Exact model of the referee's own problem (re-allocation, pauses, switching loss, noise): "
                       "A* over joint step states with per-task completion bounds; its bound holds for every "
@@ -407,13 +436,20 @@ def _milp_incumbent(instance, time_limit: float | None, share: float):
                   "reduce": "bool: the proven reductions (minimal allocation per rate class, no pause-start); "
                             "default: where the monotonicity lemma holds",
                   "milp_share": f"share of the time limit for the fixed-allocation MILP's incumbent (default "
-                                f"{MILP_SHARE}; 0: the greedy only)"},
-          bounds={"max_nodes": (1, None), "milp_share": (0, 1)})
+                                f"{MILP_SHARE}; 0: the greedy only)",
+                  "root": "bool: the root bound of the integer time-indexed relaxation R (default true)",
+                  "root_share": f"share of the time left after the MILP for R (default {ROOT_SHARE})",
+                  "upper": "int: prove 'no schedule of value <= upper - 1' at the root (default: the "
+                           "incumbent's value; any value is sound)"},
+          bounds={"max_nodes": (1, None), "milp_share": (0, 1), "root_share": (0, 1), "upper": (1, None)})
 def solve(instance, *, time_limit: float | None = None, seed: int = 0, max_nodes: int = DEFAULT_MAX_NODES,
-          reduce: bool | None = None, milp_share: float = MILP_SHARE, **extra: Any):
-    """Solve the referee's placement problem exactly (deterministic: ``seed`` is unused)."""
+          reduce: bool | None = None, milp_share: float = MILP_SHARE, root: bool = True,
+          root_share: float = ROOT_SHARE, upper: int | None = None, **extra: Any):
+    """Solve the referee's placement problem exactly (deterministic: ``seed`` only seeds HiGHS in
+    the root bound, whose result is the same for every seed up to its time limit)."""
     t0 = time.perf_counter()
-    params = {"max_nodes": max_nodes, "reduce": reduce, "milp_share": milp_share}
+    params = {"max_nodes": max_nodes, "reduce": reduce, "milp_share": milp_share, "root": root,
+              "root_share": root_share, "upper": upper}
     stats: dict[str, Any] = {"message": ""}
     if extra:
         stats["message"] = f"unknown parameters: {', '.join(sorted(extra))}"
@@ -430,12 +466,20 @@ def solve(instance, *, time_limit: float | None = None, seed: int = 0, max_nodes
     deadline = None if time_limit is None else t0 + float(time_limit)
     try:
         incumbent = _milp_incumbent(instance, time_limit, float(milp_share)) if milp_share > 0 else None
+        lb = None
+        if root:
+            left = None if deadline is None else max(0.0, deadline - time.perf_counter()) * float(root_share)
+            lb = _root_bound(instance, incumbent, upper, left, seed, stats)
         r = search(instance.placement, deadline=deadline, max_nodes=int(max_nodes), reduce=reduce,
-                   incumbent=incumbent)
+                   incumbent=incumbent, stop_at=lb)
     except Exception as exc:  # never raise out of solve
         stats["message"] = f"{type(exc).__name__}: {exc}"
         return make_result(instance, SOLVER_NAME, status="error", seed=seed, params=params, started=t0,
                            stats=stats)
+    if lb is not None and math.isfinite(r["value"]):
+        # both bound every referee-feasible schedule; neither is above the value found
+        r["bound"] = min(max(r["bound"], float(lb)), r["value"])
+        r["proven"] = r["proven"] or r["bound"] >= r["value"]
     stats.update(nodes=r["nodes"], expanded=r["expanded"], source=r["source"], reduce=r["reduce"],
                  solve_time=time.perf_counter() - t0)
     if r["decisions"] is None:
