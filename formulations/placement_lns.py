@@ -75,6 +75,8 @@ MOVES = ("classic", "adaptive") + KINDS
 DEFAULT_MOVES = "adaptive"
 #: non-classic moves: rounds of block growth in a row without improvement before the search stops
 CYCLES = 4
+#: the search stops when less than this many times the last sub-problem's build time is left
+BUILD_MARGIN = 1.5
 #: seconds of the time limit kept for the re-allocating moves after the search
 GROW_RESERVE = 2.0
 #: warm_start value that names the instance's shipped best-known solution
@@ -133,16 +135,21 @@ def improve(data: PlacementData, cur: Schedule, *, seed: int, deadline: float | 
     cur_val = schedule_objective(data, cur)
     info: dict[str, Any] = {"lns_start": cur_val, "neighbourhoods": 0, "improved": 0}
     chooser = Adaptive(_move_kinds(moves))
-    blk, fails = min(block, J), 0
+    blk, fails, build = min(block, J), 0, 0.0
     while iterations is None or info["neighbourhoods"] < iterations:
         rem = None if deadline is None else deadline - time.perf_counter()
-        if rem is not None and rem <= 0.5:
-            break
+        if rem is not None and rem <= 0.5 + BUILD_MARGIN * build:
+            break  # building the next sub-problem (not time-limited) would pass the deadline
         kind = chooser.choose(rng)
         free = neighbourhood(rng, data, cur, blk) if kind == "classic" else destroy(kind, rng, data, cur, blk, types)
         fixed = [None if j in free else cur[j] for j in range(J)]
         last = [data.arrivals[j] + max(slack, cur[j][1] - data.arrivals[j] + 1) for j in range(J)]
+        tb = time.perf_counter()
         bm = build_model(data, finish_bounds(data, cur_val), last, fixed=fixed, late=False, name=SOLVER_NAME)
+        build = time.perf_counter() - tb
+        rem = None if deadline is None else deadline - time.perf_counter()
+        if rem is not None and rem <= 0.5:
+            break
         tl = sub_limit if rem is None else min(rem, sub_limit)
         sol = solve_model(bm, "highspy", time_limit=tl, threads=1, seed=seed, hint=cur)
         info["neighbourhoods"] += 1
