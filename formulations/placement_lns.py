@@ -20,6 +20,13 @@ when ``stall`` neighbourhoods of the largest blocks in a row improve nothing. Th
 schedule is scored by the referee (its objective is the referee's value, never the
 search's own).
 
+Second round (docs/formulations/placement.md, "Warm start, adaptive moves and re-allocating
+moves"): ``warm_start`` (``"best-known"`` or a solution file) replaces the start solvers by a
+given schedule; ``moves`` picks the destroy moves (``classic``: the above; ``adaptive``: the
+kinds of :mod:`.placement_neighbourhoods` by adaptive weights; or one kind); ``grow`` adds the
+re-allocating moves of :mod:`.placement_grow` after the search. Every candidate returned is
+scored by the referee.
+
 Seeded: the neighbourhoods are drawn from ``numpy.random.default_rng(seed)``. With
 ``iterations`` (a number of neighbourhoods) and sub-problems that finish within their own
 limit, the same seed gives the same schedule; under a wall-clock limit alone the number of
@@ -72,7 +79,7 @@ SUB_LIMIT = 10.0
 DEFAULT_ITERATIONS = 200
 #: neighbourhood moves: "classic", "adaptive" or one kind of placement_neighbourhoods.KINDS
 MOVES = ("classic", "adaptive") + KINDS
-DEFAULT_MOVES = "adaptive"
+DEFAULT_MOVES = "classic"
 #: non-classic moves: rounds of block growth in a row without improvement before the search stops
 CYCLES = 4
 #: the search stops when less than this many times the last sub-problem's build time is left
