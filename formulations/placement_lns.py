@@ -51,6 +51,7 @@ from edgebench.formulations.placement import (
     decode_partial,
     finish_bounds,
     prepare,
+    repair_schedule,
     schedule_objective,
     schedule_violations,
     solve_model,
@@ -94,10 +95,13 @@ def to_schedule(payload, data: PlacementData, decisions) -> Schedule | None:
     """The fixed-allocation schedule of referee decisions: each task holds its first
     allocation to its finish, replaced by a dominant option of its cluster using no more cpu /
     gpu and running no longer. For decisions that never re-allocate, feasibility and
-    completion times are kept or improved; for re-allocating ones (such as :func:`.placement_grow.
-    grow`'s, whose first allocations are the fixed schedule it grew) the result is checked
-    again. None when the result breaks a rule."""
+    completion times are kept or improved. For re-allocating ones the result is checked
+    again; when it breaks a rule (a task started earlier at a small allocation, then grew:
+    :mod:`.placement_grow`), the tasks that re-allocate are placed again by
+    :func:`.placement.repair_schedule` around the others (feasible by construction, possibly
+    worse). None when a task is unplaced or an allocation runs no dominant option."""
     out: list[tuple[Option, int]] = []
+    moving: list[int] = []
     for j, d in enumerate(decisions.tasks):
         if d.cluster is None or d.start is None:
             return None
@@ -106,6 +110,8 @@ def to_schedule(payload, data: PlacementData, decisions) -> Schedule | None:
             if d.history[0].step != d.start:
                 return None
             cpu, gpu = d.history[0].cpu, d.history[0].gpu
+            if len(d.history) > 1:
+                moving.append(j)
         steps = semantics.fixed_run_steps(payload, j, cpu, gpu)
         if steps is None:
             return None
@@ -114,7 +120,13 @@ def to_schedule(payload, data: PlacementData, decisions) -> Schedule | None:
         if not fits:
             return None
         out.append((min(fits, key=lambda o: (o.steps, o.cpu + o.gpu)), int(d.start)))
-    return None if schedule_violations(data, out) else out
+    if not schedule_violations(data, out):
+        return out
+    if not moving:
+        return None
+    keep = set(range(len(out))) - set(moving)
+    fixed = repair_schedule(data, [out[j] if j in keep else None for j in range(len(out))])
+    return None if schedule_violations(data, fixed) else fixed
 
 
 def neighbourhood(rng: np.random.Generator, data: PlacementData, cur: Schedule, block: int) -> set[int]:

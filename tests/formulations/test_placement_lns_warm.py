@@ -177,11 +177,11 @@ def test_adaptive_weights_follow_success():
     assert picks[0] == picks[1]
 
 
-def test_grow_is_referee_feasible_never_worse_and_reverts_to_its_fixed_schedule():
+def test_grow_is_referee_feasible_never_worse_and_turns_back_into_a_fixed_schedule():
     """The re-allocating moves on a testbed schedule (table profiles: growing a running task
     pays there): feasible for the referee, the referee's value is the fixed schedule's minus
-    the steps saved, deterministic, and the first allocations give back the fixed schedule
-    (so a grown best known can warm-start the search)."""
+    the steps saved, deterministic, and the result turns back into a feasible fixed-allocation
+    schedule (so a grown best known can warm-start the search)."""
     from edgebench.formulations import placement_grow as G
 
     inst = load_instance(DATA / "placement-testbed-v2" / "placement-testbed-s0.json.gz")
@@ -196,7 +196,7 @@ def test_grow_is_referee_feasible_never_worse_and_reverts_to_its_fixed_schedule(
     assert info["grown"] > 0 and ev.primary_value == pytest.approx(v0 - info["grow_saved"], abs=TOL)
     assert ev.primary_value < v0
     back = L.to_schedule(inst.placement, data, G.to_decisions(lines))
-    assert back is not None and P.schedule_objective(data, back) <= v0
+    assert back is not None and not P.schedule_violations(data, back)
 
 
 def test_solve_applies_the_re_allocating_moves_after_the_search():
@@ -208,3 +208,19 @@ def test_solve_applies_the_re_allocating_moves_after_the_search():
     assert r.solution.objective <= shipped + TOL and r.solution.stats["grow_passes"] >= 1
     off = registry.solve(inst, "placement-lns", iterations=0, warm_start="best-known", grow=False)
     assert "grow_passes" not in off.solution.stats and off.solution.objective <= shipped + TOL
+
+
+def test_early_move_respects_single_start_slots():
+    """hetero-6-v2 (single variant): the moves that start a waiting task earlier never put two
+    first starts on one cluster and step (the referee would reject it)."""
+    from edgebench.formulations import placement_grow as G
+
+    inst = load_instance(DATA / "placement-hetero-6-v2" / "placement-hetero-6-s0.json.gz")
+    data = P.prepare(inst.placement)
+    sched = P.greedy_schedule(data)
+    lines, info = G.grow(inst.placement, data, sched, passes=1)
+    starts = [(n, s) for n, s, _, _ in lines]
+    assert len(starts) == len(set(starts))
+    ev = evaluate(inst, G.to_decisions(lines))
+    assert ev.feasible, ev.violations[:3]
+    assert ev.primary_value == pytest.approx(P.schedule_objective(data, sched) - info["grow_saved"], abs=TOL)
