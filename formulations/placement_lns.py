@@ -87,6 +87,8 @@ CYCLES = 4
 BUILD_MARGIN = 1.5
 #: seconds of the time limit kept for the re-allocating moves after the search
 GROW_RESERVE = 2.0
+#: stats key of a grown result's fixed-allocation schedule (per task [cluster, start, cpu, gpu])
+FIXED_KEY = "fixed_schedule"
 #: warm_start value that names the instance's shipped best-known solution
 BEST_KNOWN = "best-known"
 
@@ -259,13 +261,31 @@ def warm_start_decisions(instance, value: str | None):
     ev = evaluate(instance, sol.placement)
     if not ev.feasible:
         raise InputError(f"the referee rejects the warm start: {ev.violations[0]}", file=str(path), field="placement")
-    return float(ev.primary_value), sol.placement, f"warm-start {path.name}"
+    return float(ev.primary_value), sol.placement, f"warm-start {path.name}", (sol.stats or {}).get(FIXED_KEY)
+
+
+def fixed_from_stats(data: PlacementData, raw: Any) -> Schedule | None:
+    """The fixed-allocation schedule a grown result recorded in its stats (``FIXED_KEY``:
+    per task [cluster, start, cpu, gpu]), when it is one of this instance's schedules and
+    breaks no rule; else None. Only a starting point: the warm decisions stay the candidate."""
+    if not isinstance(raw, list) or len(raw) != data.num_tasks:
+        return None
+    out: list[tuple[Option, int]] = []
+    for j, item in enumerate(raw):
+        if not (isinstance(item, list) and len(item) == 4 and all(type(x) is int for x in item)):
+            return None
+        n, start, cpu, gpu = item
+        o = next((o for o in data.options[j] if (o.cluster, o.cpu, o.gpu) == (n, cpu, gpu)), None)
+        if o is None:
+            return None
+        out.append((o, start))
+    return None if schedule_violations(data, out) else out
 
 
 @register(SOLVER_NAME, families=("placement",), kind="heuristic",
-          description="Large-neighbourhood search: the best of placement-milp / sjf / optimus, improved by "
-                      "re-solving windows and clusters of the schedule with the fixed-allocation MILP (HiGHS); "
-                      "scored by the referee",
+          description="Large-neighbourhood search: the best of placement-milp / sjf / optimus (or a warm start), "
+                      "improved by re-solving parts of the schedule with the fixed-allocation MILP (HiGHS), then "
+                      "re-allocating moves; scored by the referee",
           params={"block": f"int: tasks freed per neighbourhood at first (default {BLOCK}; grows when stuck)",
                   "slack": f"int: start window of a freed task, steps after arrival (default {SLACK})",
                   "stall": f"int: neighbourhoods without improvement before the blocks grow (default {STALL})",
@@ -311,8 +331,11 @@ def solve(instance, *, time_limit: float | None = None, seed: int = 0, block: in
     try:
         payload = instance.placement
         data = prepare(payload, deadline)
-        starts = [warm] if warm else []
-        if not warm or data is None or to_schedule(payload, data, warm[1]) is None:
+        warm_sched = None
+        if warm and data is not None:
+            warm_sched = fixed_from_stats(data, warm[3]) or to_schedule(payload, data, warm[1])
+        starts = [warm[:3]] if warm else []
+        if warm_sched is None:
             starts += _starts(instance, time_limit, float(start_share), seed)
         if not starts:
             stats["message"] = "no start solver found a feasible schedule"
@@ -321,7 +344,9 @@ def solve(instance, *, time_limit: float | None = None, seed: int = 0, block: in
         stats["starts"] = {name: v for v, _, name in starts}
         best_val, best_dec, source = starts[0]
         fixed = None
-        if data is not None:
+        if warm_sched is not None:
+            fixed = (warm[0], warm_sched, warm[2])
+        elif data is not None:
             fixed = next((s for s in (( v, to_schedule(payload, data, d), n) for v, d, n in starts) if s[1]), None)
         if fixed is not None:
             sched, info = improve(data, fixed[1], seed=seed, iterations=iterations,
@@ -334,10 +359,15 @@ def solve(instance, *, time_limit: float | None = None, seed: int = 0, block: in
                 lines, ginfo = placement_grow.grow(payload, data, sched, deadline=deadline)
                 stats.update(ginfo)
                 cands.append(placement_grow.to_decisions(lines))
-            for dec in cands:  # every candidate scored by the referee
+            for i, dec in enumerate(cands):  # every candidate scored by the referee
                 ev = evaluate(instance, dec)
                 if ev.feasible and float(ev.primary_value) < best_val:
                     best_val, best_dec, source = float(ev.primary_value), dec, SOLVER_NAME
+                    # a grown result keeps the fixed schedule it grew from: the next warm start
+                    # continues the search from there (fixed_from_stats)
+                    stats.pop(FIXED_KEY, None)
+                    if i:
+                        stats[FIXED_KEY] = [[o.cluster, t, o.cpu, o.gpu] for o, t in sched]
         stats["source"] = source
         return result("feasible", best_dec, best_val)
     except Exception as exc:  # never raise out of solve
@@ -346,4 +376,5 @@ def solve(instance, *, time_limit: float | None = None, seed: int = 0, block: in
 
 
 __all__ = ["solve", "improve", "to_schedule", "neighbourhood", "warm_start_decisions", "check_warm_start",
+           "fixed_from_stats", "FIXED_KEY",
            "SOLVER_NAME", "BEST_KNOWN"]

@@ -224,3 +224,26 @@ def test_early_move_respects_single_start_slots():
     ev = evaluate(inst, G.to_decisions(lines))
     assert ev.feasible, ev.violations[:3]
     assert ev.primary_value == pytest.approx(P.schedule_objective(data, sched) - info["grow_saved"], abs=TOL)
+
+
+def test_a_grown_result_warm_starts_from_the_fixed_schedule_it_recorded(tmp_path):
+    """From a greedy testbed schedule (a file), the grow moves improve and the result records
+    the fixed schedule; warm-started from that result, the search starts from it."""
+    inst = load_instance(DATA / "placement-testbed-v2" / "placement-testbed-s0.json.gz")
+    data = P.prepare(inst.placement)
+    greedy = P.best_greedy(data)
+    start = tmp_path / "greedy.json"
+    write_json(start, make_result(inst, "greedy", status="feasible", decisions=P.to_decisions(greedy)).solution)
+    first = registry.solve(inst, "placement-lns", iterations=0, warm_start=str(start))
+    raw = first.solution.stats.get(L.FIXED_KEY)
+    assert raw is not None  # the grow moves improved the greedy schedule and kept its fixed form
+    fixed = L.fixed_from_stats(data, raw)
+    assert fixed is not None and P.schedule_objective(data, fixed) > first.solution.objective
+    path = tmp_path / "grown.json"
+    write_json(path, first.solution)
+    again = registry.solve(inst, "placement-lns", iterations=0, warm_start=str(path))
+    assert again.solution.stats["lns_start"] == P.schedule_objective(data, fixed)
+    assert again.solution.objective <= first.solution.objective + TOL
+    # a recorded schedule that is not one of this instance's: ignored, never an error
+    assert L.fixed_from_stats(data, raw[:-1]) is None
+    assert L.fixed_from_stats(data, [[99, 0, 1, 1]] + raw[1:]) is None
