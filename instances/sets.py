@@ -313,6 +313,21 @@ def set_files(name: str, data_dir: Path | None = None) -> list[Path]:
     return [folder / e["file"] for e in read_manifest(name, data_dir)["instances"]]
 
 
+def best_known_solution(instance_hash: str, data_dir: Path | None = None) -> Path | None:
+    """The shipped best-known solution file of the instance with this content hash (the
+    ``best_known.solution`` of the manifest entry listing it), or None when no set ships one."""
+    root = data_dir or DATA_DIR
+    for name in list_sets(root):
+        if instance_hash not in (root / name / "manifest.json").read_text(encoding="utf-8"):
+            continue  # the full check (every path of the set resolved) only for the set that lists it
+        for e in read_manifest(name, root)["instances"]:
+            sol = (e.get("best_known") or {}).get("solution") if e.get("hash") == instance_hash else None
+            if sol:
+                return confined(root / name, sol, file=str(root / name / "manifest.json"),
+                                field=f"instances[{e['id']}].best_known.solution")
+    return None
+
+
 def load_set(name: str, data_dir: Path | None = None) -> list[Instance]:
     """Load every instance of a set, checking each file against its manifest hash."""
     folder = (data_dir or DATA_DIR) / name

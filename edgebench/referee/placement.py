@@ -94,6 +94,14 @@ def _simulate(p, j: int, start: int, segs: list[tuple[int, int, int]]) -> tuple[
     return None, limit, progress
 
 
+def task_finish(p, j: int, start: int, changes: list[tuple[int, int, int]]) -> int | None:
+    """The step after the one in which task j finishes when it starts at ``start`` with the
+    allocation ``changes`` [(step, cpu, gpu), ...] (the referee's own simulation of one task,
+    switching loss and noise included; capacities are not checked here); None if it never
+    finishes."""
+    return _simulate(p, j, start, _timeline(start, changes))[0]
+
+
 def evaluate(instance: Instance, decisions: PlacementDecisions) -> Evaluation:
     p = instance.placement
     assert p is not None
