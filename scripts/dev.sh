@@ -2,7 +2,7 @@
 # edgebench developer entry point. Every sub-command first does all set-up, idempotently:
 #   bash scripts/dev.sh setup   create .venv, install torch 2.13.0 (CPU) first, then edgebench[test]
 #   bash scripts/dev.sh run     set-up, then the main job: `edgebench run`, the default benchmark suite
-#   bash scripts/dev.sh test    set-up, then the test suite
+#   bash scripts/dev.sh test    set-up, then the test suite (2 worker processes)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -48,6 +48,8 @@ shift || true
 case "$cmd" in
     setup) setup ;;
     run) setup; exec "$VENV/bin/edgebench" run "$@" ;;
-    test) setup; exec "$VENV/bin/python" -m pytest -q "$@" ;;
+    # the suite on both cores (pytest-xdist); a file's tests stay on one worker (module fixtures
+    # are built once); EDGEBENCH_TEST_WORKERS=0 runs it in one process
+    test) setup; exec "$VENV/bin/python" -m pytest -q -n "${EDGEBENCH_TEST_WORKERS:-2}" --dist loadfile "$@" ;;
     *) echo "usage: bash scripts/dev.sh {setup|run|test} [args...]" >&2; exit 2 ;;
 esac
