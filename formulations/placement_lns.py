@@ -57,7 +57,7 @@ from edgebench.formulations.placement import (
     solve_model,
     to_decisions,
 )
-from edgebench.formulations import placement_grow
+from edgebench.formulations import placement_grow, placement_lagrange_list
 from edgebench.formulations.placement_neighbourhoods import KINDS, Adaptive, destroy, window
 from edgebench.instances import semantics, sets
 from edgebench.instances.io import content_hash, load_solution
@@ -91,6 +91,8 @@ GROW_RESERVE = 2.0
 FIXED_KEY = "fixed_schedule"
 #: warm_start value that names the instance's shipped best-known solution
 BEST_KNOWN = "best-known"
+#: warm_start value that builds the Lagrangian-guided list schedule (placement-lagrange)
+LAGRANGIAN = "lagrangian"
 
 
 def to_schedule(payload, data: PlacementData, decisions) -> Schedule | None:
@@ -226,7 +228,7 @@ def _starts(instance, time_limit: float | None, share: float, seed: int):
 def _warm_file(value: str) -> Path:
     path = Path(value)
     if not path.is_file():
-        raise InputError(f"no such solution file {value!r} (a solution JSON file or {BEST_KNOWN!r})",
+        raise InputError(f"no such solution file {value!r} (a solution JSON file, {BEST_KNOWN!r} or {LAGRANGIAN!r})",
                          field="params.warm_start")
     return path
 
@@ -234,7 +236,7 @@ def _warm_file(value: str) -> Path:
 def check_warm_start(value: Any) -> None:
     """The parameter check, before anything runs: ``best-known`` or a readable placement
     solution file with decisions (InputError naming the file and field otherwise)."""
-    if value is None or value == BEST_KNOWN:
+    if value is None or value in (BEST_KNOWN, LAGRANGIAN):
         return
     path = _warm_file(value)
     try:
@@ -245,13 +247,21 @@ def check_warm_start(value: Any) -> None:
         raise InputError(f"{path}: placement: has no placement decisions to start from", field="params.warm_start")
 
 
-def warm_start_decisions(instance, value: str | None):
-    """(referee value, decisions, source) of the warm start, or None without one (``value``
-    None, or ``best-known`` for an instance no shipped set lists with a solution). The file is
-    read by the project's solution loader and checked against the instance; a solution for
-    another instance or one the referee rejects is an InputError naming the file."""
+def warm_start_decisions(instance, value: str | None, *, seed: int = 0, deadline: float | None = None):
+    """(referee value, decisions, source, fixed schedule or None) of the warm start, or None
+    without one (``value`` None, or ``best-known`` for an instance no shipped set lists with a
+    solution). ``lagrangian``: the construction of :mod:`.placement_lagrange_list` (seeded;
+    ``deadline`` cuts its random samples). The file is read by the project's solution loader and
+    checked against the instance; a solution for another instance or one the referee rejects is
+    an InputError naming the file."""
     if value is None:
         return None
+    if value == LAGRANGIAN:
+        got = placement_lagrange_list.construct(instance, seed=seed, deadline=deadline)
+        if got is None:
+            return None
+        val, sched, _ = got
+        return val, to_decisions(sched), "lagrangian construction", [[o.cluster, t, o.cpu, o.gpu] for o, t in sched]
     path = sets.best_known_solution(content_hash(instance)) if value == BEST_KNOWN else _warm_file(value)
     if path is None:
         return None
@@ -296,7 +306,8 @@ def fixed_from_stats(data: PlacementData, raw: Any) -> Schedule | None:
                   "moves": f"neighbourhood moves: {', '.join(MOVES)} (default {DEFAULT_MOVES}; docs/formulations/"
                            "placement.md)",
                   "warm_start": f"start from this schedule instead of the start solvers: a placement solution "
-                                f"file, or {BEST_KNOWN!r} for the instance's shipped best-known solution",
+                                f"file, {BEST_KNOWN!r} for the instance's shipped best-known solution, or "
+                                f"{LAGRANGIAN!r} for the Lagrangian-guided list schedule (placement-lagrange)",
                   "grow": "bool: after the search, re-allocating moves scored by the referee (default true; "
                           "formulations/placement_grow.py)"},
           choices={"moves": MOVES},
@@ -325,7 +336,8 @@ def solve(instance, *, time_limit: float | None = None, seed: int = 0, block: in
     deadline = None if time_limit is None else t0 + float(time_limit)
     if iterations is None and deadline is None:
         iterations = DEFAULT_ITERATIONS
-    warm = warm_start_decisions(instance, warm_start)
+    warm = warm_start_decisions(instance, warm_start, seed=seed,
+                                deadline=None if deadline is None else t0 + 0.1 * (deadline - t0))
     if warm_start is not None:
         stats["warm_start"] = warm[2] if warm else "none shipped: the start solvers"
     try:
@@ -377,4 +389,4 @@ def solve(instance, *, time_limit: float | None = None, seed: int = 0, block: in
 
 __all__ = ["solve", "improve", "to_schedule", "neighbourhood", "warm_start_decisions", "check_warm_start",
            "fixed_from_stats", "FIXED_KEY",
-           "SOLVER_NAME", "BEST_KNOWN"]
+           "SOLVER_NAME", "BEST_KNOWN", "LAGRANGIAN"]
