@@ -50,6 +50,7 @@ from edgebench.formulations.placement import (
     build_model,
     decode_partial,
     finish_bounds,
+    hint_vector,
     prepare,
     repair_schedule,
     schedule_objective,
@@ -87,6 +88,11 @@ CYCLES = 4
 BUILD_MARGIN = 1.5
 #: seconds of the time limit kept for the re-allocating moves after the search
 GROW_RESERVE = 2.0
+#: sub-MILP stopping rules: "off" (solve each to optimality from the incumbent as a MIP start),
+#: "bound" (HiGHS objective_bound just below the incumbent's value: only improving solutions
+#: count, the tree is pruned by it), "first" (bound, and stop at the first improving solution)
+CUTOFFS = ("off", "bound", "first")
+DEFAULT_CUTOFF = "off"
 #: stats key of a grown result's fixed-allocation schedule (per task [cluster, start, cpu, gpu])
 FIXED_KEY = "fixed_schedule"
 #: warm_start value that names the instance's shipped best-known solution
@@ -149,7 +155,8 @@ def _move_kinds(moves: str) -> tuple[str, ...]:
 
 def improve(data: PlacementData, cur: Schedule, *, seed: int, deadline: float | None, iterations: int | None,
             block: int = BLOCK, slack: int = SLACK, stall: int = STALL, sub_limit: float = SUB_LIMIT,
-            moves: str = DEFAULT_MOVES, types: list[str] | None = None) -> tuple[Schedule, dict[str, Any]]:
+            moves: str = DEFAULT_MOVES, types: list[str] | None = None,
+            cutoff: str = DEFAULT_CUTOFF) -> tuple[Schedule, dict[str, Any]]:
     """The LNS loop (module docstring); returns the best schedule and counters. ``moves``:
     ``classic`` (windows / clusters, half each), ``adaptive`` (every kind of
     :data:`.placement_neighbourhoods.KINDS`, chosen by adaptive weights) or one kind."""
@@ -174,7 +181,14 @@ def improve(data: PlacementData, cur: Schedule, *, seed: int, deadline: float | 
         if rem is not None and rem <= 0.5:
             break
         tl = sub_limit if rem is None else min(rem, sub_limit)
-        sol = solve_model(bm, "highspy", time_limit=tl, threads=1, seed=seed, hint=cur)
+        options = None
+        if cutoff != "off":
+            x = hint_vector(bm, cur)
+            if x is not None:  # the objective is integral: anything better is at least 1 lower
+                options = {"objective_bound": bm.model.objective_value(x) - 0.5}
+                if cutoff == "first":
+                    options["mip_max_improving_sols"] = 1
+        sol = solve_model(bm, "highspy", time_limit=tl, threads=1, seed=seed, hint=cur, options=options)
         info["neighbourhoods"] += 1
         better = False
         if sol.values is not None:
@@ -309,20 +323,24 @@ def fixed_from_stats(data: PlacementData, raw: Any) -> Schedule | None:
                                 f"file, {BEST_KNOWN!r} for the instance's shipped best-known solution, or "
                                 f"{LAGRANGIAN!r} for the Lagrangian-guided list schedule (placement-lagrange)",
                   "grow": "bool: after the search, re-allocating moves scored by the referee (default true; "
-                          "formulations/placement_grow.py)"},
-          choices={"moves": MOVES},
+                          "formulations/placement_grow.py)",
+                  "cutoff": f"sub-MILP stopping rule: {', '.join(CUTOFFS)} (default {DEFAULT_CUTOFF}; off: to "
+                            "optimality; bound: only solutions better than the incumbent; first: stop at the first)"},
+          choices={"moves": MOVES, "cutoff": CUTOFFS},
           bounds={"block": (2, None), "slack": (1, None), "stall": (1, None), "sub_limit": (0.1, None),
                   "start_share": (0.05, 0.9), "iterations": (0, None)},
           check=lambda p: check_warm_start(p.get("warm_start")))
 def solve(instance, *, time_limit: float | None = None, seed: int = 0, block: int = BLOCK, slack: int = SLACK,
           stall: int = STALL, sub_limit: float = SUB_LIMIT, start_share: float = START_SHARE,
           iterations: int | None = None, moves: str = DEFAULT_MOVES, warm_start: str | None = None,
-          grow: bool = True, **extra: Any):
+          grow: bool = True, cutoff: str = DEFAULT_CUTOFF, **extra: Any):
     """Improve the best start schedule by large-neighbourhood search. A bad warm start is an
     InputError (raised before any work); nothing else raises."""
     t0 = time.perf_counter()
     params = {"block": block, "slack": slack, "stall": stall, "sub_limit": sub_limit, "start_share": start_share,
               "iterations": iterations, "moves": moves, "warm_start": warm_start, "grow": grow}
+    if cutoff != DEFAULT_CUTOFF:  # recorded only when set: stored runs keep their parameter hash
+        params["cutoff"] = cutoff
     stats: dict[str, Any] = {"message": ""}
 
     def result(status, decisions=None, objective=None):
@@ -364,7 +382,7 @@ def solve(instance, *, time_limit: float | None = None, seed: int = 0, block: in
             sched, info = improve(data, fixed[1], seed=seed, iterations=iterations,
                                   deadline=None if deadline is None or not grow else deadline - GROW_RESERVE,
                                   block=int(block), slack=int(slack), stall=int(stall), sub_limit=float(sub_limit),
-                                  moves=moves, types=[t.type for t in payload.tasks])
+                                  moves=moves, types=[t.type for t in payload.tasks], cutoff=cutoff)
             stats.update(info, lns_from=fixed[2])
             cands = [to_decisions(sched)]
             if grow:
@@ -388,5 +406,5 @@ def solve(instance, *, time_limit: float | None = None, seed: int = 0, block: in
 
 
 __all__ = ["solve", "improve", "to_schedule", "neighbourhood", "warm_start_decisions", "check_warm_start",
-           "fixed_from_stats", "FIXED_KEY",
+           "fixed_from_stats", "FIXED_KEY", "CUTOFFS",
            "SOLVER_NAME", "BEST_KNOWN", "LAGRANGIAN"]

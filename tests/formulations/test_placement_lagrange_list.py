@@ -104,3 +104,19 @@ def test_bad_params_through_the_api_are_input_errors():
         registry.solve(inst, C.SOLVER_NAME, samples=-2)
     with pytest.raises(InputError, match="warm_start"):
         registry.solve(inst, "placement-lns", warm_start="lagrange")
+
+
+@pytest.mark.parametrize("cutoff", ["bound", "first"])
+def test_lns_cutoff_rules_are_seeded_feasible_and_never_worse(cutoff):
+    inst = load_instance(SMALL)
+    runs = [registry.solve(inst, "placement-lns", time_limit=None, seed=2, warm_start="best-known", iterations=4,
+                           block=8, cutoff=cutoff) for _ in range(2)]
+    a, b = (r.solution for r in runs)
+    assert a.placement == b.placement and a.objective == b.objective
+    assert evaluate(inst, a.placement).feasible
+    assert a.objective <= a.stats["lns_start"] + TOL and a.params["cutoff"] == cutoff
+
+
+def test_bad_cutoff_is_an_input_error():
+    with pytest.raises(InputError, match="cutoff"):
+        registry.solve(load_instance(SMALL), "placement-lns", cutoff="early")
