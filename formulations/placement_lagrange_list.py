@@ -1,5 +1,5 @@
 """A Lagrangian-guided list schedule for the placement problem (``placement-lagrange``, kind
-heuristic; issue 23).  Docs: docs/formulations/placement.md, "Lagrangian-guided construction".
+heuristic; issue 23).  Docs: docs/formulations/placement-construction.md.
 
 The bound (4) of :mod:`.placement_lagrange` ends with multipliers (Lam, Mu) under which every
 task has a cheapest priced trajectory: a cluster n, a first start s and a completion F (the
@@ -9,12 +9,13 @@ of completion times).  This module turns them into a referee-feasible fixed-allo
 * :func:`lagrangian_targets` — per task its :class:`Target` (cluster, first start, completion)
   under the final multipliers (variant multi: no start multipliers, the start is the arrival);
 * :func:`list_schedule` — serial list scheduling in the order of the targets' alpha-points
-  ``s + alpha (F - s)`` (alpha 0: LP start, 1/2: midpoint, 1: completion), each task at its
-  earliest feasible start (delayed while capacity or, variant single, the one-first-start rule
-  blocks) with, by ``rule``: ``window`` — on the target cluster, the allocation of least
-  resource area whose duration fits the priced window ``F - s``, or a smaller one when that
-  finishes earlier; ``fastest`` — on the target cluster, the allocation that finishes first;
-  ``eft`` — on any cluster, the allocation that finishes first;
+  ``s + alpha (F - s)`` (alpha 0: LP start, 1/2: midpoint, 1: completion; controls: arrival
+  order, arrival then shortest first), each task at its earliest feasible start (delayed while
+  capacity or, variant single, the one-first-start rule blocks) at the allocation of least
+  ``completion + wp * priced cost + wa * area`` among the choices of ``rule`` (:data:`RULES`):
+  ``window`` — on the target cluster, the allocation of least resource area whose duration
+  fits the priced window ``F - s``, or one using less of every resource; ``cluster`` — the
+  target cluster's allocations; ``any`` — every cluster's;
 * :func:`construct` — every (order, rule) of :data:`ORDERS` x :data:`RULES`, then ``samples``
   seeded random alpha-point orders (one alpha per task, uniform in [0, 1], Goemans' randomised
   alpha-points) under the best rule so far, while time is left; the best by the referee.
@@ -32,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from edgebench.formulations.placement import (Option, PlacementData, Schedule, _Profile, prepare,
+from edgebench.formulations.placement import (ModelTooLarge, Option, PlacementData, Schedule, _Profile, prepare,
                                               schedule_objective, schedule_violations, to_decisions)
 from edgebench.formulations.placement_bound import cluster_durations
 from edgebench.formulations.placement_lagrange import ROUNDS, SCALE, _pairs, lagrangian_multipliers, price
@@ -41,13 +42,13 @@ from edgebench.registry import make_result, register
 
 SOLVER_NAME = "placement-lagrange"
 #: the fixed alpha-points: LP start, midpoint, completion
-ORDERS = {"start": 0.0, "mid": 0.5, "finish": 1.0, "arrival": -1.0}
+ORDERS = {"start": 0.0, "mid": 0.5, "finish": 1.0, "arrival": -1.0, "short": -2.0}
 #: allocation rules (module docstring): name -> (choices, weight of the priced cost, weight of
 #: the normalised resource area) added to the completion time of a choice
 RULES = {"window": ("window", 0.0, 0.0), "fastest": ("cluster", 0.0, 0.0), "eft": ("any", 0.0, 0.0),
-         "priced2": ("any", 2.0, 0.0), "area4": ("any", 0.0, 4.0), "area8": ("any", 0.0, 8.0),
-         "area16": ("any", 0.0, 16.0), "p2a4": ("any", 2.0, 4.0), "p2a8": ("any", 2.0, 8.0),
-         "w-a4": ("window", 0.0, 4.0), "c-a4": ("cluster", 0.0, 4.0)}
+         "priced2": ("any", 2.0, 0.0), "area1": ("any", 0.0, 1.0), "area4": ("any", 0.0, 4.0),
+         "area8": ("any", 0.0, 8.0), "area16": ("any", 0.0, 16.0), "p2a4": ("any", 2.0, 4.0),
+         "p2a8": ("any", 2.0, 8.0), "w-a4": ("window", 0.0, 4.0), "c-a4": ("cluster", 0.0, 4.0)}
 #: seeded random alpha-point orders after the fixed ones (default)
 SAMPLES = 8
 #: stats key of the constructed fixed-allocation schedule (per task [cluster, start, cpu, gpu]),
@@ -129,8 +130,9 @@ def list_schedule(data: PlacementData, targets: list[Target | None], prices: Pri
 
     def key(j):
         t = targets[j]
-        if t is None or al[j] < 0:  # alpha < 0: arrival order (a control)
-            return (float(data.arrivals[j]) + (1e9 if t is None else 0.0), j)
+        if t is None or al[j] < 0:  # alpha -1: arrival order, -2: then shortest first (controls)
+            return (float(data.arrivals[j]) + (1e9 if t is None else 0.0),
+                    data.min_steps[j] if al[j] < -1 else 0, j)
         return (t.start + al[j] * (t.finish - t.start), t.finish, j)
 
     choices, wp, wa = RULES[rule]
@@ -152,14 +154,12 @@ def list_schedule(data: PlacementData, targets: list[Target | None], prices: Pri
 
 
 def construct(instance, *, seed: int = 0, samples: int = SAMPLES, rounds: int = ROUNDS,
-              deadline: float | None = None) -> tuple[float, Schedule, dict[str, Any]] | None:
-    """(referee value, fixed-allocation schedule, info) of the best list schedule, or None when
-    the instance has no options (too large for :func:`.placement.prepare`). ``deadline`` (a
-    ``time.perf_counter()`` value) stops the random samples, never the fixed candidates."""
+              deadline: float | None = None) -> tuple[float, Schedule, dict[str, Any]]:
+    """(referee value, fixed-allocation schedule, info) of the best list schedule.
+    ``deadline`` (a ``time.perf_counter()`` value) stops the random samples, never the fixed
+    candidates. An instance too large for :func:`.placement.prepare` raises ModelTooLarge."""
     payload = instance.placement
     data = prepare(payload)
-    if data is None:
-        return None
     t0 = time.process_time()
     targets, prices, value = lagrangian_targets(payload, rounds=rounds)
     info: dict[str, Any] = {"lagrangian_value": value, "lagrangian_cpu_s": round(time.process_time() - t0, 3),
@@ -205,11 +205,11 @@ def solve(instance, *, time_limit: float | None = None, seed: int = 0, samples: 
     t0 = time.perf_counter()
     params = {"samples": samples, "rounds": rounds}
     deadline = None if time_limit is None else t0 + float(time_limit)
-    got = construct(instance, seed=seed, samples=samples, rounds=rounds, deadline=deadline)
-    if got is None:
-        return make_result(instance, SOLVER_NAME, status="timeout", seed=seed, params=params, started=t0,
-                           stats={"message": "the instance is too large for the option enumeration"})
-    value, sched, info = got
+    try:
+        value, sched, info = construct(instance, seed=seed, samples=samples, rounds=rounds, deadline=deadline)
+    except ModelTooLarge as exc:
+        return make_result(instance, SOLVER_NAME, status="error", seed=seed, params=params, started=t0,
+                           stats={"message": str(exc)})
     info[FIXED_KEY] = [[o.cluster, s, o.cpu, o.gpu] for o, s in sched]
     return make_result(instance, SOLVER_NAME, status="feasible", decisions=to_decisions(sched), seed=seed,
                        params=params, objective=value, started=t0, stats=info)

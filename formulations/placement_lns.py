@@ -44,6 +44,7 @@ import numpy as np
 from edgebench import registry
 from edgebench.errors import InputError
 from edgebench.formulations.placement import (
+    ModelTooLarge,
     Option,
     PlacementData,
     Schedule,
@@ -271,10 +272,10 @@ def warm_start_decisions(instance, value: str | None, *, seed: int = 0, deadline
     if value is None:
         return None
     if value == LAGRANGIAN:
-        got = placement_lagrange_list.construct(instance, seed=seed, deadline=deadline)
-        if got is None:
+        try:
+            val, sched, _ = placement_lagrange_list.construct(instance, seed=seed, deadline=deadline)
+        except ModelTooLarge:  # as the start solvers' own model: they run and say so
             return None
-        val, sched, _ = got
         return val, to_decisions(sched), "lagrangian construction", [[o.cluster, t, o.cpu, o.gpu] for o, t in sched]
     path = sets.best_known_solution(content_hash(instance)) if value == BEST_KNOWN else _warm_file(value)
     if path is None:
@@ -357,7 +358,9 @@ def solve(instance, *, time_limit: float | None = None, seed: int = 0, block: in
     warm = warm_start_decisions(instance, warm_start, seed=seed,
                                 deadline=None if deadline is None else t0 + 0.1 * (deadline - t0))
     if warm_start is not None:
-        stats["warm_start"] = warm[2] if warm else "none shipped: the start solvers"
+        stats["warm_start"] = warm[2] if warm else (
+            "too large for the construction: the start solvers" if warm_start == LAGRANGIAN
+            else "none shipped: the start solvers")
     try:
         payload = instance.placement
         data = prepare(payload, deadline)
