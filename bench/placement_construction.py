@@ -48,11 +48,15 @@ def main() -> None:
         res, cpu, wall = _timed(lambda: registry.solve(inst, C.SOLVER_NAME, time_limit=None, seed=args.seed))
         st = res.solution.stats
         by_rule: dict[str, float] = {}
+        by_order: dict[str, float] = {}
         for cand, v in st["candidates"].items():
-            rule = cand.split("/")[1]
+            order, rule = cand.split("/")
+            order = "random" if order.startswith("random") else order
             by_rule[rule] = min(v, by_rule.get(rule, v))
+            by_order[order] = min(v, by_order.get(order, v))
         line(C.SOLVER_NAME, res.solution.objective, cpu, wall, chosen=st["chosen"],
-             lagrangian_cpu_s=st["lagrangian_cpu_s"], lagrangian_value=st["lagrangian_value"], by_rule=by_rule)
+             lagrangian_cpu_s=st["lagrangian_cpu_s"], lagrangian_value=st["lagrangian_value"], by_rule=by_rule,
+             by_order=by_order)
         if args.only_construction:
             continue
         sched, cpu, wall = _timed(lambda: P.best_greedy(P.prepare(inst.placement)))
