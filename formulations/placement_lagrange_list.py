@@ -20,6 +20,10 @@ of completion times).  This module turns them into a referee-feasible fixed-allo
   seeded random alpha-point orders (one alpha per task, uniform in [0, 1], Goemans' randomised
   alpha-points) under the best rule so far, while time is left; the best by the referee.
 
+Where the bound's preconditions fail (:func:`.placement_bound.proof_applies`: additive noise,
+a gain of 0 at a task's minimum) there are no multipliers: the construction is then the
+control orders (arrival; arrival then shortest) under the rules, with no prices.
+
 Deterministic: the multipliers come from a fixed number of column-generation rounds (no
 clock), the fixed orders and rules use no randomness and the random alpha-points are drawn from
 ``numpy.random.default_rng(seed)``; the time limit only cuts the number of random samples.
@@ -35,7 +39,7 @@ import numpy as np
 
 from edgebench.formulations.placement import (ModelTooLarge, Option, PlacementData, Schedule, _Profile, prepare,
                                               schedule_objective, schedule_violations, to_decisions)
-from edgebench.formulations.placement_bound import cluster_durations
+from edgebench.formulations.placement_bound import cluster_durations, proof_applies
 from edgebench.formulations.placement_lagrange import ROUNDS, SCALE, _pairs, lagrangian_multipliers, price
 from edgebench.referee.placement import evaluate
 from edgebench.registry import make_result, register
@@ -161,7 +165,12 @@ def construct(instance, *, seed: int = 0, samples: int = SAMPLES, rounds: int = 
     payload = instance.placement
     data = prepare(payload)
     t0 = time.process_time()
-    targets, prices, value = lagrangian_targets(payload, rounds=rounds)
+    orders, rng = dict(ORDERS), np.random.default_rng(seed)
+    if proof_applies(payload):
+        targets, prices, value = lagrangian_targets(payload, rounds=rounds)
+    else:  # additive noise, or a gain of 0 at a minimum: no multipliers (4) is defined for
+        targets, prices, value = [None] * data.num_tasks, Prices(np.zeros((data.num_clusters, 2, 0)), None, 0), None
+        orders, samples = {k: a for k, a in ORDERS.items() if a < 0}, 0  # the control orders alone
     info: dict[str, Any] = {"lagrangian_value": value, "lagrangian_cpu_s": round(time.process_time() - t0, 3),
                             "candidates": {}}
     best = None
@@ -178,9 +187,8 @@ def construct(instance, *, seed: int = 0, samples: int = SAMPLES, rounds: int = 
             best = (v, sched, name, rule)
 
     for rule in RULES:
-        for oname, alpha in ORDERS.items():
+        for oname, alpha in orders.items():
             consider(f"{oname}/{rule}", alpha, rule)
-    rng = np.random.default_rng(seed)
     for i in range(int(samples)):
         if deadline is not None and time.perf_counter() > deadline:
             break

@@ -14,6 +14,7 @@ from edgebench.errors import InputError
 from edgebench.formulations import placement as P
 from edgebench.formulations import placement_lagrange_list as C
 from edgebench.formulations import placement_lns as L
+from edgebench.instances.generators.placement import generate_placement
 from edgebench.instances.io import load_instance
 from edgebench.referee.placement import evaluate
 
@@ -120,3 +121,12 @@ def test_lns_cutoff_rules_are_seeded_feasible_and_never_worse(cutoff):
 def test_bad_cutoff_is_an_input_error():
     with pytest.raises(InputError, match="cutoff"):
         registry.solve(load_instance(SMALL), "placement-lns", cutoff="early")
+
+
+def test_without_the_bounds_preconditions_only_the_control_orders_run():
+    inst = generate_placement("synthetic-3", seed=3, num_tasks=9, noise_model="additive")
+    res = registry.solve(inst, C.SOLVER_NAME, time_limit=None, seed=0)
+    st = res.solution.stats
+    assert res.solution.status == "feasible" and evaluate(inst, res.solution.placement).feasible
+    assert st["lagrangian_value"] is None
+    assert {c.split("/")[0] for c in st["candidates"]} == {k for k, a in C.ORDERS.items() if a < 0}
