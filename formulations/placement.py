@@ -607,9 +607,11 @@ def widen_by_lp(data: PlacementData, finish_by: Sequence[int], last_start: list[
 
 
 def solve_model(bm: BuiltModel, backend: str, *, time_limit: float | None = None, threads: int = 1, seed: int = 0,
-                mip_gap: float = 1e-9, hint: Sequence[tuple[Option, int] | None] | None = None) -> LinearSolution:
+                mip_gap: float = 1e-9, hint: Sequence[tuple[Option, int] | None] | None = None,
+                options: dict[str, Any] | None = None) -> LinearSolution:
     """Solve the built MILP with one backend (never raises).  ``hint`` (a schedule) is used as
-    a MIP start by the ``highspy`` backend when it lies inside the model's windows."""
+    a MIP start by the ``highspy`` backend when it lies inside the model's windows; ``options``
+    are further HiGHS options (highspy backend only)."""
     if backend == CPSAT_INTERVALS:
         return LinearSolution("error", None, None, None, 0.0, backend,
                               "cpsat-intervals is a separate model; use solve_cpsat_intervals", bm.model.size())
@@ -617,7 +619,7 @@ def solve_model(bm: BuiltModel, backend: str, *, time_limit: float | None = None
         x = hint_vector(bm, hint) if hint is not None else None
         big = bm.model.size()["nonzeros"] > PRESOLVE_MAX_NONZEROS
         sol = solve_highs(bm.model, hint=x, time_limit=time_limit, threads=threads, seed=seed, mip_gap=mip_gap,
-                          presolve=not big)
+                          presolve=not big, options=options)
         sol.backend = HIGHSPY
         return sol
     return solve_linear(bm.model, backend, time_limit=time_limit, threads=threads, seed=seed, mip_gap=mip_gap)

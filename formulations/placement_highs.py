@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -68,8 +68,9 @@ def _highs(time_limit, threads, seed, log):
 
 def solve_highs(model: LinearModel, *, hint: Sequence[float] | None = None, time_limit: float | None = None,
                 threads: int = 1, seed: int = 0, mip_gap: float = 1e-9, log: bool = False,
-                presolve: bool = True) -> LinearSolution:
+                presolve: bool = True, options: dict[str, Any] | None = None) -> LinearSolution:
     """Solve the MILP with HiGHS, optionally from a MIP start ``hint`` (one value per variable).
+    ``options``: further HiGHS options (e.g. ``objective_bound``: only solutions below it).
     ``time_limit`` covers the whole call: HiGHS gets what is left of it after the model has
     been converted and passed.  ``presolve=False`` switches HiGHS's presolve off (it checks
     the time limit only between its passes; see docs/formulations/placement.md)."""
@@ -82,6 +83,8 @@ def solve_highs(model: LinearModel, *, hint: Sequence[float] | None = None, time
         h.setOptionValue("mip_rel_gap", float(mip_gap))
         if not presolve:
             h.setOptionValue("presolve", "off")
+        for key, value in (options or {}).items():
+            h.setOptionValue(key, value)
         h.passModel(_to_highs(model))
         if hint is not None:
             sol = highspy.HighsSolution()

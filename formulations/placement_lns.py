@@ -44,12 +44,14 @@ import numpy as np
 from edgebench import registry
 from edgebench.errors import InputError
 from edgebench.formulations.placement import (
+    ModelTooLarge,
     Option,
     PlacementData,
     Schedule,
     build_model,
     decode_partial,
     finish_bounds,
+    hint_vector,
     prepare,
     repair_schedule,
     schedule_objective,
@@ -57,7 +59,7 @@ from edgebench.formulations.placement import (
     solve_model,
     to_decisions,
 )
-from edgebench.formulations import placement_grow
+from edgebench.formulations import placement_grow, placement_lagrange_list
 from edgebench.formulations.placement_neighbourhoods import KINDS, Adaptive, destroy, window
 from edgebench.instances import semantics, sets
 from edgebench.instances.io import content_hash, load_solution
@@ -87,10 +89,17 @@ CYCLES = 4
 BUILD_MARGIN = 1.5
 #: seconds of the time limit kept for the re-allocating moves after the search
 GROW_RESERVE = 2.0
+#: sub-MILP stopping rules: "off" (solve each to optimality from the incumbent as a MIP start),
+#: "bound" (HiGHS objective_bound just below the incumbent's value: only improving solutions
+#: count, the tree is pruned by it), "first" (bound, and stop at the first improving solution)
+CUTOFFS = ("off", "bound", "first")
+DEFAULT_CUTOFF = "off"
 #: stats key of a grown result's fixed-allocation schedule (per task [cluster, start, cpu, gpu])
 FIXED_KEY = "fixed_schedule"
 #: warm_start value that names the instance's shipped best-known solution
 BEST_KNOWN = "best-known"
+#: warm_start value that builds the Lagrangian-guided list schedule (placement-lagrange)
+LAGRANGIAN = "lagrangian"
 
 
 def to_schedule(payload, data: PlacementData, decisions) -> Schedule | None:
@@ -147,7 +156,8 @@ def _move_kinds(moves: str) -> tuple[str, ...]:
 
 def improve(data: PlacementData, cur: Schedule, *, seed: int, deadline: float | None, iterations: int | None,
             block: int = BLOCK, slack: int = SLACK, stall: int = STALL, sub_limit: float = SUB_LIMIT,
-            moves: str = DEFAULT_MOVES, types: list[str] | None = None) -> tuple[Schedule, dict[str, Any]]:
+            moves: str = DEFAULT_MOVES, types: list[str] | None = None,
+            cutoff: str = DEFAULT_CUTOFF) -> tuple[Schedule, dict[str, Any]]:
     """The LNS loop (module docstring); returns the best schedule and counters. ``moves``:
     ``classic`` (windows / clusters, half each), ``adaptive`` (every kind of
     :data:`.placement_neighbourhoods.KINDS`, chosen by adaptive weights) or one kind."""
@@ -172,7 +182,14 @@ def improve(data: PlacementData, cur: Schedule, *, seed: int, deadline: float | 
         if rem is not None and rem <= 0.5:
             break
         tl = sub_limit if rem is None else min(rem, sub_limit)
-        sol = solve_model(bm, "highspy", time_limit=tl, threads=1, seed=seed, hint=cur)
+        options = None
+        if cutoff != "off":
+            x = hint_vector(bm, cur)
+            if x is not None:  # the objective is integral: anything better is at least 1 lower
+                options = {"objective_bound": bm.model.objective_value(x) - 0.5}
+                if cutoff == "first":
+                    options["mip_max_improving_sols"] = 1
+        sol = solve_model(bm, "highspy", time_limit=tl, threads=1, seed=seed, hint=cur, options=options)
         info["neighbourhoods"] += 1
         better = False
         if sol.values is not None:
@@ -226,7 +243,7 @@ def _starts(instance, time_limit: float | None, share: float, seed: int):
 def _warm_file(value: str) -> Path:
     path = Path(value)
     if not path.is_file():
-        raise InputError(f"no such solution file {value!r} (a solution JSON file or {BEST_KNOWN!r})",
+        raise InputError(f"no such solution file {value!r} (a solution JSON file, {BEST_KNOWN!r} or {LAGRANGIAN!r})",
                          field="params.warm_start")
     return path
 
@@ -234,7 +251,7 @@ def _warm_file(value: str) -> Path:
 def check_warm_start(value: Any) -> None:
     """The parameter check, before anything runs: ``best-known`` or a readable placement
     solution file with decisions (InputError naming the file and field otherwise)."""
-    if value is None or value == BEST_KNOWN:
+    if value is None or value in (BEST_KNOWN, LAGRANGIAN):
         return
     path = _warm_file(value)
     try:
@@ -245,13 +262,21 @@ def check_warm_start(value: Any) -> None:
         raise InputError(f"{path}: placement: has no placement decisions to start from", field="params.warm_start")
 
 
-def warm_start_decisions(instance, value: str | None):
-    """(referee value, decisions, source) of the warm start, or None without one (``value``
-    None, or ``best-known`` for an instance no shipped set lists with a solution). The file is
-    read by the project's solution loader and checked against the instance; a solution for
-    another instance or one the referee rejects is an InputError naming the file."""
+def warm_start_decisions(instance, value: str | None, *, seed: int = 0, deadline: float | None = None):
+    """(referee value, decisions, source, fixed schedule or None) of the warm start, or None
+    without one (``value`` None, or ``best-known`` for an instance no shipped set lists with a
+    solution). ``lagrangian``: the construction of :mod:`.placement_lagrange_list` (seeded;
+    ``deadline`` cuts its random samples). The file is read by the project's solution loader and
+    checked against the instance; a solution for another instance or one the referee rejects is
+    an InputError naming the file."""
     if value is None:
         return None
+    if value == LAGRANGIAN:
+        try:
+            val, sched, _ = placement_lagrange_list.construct(instance, seed=seed, deadline=deadline)
+        except ModelTooLarge:  # as the start solvers' own model: they run and say so
+            return None
+        return val, to_decisions(sched), "lagrangian construction", [[o.cluster, t, o.cpu, o.gpu] for o, t in sched]
     path = sets.best_known_solution(content_hash(instance)) if value == BEST_KNOWN else _warm_file(value)
     if path is None:
         return None
@@ -296,22 +321,27 @@ def fixed_from_stats(data: PlacementData, raw: Any) -> Schedule | None:
                   "moves": f"neighbourhood moves: {', '.join(MOVES)} (default {DEFAULT_MOVES}; docs/formulations/"
                            "placement.md)",
                   "warm_start": f"start from this schedule instead of the start solvers: a placement solution "
-                                f"file, or {BEST_KNOWN!r} for the instance's shipped best-known solution",
+                                f"file, {BEST_KNOWN!r} for the instance's shipped best-known solution, or "
+                                f"{LAGRANGIAN!r} for the Lagrangian-guided list schedule (placement-lagrange)",
                   "grow": "bool: after the search, re-allocating moves scored by the referee (default true; "
-                          "formulations/placement_grow.py)"},
-          choices={"moves": MOVES},
+                          "formulations/placement_grow.py)",
+                  "cutoff": f"sub-MILP stopping rule: {', '.join(CUTOFFS)} (default {DEFAULT_CUTOFF}; off: to "
+                            "optimality; bound: only solutions better than the incumbent; first: stop at the first)"},
+          choices={"moves": MOVES, "cutoff": CUTOFFS},
           bounds={"block": (2, None), "slack": (1, None), "stall": (1, None), "sub_limit": (0.1, None),
                   "start_share": (0.05, 0.9), "iterations": (0, None)},
           check=lambda p: check_warm_start(p.get("warm_start")))
 def solve(instance, *, time_limit: float | None = None, seed: int = 0, block: int = BLOCK, slack: int = SLACK,
           stall: int = STALL, sub_limit: float = SUB_LIMIT, start_share: float = START_SHARE,
           iterations: int | None = None, moves: str = DEFAULT_MOVES, warm_start: str | None = None,
-          grow: bool = True, **extra: Any):
+          grow: bool = True, cutoff: str = DEFAULT_CUTOFF, **extra: Any):
     """Improve the best start schedule by large-neighbourhood search. A bad warm start is an
     InputError (raised before any work); nothing else raises."""
     t0 = time.perf_counter()
     params = {"block": block, "slack": slack, "stall": stall, "sub_limit": sub_limit, "start_share": start_share,
               "iterations": iterations, "moves": moves, "warm_start": warm_start, "grow": grow}
+    if cutoff != DEFAULT_CUTOFF:  # recorded only when set: stored runs keep their parameter hash
+        params["cutoff"] = cutoff
     stats: dict[str, Any] = {"message": ""}
 
     def result(status, decisions=None, objective=None):
@@ -325,9 +355,12 @@ def solve(instance, *, time_limit: float | None = None, seed: int = 0, block: in
     deadline = None if time_limit is None else t0 + float(time_limit)
     if iterations is None and deadline is None:
         iterations = DEFAULT_ITERATIONS
-    warm = warm_start_decisions(instance, warm_start)
+    warm = warm_start_decisions(instance, warm_start, seed=seed,
+                                deadline=None if deadline is None else t0 + 0.1 * (deadline - t0))
     if warm_start is not None:
-        stats["warm_start"] = warm[2] if warm else "none shipped: the start solvers"
+        stats["warm_start"] = warm[2] if warm else (
+            "too large for the construction: the start solvers" if warm_start == LAGRANGIAN
+            else "none shipped: the start solvers")
     try:
         payload = instance.placement
         data = prepare(payload, deadline)
@@ -352,7 +385,7 @@ def solve(instance, *, time_limit: float | None = None, seed: int = 0, block: in
             sched, info = improve(data, fixed[1], seed=seed, iterations=iterations,
                                   deadline=None if deadline is None or not grow else deadline - GROW_RESERVE,
                                   block=int(block), slack=int(slack), stall=int(stall), sub_limit=float(sub_limit),
-                                  moves=moves, types=[t.type for t in payload.tasks])
+                                  moves=moves, types=[t.type for t in payload.tasks], cutoff=cutoff)
             stats.update(info, lns_from=fixed[2])
             cands = [to_decisions(sched)]
             if grow:
@@ -376,5 +409,5 @@ def solve(instance, *, time_limit: float | None = None, seed: int = 0, block: in
 
 
 __all__ = ["solve", "improve", "to_schedule", "neighbourhood", "warm_start_decisions", "check_warm_start",
-           "fixed_from_stats", "FIXED_KEY",
-           "SOLVER_NAME", "BEST_KNOWN"]
+           "fixed_from_stats", "FIXED_KEY", "CUTOFFS",
+           "SOLVER_NAME", "BEST_KNOWN", "LAGRANGIAN"]
