@@ -30,7 +30,6 @@ import numpy as np
 
 from edgebench.formulations.placement_lagrange import (
     ENERGY_SLACK,
-    ROUNDS,
     SCALE,
     _Master,
     _to_grid,
@@ -45,6 +44,15 @@ GRID = 1 << 20
 #: coarser relaxation (the loss dropped, one label group per executed-step count)
 SWITCHING = True
 _log = logging.getLogger(__name__)
+#: column-generation rounds at most, and rounds without a better certified value before stopping
+#: (fixed counts: the bound is deterministic, no clock; a priced round of a 192-task test-bed
+#: instance costs about 25 s CPU)
+ROUNDS = 40
+STALL = 20
+#: labels extended (all pricings together) after which no further round starts: about 4-5 min
+#: CPU at the measured 75,000 labels per second (a 192-task synthetic-3 pricing: 80,000 labels;
+#: test-bed: 1.7 million)
+WORK = 20_000_000
 _DONE = 1.0 - semantics.PROGRESS_EPS - ENERGY_SLACK
 
 
@@ -128,7 +136,8 @@ class Options:
 
 
 def price_pair(opt: Options, a: int, n: int, Lam: np.ndarray, Mu: np.ndarray | None, H: int,
-               cap: int | None = None, want_column: bool = True, switching: bool = SWITCHING):
+               cap: int | None = None, want_column: bool = True, switching: bool = SWITCHING,
+               work: list | None = None):
     """(least cost, F, first start, usage {(n, r, t): amount for t < H}) of the relaxed histories
     of a task arriving at a on cluster n under integer multipliers (Lam (N, 2, H), Mu (N, H) or
     None), cost = (F - a) 2**SCALE + sum_t Lam x_t + Mu[n, s]; None if none costs below ``cap``.
@@ -136,7 +145,8 @@ def price_pair(opt: Options, a: int, n: int, Lam: np.ndarray, Mu: np.ndarray | N
     Labels at the start of step t are grouped by (executed steps k, level of the previous step)
     — the level is the gain parameter's index, -1 after a pause or before the first step; with
     ``switching`` off every level is -1 and no loss is charged — and within a group only the
-    Pareto front on (progress up, cost down) is kept."""
+    Pareto front on (progress up, cost down) is kept.  ``work[0]`` (when given) grows by the
+    labels extended: a deterministic measure of the effort."""
     best, best_col = cap, None
     big = np.iinfo(np.int64).max
     layers: list[dict] = []
@@ -163,6 +173,8 @@ def price_pair(opt: Options, a: int, n: int, Lam: np.ndarray, Mu: np.ndarray | N
             p = b.astype(float) / GRID
             lossy = (opt.level[cand] != lvl) if (switching and k > 0) else np.zeros(cand.size, dtype=bool)
             q = opt.step(p, opt.param[cand], k, lossy)
+            if work is not None:
+                work[0] += q.size
             tot = c[:, None] + allcost[cand][None, :] + (mu if k == 0 else 0)
             done = q >= _DONE
             if done.any():
@@ -231,13 +243,15 @@ def tasks_of(payload, durations) -> list[Task]:
     return [Task(payload, j, row) for j, row in enumerate(durations) if row]
 
 
-def price_task(task: Task, Lam, Mu, H: int, *, want_column: bool = True, switching: bool = SWITCHING):
+def price_task(task: Task, Lam, Mu, H: int, *, want_column: bool = True, switching: bool = SWITCHING,
+               work: list | None = None):
     """[(cost, n, F, first start, usage)] cheapest first; the first cost is the task's least
     (relaxed) price.  Each cluster is priced with the cheapest so far as its cap, so a later
     cluster reports a column only when it beats it."""
     out, cap = [], None
     for n, opt in task.opts.items():
-        r = price_pair(opt, task.a, n, Lam, Mu, H, cap=cap, want_column=want_column, switching=switching)
+        r = price_pair(opt, task.a, n, Lam, Mu, H, cap=cap, want_column=want_column, switching=switching,
+                       work=work)
         if r is not None:
             out.append((r[0], n) + tuple(r[1:]))
             cap = r[0] if cap is None else min(cap, r[0])
@@ -262,15 +276,16 @@ def certified_value(payload, tasks: list[Task], Lam: np.ndarray, Mu: np.ndarray 
     return _value(payload, prices, Lam, Mu)
 
 
-def trajectory_multipliers(payload, durations, start, *, rounds: int = ROUNDS, smoothing: float = 0.5,
-                           switching: bool = SWITCHING):
+def trajectory_multipliers(payload, durations, start, *, rounds: int = ROUNDS, stall: int = STALL,
+                           work: int = WORK, smoothing: float = 0.5, switching: bool = SWITCHING):
     """(certified value, Lam, Mu, H): column generation on (4)'s master LP
     (:class:`placement_lagrange._Master`) with trajectory columns, from the point ``start`` =
     (value, Lam, Mu, H) of :func:`placement_lagrange.lagrangian_multipliers` (its Wentges
     centre; H is kept).  The value is the best of ``start``'s own value and the trajectory
-    values of the priced points, so it is never below (4).  Stops after ``rounds`` rounds, when
-    no column improves the master, or when the certified value reaches the master's ceiling:
-    deterministic, no clock."""
+    values of the priced points, so it is never below (4).  Stops after ``rounds`` rounds, after
+    ``stall`` rounds in a row without a better certified value, once the pricings have extended
+    ``work`` labels, when no column improves the master, or when the certified value reaches the
+    master's ceiling: deterministic, no clock."""
     val4, Lam0, Mu0, H = start
     tasks = tasks_of(payload, durations)
     if not tasks or H == 0:
@@ -288,9 +303,11 @@ def trajectory_multipliers(payload, durations, start, *, rounds: int = ROUNDS, s
         return [(i, master.column(i, _Where(t.a, n), F - t.a, s - t.a, use))
                 for i, t in enumerate(tasks) for _, n, F, s, use in priced[i]]
 
+    done = [0]
+
     def price_all(grid):
         L, M = split(grid)
-        priced = [price_task(t, L, M, H, switching=switching) for t in tasks]
+        priced = [price_task(t, L, M, H, switching=switching, work=done) for t in tasks]
         return priced, _value(payload, [x[0][0] for x in priced], L, M)
 
     cols = []
@@ -304,6 +321,7 @@ def trajectory_multipliers(payload, durations, start, *, rounds: int = ROUNDS, s
     priced, v = price_all(best_grid)
     best = max(val4, v)
     master.add(cols + [c for _, c in columns(priced)])
+    last_gain = 0
     for rnd in range(rounds):
         sol = master.solve()
         if sol is None:
@@ -315,14 +333,14 @@ def trajectory_multipliers(payload, durations, start, *, rounds: int = ROUNDS, s
             grid = _to_grid(pi)
             priced, v = price_all(grid)
             if v > best:
-                best, center, best_grid = v, pi, grid
+                best, center, best_grid, last_gain = v, pi, grid, rnd
             new = [c for i, c in columns(priced) if c[0] + float(lp[c[1]] @ c[2]) < u[i] - 1e-7]
             if new:
                 break
         master.add(new)
         _log.debug("round %d: %d columns, master LP %.4f, certified %d, %d added", rnd, master.ncols, obj, best,
                    len(new))
-        if not new or best >= np.ceil(obj - 1e-6):
+        if not new or best >= np.ceil(obj - 1e-6) or rnd - last_gain >= stall or done[0] >= work:
             break
     Lam, Mu = split(best_grid)
     return best, Lam.copy(), (Mu.copy() if single else None), H
