@@ -159,17 +159,17 @@ def price_pair(opt: Options, a: int, n: int, Lam: np.ndarray, Mu: np.ndarray | N
         layers.append((keys, cur))
         lc, lg = (int(Lam[n, 0, t]), int(Lam[n, 1, t])) if t < H else (0, 0)
         mu = int(Mu[n, t]) if (Mu is not None and t < H) else 0
-        idx, ocost = opt.front(lc, lg)
         allcost = lc * opt.cpu + lg * opt.gpu
+        # without the switching loss only this step's (gain up, cost down) front matters; with it
+        # every kept allocation (one dominated at this step's prices may be the one to keep
+        # without loss in the next step, where it may be cheaper)
+        idx = opt.front(lc, lg)[0] if not switching else np.arange(opt.cpu.size)
         nxt: dict[tuple, list] = {}
         for gi, (k, lvl) in enumerate(keys):
             b, c = cur[(k, lvl)][0], cur[(k, lvl)][1]
             rows = np.arange(b.size)
             nxt.setdefault((k, -1), []).append((b, c, np.full(b.size, gi), rows, np.full(b.size, -1)))
             cand = idx
-            if switching and lvl >= 0 and not (opt.level[idx] == lvl).any():
-                same = np.nonzero(opt.level == lvl)[0]
-                cand = np.append(idx, same[np.argmin(allcost[same])])
             p = b.astype(float) / GRID
             lossy = (opt.level[cand] != lvl) if (switching and k > 0) else np.zeros(cand.size, dtype=bool)
             q = opt.step(p, opt.param[cand], k, lossy)

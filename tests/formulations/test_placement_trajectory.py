@@ -60,7 +60,7 @@ def _histories(opts, steps):
     return itertools.product([(0, 0)] + opts, repeat=steps)
 
 
-@settings(max_examples=30, deadline=None, derandomize=True)
+@settings(max_examples=60, deadline=None, derandomize=True)
 @given(st.sampled_from(sorted(TYPES)), st.integers(1, 3), st.integers(1, 3), st.sampled_from([0.0, 0.2]),
        st.sampled_from(["single", "multi"]), st.integers(0, 2 ** 31))
 def test_price_is_at_most_the_cost_of_every_history(kind, cpu, gpu, noise, variant, seed):
