@@ -32,9 +32,9 @@ from edgebench.formulations.placement_lagrange import (
     ENERGY_SLACK,
     SCALE,
     _Master,
-    _to_grid,
     greedy_columns,
     lagrangian_multipliers,
+    smoothed_points,
 )
 from edgebench.instances import semantics
 
@@ -328,9 +328,7 @@ def trajectory_multipliers(payload, durations, start, *, rounds: int = ROUNDS, s
             break
         obj, lp, u = sol
         new = []
-        for alpha in ((smoothing, 0.0) if smoothing > 0 else (0.0,)):
-            pi = alpha * center + (1 - alpha) * lp
-            grid = _to_grid(pi)
+        for pi, grid in smoothed_points(center, lp, smoothing):
             priced, v = price_all(grid)
             if v > best:
                 best, center, best_grid, last_gain = v, pi, grid, rnd
