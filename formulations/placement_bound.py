@@ -17,6 +17,9 @@ variants, every heuristic and policy, the MILP).  Proofs: docs/formulations/plac
 * :func:`formulations.placement_lagrange.lagrangian_bound` — the time-indexed energy relaxation
   (per task a completion time, the least energy of a history finishing by then, per-step
   capacities and first starts priced by multipliers), certified from the multipliers in integers;
+* :func:`formulations.placement_trajectory.trajectory_multipliers` — (6): the same Lagrangian
+  with each task priced by an allocation history (labelling programme, switching loss included),
+  started from (4)'s multipliers;
 * :func:`reallocating_bound` — the best applicable bound and its kind.
 
 Durations and assignments are integers (step counts) and SRPT is computed in exact fractions.
@@ -33,7 +36,8 @@ from fractions import Fraction
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from edgebench.formulations.placement_lagrange import energy_front, lagrangian_bound
+from edgebench.formulations.placement_lagrange import energy_front, lagrangian_multipliers
+from edgebench.formulations.placement_trajectory import trajectory_multipliers
 from edgebench.instances import semantics
 
 #: kind strings written into the manifests' best_known.bound_kind
@@ -41,6 +45,7 @@ KIND_SHORTEST = "combinatorial: shortest durations"
 KIND_SLOTS = "combinatorial: start slots x per-cluster durations"
 KIND_ENERGY = "combinatorial: per-cluster-group energy (SRPT)"
 KIND_LAGRANGE = "combinatorial: time-indexed energy (Lagrangian)"
+KIND_TRAJECTORY = "combinatorial: exact-trajectory column generation (Lagrangian)"
 
 
 def proof_applies(payload) -> bool:
@@ -194,7 +199,10 @@ def reallocating_bound(payload) -> tuple[int, str] | None:
         slots = start_slot_bound(payload, durations)
         if slots > best:
             best, kind = slots, KIND_SLOTS
-    lagrange = lagrangian_bound(payload, durations)
-    if lagrange > best:
-        best, kind = lagrange, KIND_LAGRANGE
+    start = lagrangian_multipliers(payload, durations)
+    if start[0] > best:
+        best, kind = start[0], KIND_LAGRANGE
+    trajectory = trajectory_multipliers(payload, durations, start)[0]  # (6), from (4)'s point
+    if trajectory > best:
+        best, kind = trajectory, KIND_TRAJECTORY
     return best, kind

@@ -313,6 +313,15 @@ def _to_grid(v: np.ndarray) -> np.ndarray:
     return np.floor(np.maximum(v, 0.0) * (1 << SCALE)).astype(np.int64)
 
 
+def smoothed_points(center: np.ndarray, lp: np.ndarray, smoothing: float):
+    """The points priced in a column-generation round, in order: the master's duals ``lp``
+    smoothed towards the best point ``center`` (Wentges, weight ``smoothing``), then the plain
+    duals; each as (float point, its integers on the grid 2**-SCALE)."""
+    for alpha in ((smoothing, 0.0) if smoothing > 0 else (0.0,)):
+        pi = alpha * center + (1 - alpha) * lp
+        yield pi, _to_grid(pi)
+
+
 class _Master:
     """The restricted master LP in highspy (one thread): rows = per cluster, resource and step
     the capacity, (single) per cluster and step the first starts, one convexity row per task;
@@ -459,9 +468,7 @@ def lagrangian_multipliers(payload, durations, *, rounds: int = ROUNDS, smoothin
             break
         obj, lp, u = sol
         cols = []
-        for alpha in ((smoothing, 0.0) if smoothing > 0 else (0.0,)):
-            pi = alpha * center + (1 - alpha) * lp
-            grid = _to_grid(pi)
+        for pi, grid in smoothed_points(center, lp, smoothing):
             Lam, Mu = split(grid)
             priced = price(pairs, Lam, Mu, H)
             val = _value(payload, priced, Lam, Mu)

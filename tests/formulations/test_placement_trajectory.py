@@ -1,0 +1,121 @@
+"""The trajectory bound (6) (formulations/placement_trajectory.py): the relaxed labelling price is
+never above the referee's own cost of any allocation history, the bound is never above the
+brute-force optimum of the referee's problem (and, with the switching loss dropped, of the
+switching-relaxed problem), never below (4), and strictly above it on a hand-made instance."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from edgebench.formulations import placement_bound as PB
+from edgebench.formulations import placement_enum as E
+from edgebench.formulations import placement_lagrange as PL
+from edgebench.formulations import placement_trajectory as PT
+from edgebench.instances import semantics
+from edgebench.referee.placement import task_finish
+from test_placement_bound import TYPES, brute_force, tiny_instances
+from test_placement_exact import tiny
+
+S = 1 << PL.SCALE
+
+
+@settings(max_examples=200, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(tiny_instances())
+def test_bound_never_above_the_brute_force_optimum(inst):
+    """(6) <= the referee's own optimum (placement_enum, where it finishes within 2,000 states:
+    160 of the 200) and >= (4); (6) without the switching loss <= the optimum of the
+    switching-relaxed problem (brute force, all 200); the certified values at fixed multipliers
+    that no optimiser chose <= the same optima."""
+    p = inst.placement
+    durations = PB.cluster_durations(p)
+    assume(all(durations) and PB.proof_applies(p))
+    relaxed = brute_force(p)
+    assert relaxed < math.inf
+    start = PL.lagrangian_multipliers(p, durations)
+    v6 = PT.trajectory_multipliers(p, durations, start)[0]
+    v6_relaxed = PT.trajectory_multipliers(p, durations, start, switching=False)[0]
+    assert start[0] <= v6_relaxed <= relaxed + 1e-9, (start[0], v6_relaxed, relaxed)
+    assert start[0] <= v6
+    N, H = len(p.clusters), start[3]
+    lam = (np.arange(N * 2 * H, dtype=np.int64).reshape(N, 2, H) % 3) << (PL.SCALE - 1)
+    mu = np.full((N, H), S, dtype=np.int64) if p.variant == "single" else None
+    tasks = PT.tasks_of(p, durations)
+    assert PT.certified_value(p, tasks, lam, mu, H, switching=False) <= relaxed + 1e-9
+    try:
+        opt = E.optimum(inst, max_states=2_000)[0]
+    except E.StateLimitError:
+        return
+    assert relaxed <= opt
+    assert v6 <= opt + 1e-9, (v6, opt)
+    assert PT.certified_value(p, tasks, lam, mu, H) <= opt + 1e-9
+
+
+def _histories(opts, steps):
+    """Every allocation history of `steps` steps: per step a pause or one allocation."""
+    return itertools.product([(0, 0)] + opts, repeat=steps)
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(st.sampled_from(sorted(TYPES)), st.integers(1, 3), st.integers(1, 3), st.sampled_from([0.0, 0.2]),
+       st.sampled_from(["single", "multi"]), st.integers(0, 2 ** 31))
+def test_price_is_at_most_the_cost_of_every_history(kind, cpu, gpu, noise, variant, seed):
+    """One task on one cluster, random multipliers: the labelling price (switching loss on and
+    off) is at most (F - a) + sum Lam x + Mu[first start] of every history of up to 4 steps
+    that the referee's own simulation (`task_finish`) completes, and equal to the least of them
+    when the cheapest completes within 4 steps (the relaxations cost nothing here)."""
+    inst = tiny([(1, kind, (1, 1), (0,))], [(cpu, gpu)], variant, noise, TYPES)
+    p = inst.placement
+    rng = np.random.default_rng(seed)
+    H = 7
+    Lam = rng.integers(0, 3, size=(1, 2, H)).astype(np.int64) << (PL.SCALE - 2)
+    Mu = (rng.integers(0, 3, size=(1, H)).astype(np.int64) << (PL.SCALE - 1)) if variant == "single" else None
+    opts = semantics.allocation_options(p, 0, 0)
+    least = math.inf
+    for hist in _histories(opts, 4):
+        runs = [i for i, x in enumerate(hist) if x != (0, 0)]
+        if not runs:
+            continue
+        s = 1 + runs[0]
+        changes = [(1 + i, c, g) for i, (c, g) in enumerate(hist) if i >= runs[0]]
+        F = task_finish(p, 0, s, changes)
+        if F is None or F > 5:
+            continue
+        cost = (F - 1) * S + sum(int(Lam[0, 0, 1 + i]) * c + int(Lam[0, 1, 1 + i]) * g
+                                 for i, (c, g) in enumerate(hist) if 1 + i < F)
+        cost += int(Mu[0, s]) if Mu is not None else 0
+        least = min(least, cost)
+    task = PT.tasks_of(p, PB.cluster_durations(p))[0]
+    for switching in (True, False):
+        price = PT.price_task(task, Lam, Mu, H, switching=switching)[0][0]
+        assert price <= least
+    if least < 4 * S:  # a longer history costs at least 4 2**SCALE: the cheapest is enumerated
+        assert PT.price_task(task, Lam, Mu, H)[0][0] == least
+
+
+def test_strictly_above_the_lagrangian_bound():
+    """One "fix" task (3 steps at (1, 1), arriving at 1) and one "lm" task (arriving at 2; 2 steps
+    with 2 GPUs in one of them, 3 steps with 1 GPU) on a (3 cpu, 2 gpu) cluster: (4) lets the fix
+    task put its 3 GPU-steps as 2 + 1 in steps 1-2, freeing step 3 for the lm task, and gives 5;
+    every real history of the fix task holds 1 GPU in each of 3 executed steps, so (6) gives the
+    optimum 6 (placement_enum)."""
+    inst = tiny([(1, "fix", (1, 1), (0,)), (2, "lm", (1, 1), (0,))], [(3, 2)], "single", 0.0, TYPES)
+    p = inst.placement
+    d = PB.cluster_durations(p)
+    assert PT.trajectory_bound(p, d) == (5, 6) == (PL.lagrangian_bound(p, d), E.optimum(inst)[0])
+    assert PB.reallocating_bound(p) == (6, PB.KIND_TRAJECTORY)
+
+
+def test_same_input_same_bound():
+    inst = tiny([(0, "gpu", (1, 1), (0,)), (0, "fix", (1, 1), (0,)), (0, "lm", (1, 1), (0,))], [(4, 2)],
+                "single", 0.2, TYPES)
+    p = inst.placement
+    d = PB.cluster_durations(p)
+    first = PT.trajectory_multipliers(p, d, PL.lagrangian_multipliers(p, d))
+    second = PT.trajectory_multipliers(p, d, PL.lagrangian_multipliers(p, d))
+    assert first[0] == second[0] == 11
+    assert np.array_equal(first[1], second[1]) and np.array_equal(first[2], second[2])
