@@ -322,6 +322,36 @@ def smoothed_points(center: np.ndarray, lp: np.ndarray, smoothing: float):
         yield pi, _to_grid(pi)
 
 
+def generate_columns(master, center, best: int, best_grid: np.ndarray, price_point, *, rounds: int,
+                     smoothing: float, stop=None) -> tuple[int, np.ndarray]:
+    """Column generation on ``master`` (the one loop of (4) and (6)): per round solve the master,
+    price its smoothed duals and then its plain duals (:func:`smoothed_points`) —
+    ``price_point(grid) -> (certified value, candidate columns)`` — until a point gives columns
+    that improve the master, and keep the best certified point.  Stops when no column improves,
+    when the certified value reaches the master's ceiling (L <= the Lagrangian dual <= the master
+    LP), or when ``stop(round, round of the last gain)`` says so.  Returns (best, its grid)."""
+    last_gain = 0
+    for rnd in range(rounds):
+        sol = master.solve()
+        if sol is None:
+            break
+        obj, lp, u = sol
+        new = []
+        for pi, grid in smoothed_points(center, lp, smoothing):
+            val, cand = price_point(grid)
+            if val > best:
+                best, center, best_grid, last_gain = val, pi, grid, rnd
+            new = [c for c in cand if c[0] + float(lp[c[1]] @ c[2]) < u[c[3]] - 1e-7]
+            if new:
+                break
+        master.add(new)
+        _log.debug("round %d: %d columns, master LP %.4f, certified %d, %d added", rnd, master.ncols, obj, best,
+                   len(new))
+        if not new or best >= np.ceil(obj - 1e-6) or (stop is not None and stop(rnd, last_gain)):
+            break
+    return best, best_grid
+
+
 class _Master:
     """The restricted master LP in highspy (one thread): rows = per cluster, resource and step
     the capacity, (single) per cluster and step the first starts, one convexity row per task;
@@ -462,31 +492,14 @@ def lagrangian_multipliers(payload, durations, *, rounds: int = ROUNDS, smoothin
             cols.append(master.column(i, pr, m, s, _column(pr, m, s, Lam, H, single)))
     master.add(cols)
     _log.debug("start: certified %d at H = %d", best, H)
-    for rnd in range(rounds):
-        sol = master.solve()
-        if sol is None:
-            break
-        obj, lp, u = sol
-        cols = []
-        for pi, grid in smoothed_points(center, lp, smoothing):
-            Lam, Mu = split(grid)
-            priced = price(pairs, Lam, Mu, H)
-            val = _value(payload, priced, Lam, Mu)
-            if val > best:
-                best, center, best_grid = val, pi, grid
-            for i, j in enumerate(live):
-                for _, m, s, pr in priced[j]:
-                    col = master.column(i, pr, m, s, _column(pr, m, s, Lam, H, single))
-                    if m + float(lp[col[1]] @ col[2]) < u[i] - 1e-7:  # improves the master
-                        cols.append(col)
-            if cols:
-                break
-        master.add(cols)
-        _log.debug("round %d: %d columns, master LP %.4f, certified %d, %d added", rnd, master.ncols, obj, best,
-                   len(cols))
-        # L <= the Lagrangian dual <= the master LP: nothing left to gain once they meet
-        if not cols or best >= np.ceil(obj - 1e-6):
-            break
+    def price_point(grid):
+        Lam, Mu = split(grid)
+        priced = price(pairs, Lam, Mu, H)
+        return _value(payload, priced, Lam, Mu), [master.column(i, pr, m, s, _column(pr, m, s, Lam, H, single))
+                                                  for i, j in enumerate(live) for _, m, s, pr in priced[j]]
+
+    best, best_grid = generate_columns(master, center, best, best_grid, price_point, rounds=rounds,
+                                       smoothing=smoothing)
     Lam, Mu = split(best_grid)
     return best, Lam.copy(), (Mu.copy() if single else None), H
 

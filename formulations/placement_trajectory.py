@@ -23,7 +23,6 @@ the referee's own operations.
 
 from __future__ import annotations
 
-import logging
 import math
 
 import numpy as np
@@ -32,9 +31,9 @@ from edgebench.formulations.placement_lagrange import (
     ENERGY_SLACK,
     SCALE,
     _Master,
+    generate_columns,
     greedy_columns,
     lagrangian_multipliers,
-    smoothed_points,
 )
 from edgebench.instances import semantics
 
@@ -43,7 +42,6 @@ GRID = 1 << 20
 #: charge the switching loss by default (labels keep the previous step's gain level); off: a
 #: coarser relaxation (the loss dropped, one label group per executed-step count)
 SWITCHING = True
-_log = logging.getLogger(__name__)
 #: column-generation rounds at most, and rounds without a better certified value before stopping
 #: (fixed counts: the bound is deterministic, no clock; a priced round of a 192-task test-bed
 #: instance costs about 25 s CPU)
@@ -321,25 +319,13 @@ def trajectory_multipliers(payload, durations, start, *, rounds: int = ROUNDS, s
     priced, v = price_all(best_grid)
     best = max(val4, v)
     master.add(cols + [c for _, c in columns(priced)])
-    last_gain = 0
-    for rnd in range(rounds):
-        sol = master.solve()
-        if sol is None:
-            break
-        obj, lp, u = sol
-        new = []
-        for pi, grid in smoothed_points(center, lp, smoothing):
-            priced, v = price_all(grid)
-            if v > best:
-                best, center, best_grid, last_gain = v, pi, grid, rnd
-            new = [c for i, c in columns(priced) if c[0] + float(lp[c[1]] @ c[2]) < u[i] - 1e-7]
-            if new:
-                break
-        master.add(new)
-        _log.debug("round %d: %d columns, master LP %.4f, certified %d, %d added", rnd, master.ncols, obj, best,
-                   len(new))
-        if not new or best >= np.ceil(obj - 1e-6) or rnd - last_gain >= stall or done[0] >= work:
-            break
+    def price_point(grid):
+        priced, v = price_all(grid)
+        return v, [c for _, c in columns(priced)]
+
+    best, best_grid = generate_columns(master, center, best, best_grid, price_point, rounds=rounds,
+                                       smoothing=smoothing,
+                                       stop=lambda rnd, last_gain: rnd - last_gain >= stall or done[0] >= work)
     Lam, Mu = split(best_grid)
     return best, Lam.copy(), (Mu.copy() if single else None), H
 
