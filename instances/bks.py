@@ -85,18 +85,24 @@ The bound used, `formulations.placement_bound.reallocating_bound`, holds for eve
 referee accepts; it is the largest of `combinatorial: shortest durations` (every task needs at
 least the fewest executed steps of its best eligible cluster after its arrival),
 `combinatorial: start slots x per-cluster durations` (variant single: one first start per cluster
-and step, an exact assignment of tasks to distinct (cluster, step) slots) and
+and step, an exact assignment of tasks to distinct (cluster, step) slots),
 `combinatorial: per-cluster-group energy (SRPT)` (each task's least resource-steps, exact, on the
-summed capacity of the clusters it can use: a preemptive single machine with release dates, SRPT).
+summed capacity of the clusters it can use: a preemptive single machine with release dates, SRPT),
+`combinatorial: time-indexed energy (Lagrangian)` (a Lagrangian relaxation of the per-step
+capacities and first starts, each task priced by a window and a fill of its energy front) and
+`combinatorial: exact-trajectory column generation (Lagrangian)` (the same relaxation with each task
+priced by a real allocation history: integer allocations, pauses, noise and the switching loss).
+`solver bound (placement-exact)` is the exact model's bound, whose root is the integer
+time-indexed relaxation R.
 Proofs, preconditions (curvature > 1, no zero-gain allocation; otherwise no bound is claimed) and
-the brute-force test: docs/formulations/placement.md, "A bound for every referee-feasible schedule".
+the brute-force tests: docs/formulations/placement.md, "A bound for every referee-feasible schedule".
 Under the authors' additive clipped noise (`noise_model = "additive"`, where those preconditions
 fail) the bound is `combinatorial: optimistic draws (additive noise)`
 (`formulations.placement_bound_additive`): every executed step of a task gains at most its best
 noise-free gain plus that step's own draw, clipped at 0, so each task needs at least the steps in
 which these optimistic gains reach 1 (docs/formulations/placement.md, "A bound under additive noise").
-The bound misses the trade-off between speed and resources, so placement gaps still measure partly
-the bound's weakness, not only the best known's sub-optimality.
+The Lagrangian bounds are LP-strength: a task may be a convex combination of histories, so on the
+large sets (hetero-6, test-bed) part of a gap is still the bound's, not only the best known's.
 
 **Offloading** (`mean_makespan`, minimised):
 
