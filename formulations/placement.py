@@ -719,6 +719,16 @@ def to_decisions(schedule: Schedule) -> PlacementDecisions:
                                           for o, s in schedule))
 
 
+#: stats key under which a result records a fixed-allocation schedule (:func:`fixed_rows`), read
+#: back by placement-lns as a warm start (``placement_lns.fixed_from_stats``)
+FIXED_KEY = "fixed_schedule"
+
+
+def fixed_rows(schedule: Schedule) -> list[list[int]]:
+    """The schedule as JSON rows, per task [cluster, start, cpu, gpu] (stored under FIXED_KEY)."""
+    return [[o.cluster, s, o.cpu, o.gpu] for o, s in schedule]
+
+
 def lp_relaxation_bound(bm: BuiltModel, *, time_limit: float | None = None, threads: int = 1,
                         seed: int = 0) -> float | None:
     """Optimal value of the LP relaxation (a valid lower bound), None if not solved."""

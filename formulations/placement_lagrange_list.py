@@ -37,8 +37,9 @@ from typing import Any
 
 import numpy as np
 
-from edgebench.formulations.placement import (ModelTooLarge, Option, PlacementData, Schedule, _Profile, prepare,
-                                              schedule_objective, schedule_violations, to_decisions)
+from edgebench.formulations.placement import (FIXED_KEY, ModelTooLarge, Option, PlacementData, Schedule, _Profile,
+                                              fixed_rows, prepare, schedule_objective, schedule_violations,
+                                              to_decisions)
 from edgebench.formulations.placement_bound import cluster_durations, proof_applies
 from edgebench.formulations.placement_lagrange import ROUNDS, SCALE, _pairs, lagrangian_multipliers, price
 from edgebench.referee.placement import evaluate
@@ -55,9 +56,6 @@ RULES = {"window": ("window", 0.0, 0.0), "fastest": ("cluster", 0.0, 0.0), "eft"
          "p2a8": ("any", 2.0, 8.0), "w-a4": ("window", 0.0, 4.0), "c-a4": ("cluster", 0.0, 4.0)}
 #: seeded random alpha-point orders after the fixed ones (default)
 SAMPLES = 8
-#: stats key of the constructed fixed-allocation schedule (per task [cluster, start, cpu, gpu]),
-#: the same layout placement-lns reads back as a warm start
-FIXED_KEY = "fixed_schedule"
 
 
 @dataclass(frozen=True)
@@ -218,7 +216,7 @@ def solve(instance, *, time_limit: float | None = None, seed: int = 0, samples: 
     except ModelTooLarge as exc:
         return make_result(instance, SOLVER_NAME, status="error", seed=seed, params=params, started=t0,
                            stats={"message": str(exc)})
-    info[FIXED_KEY] = [[o.cluster, s, o.cpu, o.gpu] for o, s in sched]
+    info[FIXED_KEY] = fixed_rows(sched)
     return make_result(instance, SOLVER_NAME, status="feasible", decisions=to_decisions(sched), seed=seed,
                        params=params, objective=value, started=t0, stats=info)
 

@@ -44,6 +44,7 @@ import numpy as np
 from edgebench import registry
 from edgebench.errors import InputError
 from edgebench.formulations.placement import (
+    FIXED_KEY,
     ModelTooLarge,
     Option,
     PlacementData,
@@ -51,6 +52,7 @@ from edgebench.formulations.placement import (
     build_model,
     decode_partial,
     finish_bounds,
+    fixed_rows,
     hint_vector,
     prepare,
     repair_schedule,
@@ -94,8 +96,6 @@ GROW_RESERVE = 2.0
 #: count, the tree is pruned by it), "first" (bound, and stop at the first improving solution)
 CUTOFFS = ("off", "bound", "first")
 DEFAULT_CUTOFF = "off"
-#: stats key of a grown result's fixed-allocation schedule (per task [cluster, start, cpu, gpu])
-FIXED_KEY = "fixed_schedule"
 #: warm_start value that names the instance's shipped best-known solution
 BEST_KNOWN = "best-known"
 #: warm_start value that builds the Lagrangian-guided list schedule (placement-lagrange)
@@ -276,7 +276,7 @@ def warm_start_decisions(instance, value: str | None, *, seed: int = 0, deadline
             val, sched, _ = placement_lagrange_list.construct(instance, seed=seed, deadline=deadline)
         except ModelTooLarge:  # as the start solvers' own model: they run and say so
             return None
-        return val, to_decisions(sched), "lagrangian construction", [[o.cluster, t, o.cpu, o.gpu] for o, t in sched]
+        return val, to_decisions(sched), "lagrangian construction", fixed_rows(sched)
     path = sets.best_known_solution(content_hash(instance)) if value == BEST_KNOWN else _warm_file(value)
     if path is None:
         return None
@@ -400,7 +400,7 @@ def solve(instance, *, time_limit: float | None = None, seed: int = 0, block: in
                     # continues the search from there (fixed_from_stats)
                     stats.pop(FIXED_KEY, None)
                     if i:
-                        stats[FIXED_KEY] = [[o.cluster, t, o.cpu, o.gpu] for o, t in sched]
+                        stats[FIXED_KEY] = fixed_rows(sched)
         stats["source"] = source
         return result("feasible", best_dec, best_val)
     except Exception as exc:  # never raise out of solve
