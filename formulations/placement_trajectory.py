@@ -90,6 +90,8 @@ class Options:
         self.sigma = 1.0 - float(payload.switching_overhead)
         self.noise = [1.0 + semantics.noise_draw(payload, j, k) for k in range(64)]
         self._payload, self._j = payload, j
+        self.pmax = float(self.param.max()) if self.param.size else 0.0
+        self.fmax = 1.0 + max(float(payload.noise), 0.0)
 
     @staticmethod
     def _exact_params(payload, j, opts):
@@ -104,6 +106,19 @@ class Options:
                 ge = float(g) if t.cpu_per_gpu is None else min(float(g), c / t.cpu_per_gpu)
                 out.append(math.tanh(ge / t.gpu_scale))
         return out
+
+    def fewest(self, b: np.ndarray) -> np.ndarray:
+        """A lower bound (>= 1) on the executed steps a label of progress ``b / GRID`` still needs:
+        one relaxed step from progress p gains at most ``g(p) = (pmax sqrt(max(kappa - p, 0)) +
+        base) (1 + noise) + 1 / GRID`` (the largest parameter, the largest noise factor, the
+        rounding up), and g only falls as progress grows, so r steps reach at most p + r g(p)."""
+        p = b.astype(float) / GRID
+        if self.synthetic:
+            g = self.pmax * np.sqrt(np.maximum(self.kappa - p, 0.0)) + self.base
+        else:
+            g = np.full(p.size, self.pmax)
+        g = (g * self.fmax + 1.0 / GRID) * (1.0 + 1e-9)
+        return np.maximum(np.ceil((_DONE - p) / g - 1e-6), 1).astype(np.int64)
 
     def factor(self, k: int) -> float:
         while k >= len(self.noise):
@@ -201,8 +216,8 @@ def price_pair(opt: Options, a: int, n: int, Lam: np.ndarray, Mu: np.ndarray | N
         C2 = np.concatenate([C, tot[rr, oo]])
         P2 = np.concatenate([np.arange(L, dtype=np.int64), rr.astype(np.int64)])
         O2 = np.concatenate([np.full(L, -1, dtype=np.int64), ops.astype(np.int64)])
-        if best is not None:
-            ok = (((t + 2 - a) << SCALE) + C2) < best
+        if best is not None:  # completion no earlier than t + 1 + (the fewest steps still needed)
+            ok = (((t + 1 - a + opt.fewest(B2)) << SCALE) + C2) < best
             K2, LV2, B2, C2, P2, O2 = K2[ok], LV2[ok], B2[ok], C2[ok], P2[ok], O2[ok]
         if B2.size:
             key = K2 * nlev + (LV2 + 1)
