@@ -43,14 +43,14 @@ GRID = 1 << 20
 #: coarser relaxation (the loss dropped, one label group per executed-step count)
 SWITCHING = True
 #: column-generation rounds at most, and rounds without a better certified value before stopping
-#: (fixed counts: the bound is deterministic, no clock; a priced round of a 192-task test-bed
-#: instance costs about 25 s CPU)
-ROUNDS = 40
-STALL = 20
-#: labels extended (all pricings together) after which no further round starts: about 4-5 min
-#: CPU at the measured 75,000 labels per second (a 192-task synthetic-3 pricing: 80,000 labels;
-#: test-bed: 1.7 million)
-WORK = 20_000_000
+#: (fixed counts: the bound is deterministic, no clock).  Measured (2026-11-27, one thread, the
+#: shared machine at load 3): hetero-6-v2 s0 (384 tasks) converges to its master LP's ceiling in 45
+#: rounds, 290 s CPU; a test-bed round (192 tasks, table model) costs about 40 s
+ROUNDS = 300
+STALL = 30
+#: label extensions (labels x allocations, all pricings together) after which no further round
+#: starts: a deterministic cap on the effort, far above what the shipped sets need
+WORK = 4_000_000_000
 _DONE = 1.0 - semantics.PROGRESS_EPS - ENERGY_SLACK
 
 
@@ -90,6 +90,8 @@ class Options:
         self.sigma = 1.0 - float(payload.switching_overhead)
         self.noise = [1.0 + semantics.noise_draw(payload, j, k) for k in range(64)]
         self._payload, self._j = payload, j
+        self.pmax = float(self.param.max()) if self.param.size else 0.0
+        self.fmax = 1.0 + max(float(payload.noise), 0.0)
 
     @staticmethod
     def _exact_params(payload, j, opts):
@@ -104,6 +106,19 @@ class Options:
                 ge = float(g) if t.cpu_per_gpu is None else min(float(g), c / t.cpu_per_gpu)
                 out.append(math.tanh(ge / t.gpu_scale))
         return out
+
+    def fewest(self, b: np.ndarray) -> np.ndarray:
+        """A lower bound (>= 1) on the executed steps a label of progress ``b / GRID`` still needs:
+        one relaxed step from progress p gains at most ``g(p) = (pmax sqrt(max(kappa - p, 0)) +
+        base) (1 + noise) + 1 / GRID`` (the largest parameter, the largest noise factor, the
+        rounding up), and g only falls as progress grows, so r steps reach at most p + r g(p)."""
+        p = b.astype(float) / GRID
+        if self.synthetic:
+            g = self.pmax * np.sqrt(np.maximum(self.kappa - p, 0.0)) + self.base
+        else:
+            g = np.full(p.size, self.pmax)
+        g = (g * self.fmax + 1.0 / GRID) * (1.0 + 1e-9)
+        return np.maximum(np.ceil((_DONE - p) / g - 1e-6), 1).astype(np.int64)
 
     def factor(self, k: int) -> float:
         while k >= len(self.noise):
@@ -143,81 +158,88 @@ def price_pair(opt: Options, a: int, n: int, Lam: np.ndarray, Mu: np.ndarray | N
     Labels at the start of step t are grouped by (executed steps k, level of the previous step)
     — the level is the gain parameter's index, -1 after a pause or before the first step; with
     ``switching`` off every level is -1 and no loss is charged — and within a group only the
-    Pareto front on (progress up, cost down) is kept.  ``work[0]`` (when given) grows by the
-    labels extended: a deterministic measure of the effort."""
+    Pareto front on (progress up, cost down) is kept.  All labels of a step are held in flat
+    arrays and extended at once (one matrix of labels x allocations per step).  ``work[0]``
+    (when given) grows by the labels extended: a deterministic measure of the effort."""
     best, best_col = cap, None
     big = np.iinfo(np.int64).max
-    layers: list[dict] = []
-    one = np.zeros(1, dtype=np.int64)
-    # group (k, level): (bucket, cost, parent group index, parent row, option)
-    cur = {(0, -1): (one, one, np.full(1, -1), np.full(1, -1), np.full(1, -1))}
+    nopt = opt.cpu.size
+    nlev = int(opt.level.max()) + 2 if nopt else 1
+    # factors[k]: the noise factor of the k-th executed step (grown on demand)
+    layers: list[tuple[np.ndarray, np.ndarray]] = []  # per step: (parent row, option) of its labels
+    K = np.zeros(1, dtype=np.int64)
+    LV = np.full(1, -1, dtype=np.int64)
+    B = np.zeros(1, dtype=np.int64)
+    C = np.zeros(1, dtype=np.int64)
+    layers.append((np.full(1, -1, dtype=np.int64), np.full(1, -1, dtype=np.int64)))
     t = a
-    while cur and (best is None or ((t + 1 - a) << SCALE) < best):
-        keys = list(cur)
-        layers.append((keys, cur))
+    cand = np.arange(nopt)
+    while B.size and (best is None or ((t + 1 - a) << SCALE) < best):
         lc, lg = (int(Lam[n, 0, t]), int(Lam[n, 1, t])) if t < H else (0, 0)
         mu = int(Mu[n, t]) if (Mu is not None and t < H) else 0
         allcost = lc * opt.cpu + lg * opt.gpu
-        # without the switching loss only this step's (gain up, cost down) front matters; with it
-        # every kept allocation (one dominated at this step's prices may be the one to keep
-        # without loss in the next step, where it may be cheaper)
-        idx = opt.front(lc, lg)[0] if not switching else np.arange(opt.cpu.size)
-        nxt: dict[tuple, list] = {}
-        for gi, (k, lvl) in enumerate(keys):
-            b, c = cur[(k, lvl)][0], cur[(k, lvl)][1]
-            rows = np.arange(b.size)
-            nxt.setdefault((k, -1), []).append((b, c, np.full(b.size, gi), rows, np.full(b.size, -1)))
-            cand = idx
-            p = b.astype(float) / GRID
-            lossy = (opt.level[cand] != lvl) if (switching and k > 0) else np.zeros(cand.size, dtype=bool)
-            q = opt.step(p, opt.param[cand], k, lossy)
-            if work is not None:
-                work[0] += q.size
-            tot = c[:, None] + allcost[cand][None, :] + (mu if k == 0 else 0)
-            done = q >= _DONE
-            if done.any():
-                cm = np.where(done, tot, big)
-                r, o = np.unravel_index(int(np.argmin(cm)), cm.shape)
-                val = ((t + 1 - a) << SCALE) + int(cm[r, o])
-                if best is None or val < best:
-                    best, best_col = val, (t, gi, int(r), int(cand[o]))
-            rr, oo = np.nonzero(~done)
-            if rr.size:
-                nb = np.minimum(np.ceil(q[rr, oo] * GRID).astype(np.int64), GRID)
-                ops = cand[oo]
-                lv = opt.level[ops] if switching else np.full(ops.size, -1)
-                for L in np.unique(lv):
-                    m = lv == L
-                    nxt.setdefault((k + 1, int(L)), []).append((nb[m], tot[rr[m], oo[m]], np.full(int(m.sum()), gi),
-                                                                rr[m], ops[m]))
-        new = {}
-        for key, parts in nxt.items():
-            b, c, pg, pr, op = (np.concatenate([x[i] for x in parts]) for i in range(5))
-            if best is not None:
-                ok = (((t + 2 - a) << SCALE) + c) < best
-                b, c, pg, pr, op = b[ok], c[ok], pg[ok], pr[ok], op[ok]
-            if b.size == 0:
-                continue
-            order = np.lexsort((c, -b))  # progress down, then cost up: keep what beats all above
-            b, c, pg, pr, op = b[order], c[order], pg[order], pr[order], op[order]
-            keep = np.ones(b.size, dtype=bool)
-            keep[1:] = c[1:] < np.minimum.accumulate(c)[:-1]
-            new[key] = (b[keep], c[keep], pg[keep], pr[keep], op[keep])
-        cur = new
+        if not switching:
+            cand = opt.front(lc, lg)[0]
+        L = B.size
+        p = B.astype(float) / GRID
+        kmax = int(K.max())
+        fac = np.array([opt.factor(k) for k in range(kmax + 1)])[K]
+        par = opt.param[cand]
+        if opt.synthetic:
+            inc = par[None, :] * np.sqrt(np.maximum(opt.kappa - p[:, None], 0.0)) + opt.base
+        else:
+            inc = np.broadcast_to(par[None, :], (L, par.size))
+        gain = inc * fac[:, None]
+        if switching:
+            lossy = (opt.level[cand][None, :] != LV[:, None]) & (K[:, None] > 0)
+            gain = np.where(lossy, gain * opt.sigma, gain)
+        q = p[:, None] + gain
+        if work is not None:
+            work[0] += q.size
+        tot = C[:, None] + allcost[cand][None, :] + np.where(K == 0, mu, 0)[:, None]
+        done = q >= _DONE
+        if done.any():
+            cm = np.where(done, tot, big)
+            flat = int(np.argmin(cm))
+            r, o = divmod(flat, cand.size)
+            val = ((t + 1 - a) << SCALE) + int(cm[r, o])
+            if best is None or val < best:
+                best, best_col = val, (t, r, int(cand[o]))
+        rr, oo = np.nonzero(~done)
+        nb = np.minimum(np.ceil(q[rr, oo] * GRID).astype(np.int64), GRID)
+        ops = cand[oo]
+        # children: the pauses (k, -1) then the executed steps (k + 1, level of the option)
+        K2 = np.concatenate([K, K[rr] + 1])
+        LV2 = np.concatenate([np.full(L, -1, dtype=np.int64),
+                              opt.level[ops] if switching else np.full(ops.size, -1, dtype=np.int64)])
+        B2 = np.concatenate([B, nb])
+        C2 = np.concatenate([C, tot[rr, oo]])
+        P2 = np.concatenate([np.arange(L, dtype=np.int64), rr.astype(np.int64)])
+        O2 = np.concatenate([np.full(L, -1, dtype=np.int64), ops.astype(np.int64)])
+        if best is not None:  # completion no earlier than t + 1 + (the fewest steps still needed)
+            ok = (((t + 1 - a + opt.fewest(B2)) << SCALE) + C2) < best
+            K2, LV2, B2, C2, P2, O2 = K2[ok], LV2[ok], B2[ok], C2[ok], P2[ok], O2[ok]
+        if B2.size:
+            key = K2 * nlev + (LV2 + 1)
+            order = np.lexsort((C2, -B2, key))  # group, then progress down, then cost up
+            K2, LV2, B2, C2, P2, O2, key = K2[order], LV2[order], B2[order], C2[order], P2[order], O2[order], key[order]
+            keep = _pareto(key, C2)
+            K2, LV2, B2, C2, P2, O2 = K2[keep], LV2[keep], B2[keep], C2[keep], P2[keep], O2[keep]
+        K, LV, B, C = K2, LV2, B2, C2
+        layers.append((P2, O2))
         t += 1
     if best_col is None:
         return None
     if not want_column:
         return best, None, None, None
-    t_end, gi, r, o = best_col
+    t_end, r, o = best_col
     steps = [(t_end, o)]
     tt = t_end
-    while tt > a:  # walk back through the parents
-        keys, groups = layers[tt - a]
-        _, _, pg, pr, op = groups[keys[gi]]
-        if op[r] >= 0:
-            steps.append((tt - 1, int(op[r])))
-        gi, r, tt = int(pg[r]), int(pr[r]), tt - 1
+    while tt > a:  # walk back through the parents: layers[tt - a] holds the labels at step tt
+        P, O = layers[tt - a]
+        if O[r] >= 0:
+            steps.append((tt - 1, int(O[r])))
+        r, tt = int(P[r]), tt - 1
     use: dict = {}
     for s, i in steps:
         if s < H:
@@ -226,6 +248,27 @@ def price_pair(opt: Options, a: int, n: int, Lam: np.ndarray, Mu: np.ndarray | N
             if opt.gpu[i]:
                 use[(n, 1, s)] = int(opt.gpu[i])
     return best, t_end + 1, min(s for s, _ in steps), use
+
+
+def _pareto(key: np.ndarray, cost: np.ndarray) -> np.ndarray:
+    """Labels sorted by (key, progress down, cost up): keep[i] iff cost[i] is below every cost
+    before it with the same key (the first of each key is kept) — a segmented running minimum."""
+    keep = np.ones(key.size, dtype=bool)
+    if key.size < 2:
+        return keep
+    lo, hi = int(cost.min()), int(cost.max())
+    seg = np.concatenate([[0], np.cumsum(key[1:] != key[:-1])])
+    span = hi - lo + 1
+    if span * (int(seg[-1]) + 1) < (1 << 62):  # shift later groups below earlier ones: one running min
+        v = (cost - lo) - seg * span
+        run = np.minimum.accumulate(v)
+        keep[1:] = v[1:] < run[:-1]
+        return keep
+    starts = np.nonzero(np.concatenate([[True], key[1:] != key[:-1]]))[0]
+    for s, e in zip(starts, np.append(starts[1:], key.size)):
+        c = cost[s:e]
+        keep[s + 1:e] = c[1:] < np.minimum.accumulate(c)[:-1]
+    return keep
 
 
 class Task:
@@ -242,20 +285,29 @@ def tasks_of(payload, durations) -> list[Task]:
 
 
 def price_task(task: Task, Lam, Mu, H: int, *, want_column: bool = True, switching: bool = SWITCHING,
-               work: list | None = None):
+               work: list | None = None, cap: int | None = None):
     """[(cost, n, F, first start, usage)] cheapest first; the first cost is the task's least
     (relaxed) price.  Each cluster is priced with the cheapest so far as its cap, so a later
-    cluster reports a column only when it beats it."""
-    out, cap = [], None
+    cluster reports a column only when it beats it.  With ``cap`` given, only histories costing
+    below it are reported and the list may be empty: the least price is then >= ``cap``
+    (:func:`least_price`)."""
+    out = []
     for n, opt in task.opts.items():
         r = price_pair(opt, task.a, n, Lam, Mu, H, cap=cap, want_column=want_column, switching=switching,
                        work=work)
         if r is not None:
             out.append((r[0], n) + tuple(r[1:]))
             cap = r[0] if cap is None else min(cap, r[0])
-    assert out, "a live task completes on some cluster"
+    assert out or cap is not None, "a live task completes on some cluster"
     out.sort(key=lambda x: (x[0], x[1]))
     return out
+
+
+def least_price(priced: list, cap: int | None) -> int:
+    """A lower bound of the task's least relaxed price from :func:`price_task`'s list priced with
+    ``cap``: the least reported cost, else ``cap`` itself (nothing costs below it).  Valid for any
+    cap; equal to the least price whenever some history costs at most ``cap``."""
+    return priced[0][0] if priced else cap
 
 
 def _value(payload, prices, Lam: np.ndarray, Mu: np.ndarray | None) -> int:
@@ -298,15 +350,25 @@ def trajectory_multipliers(payload, durations, start, *, rounds: int = ROUNDS, s
         return grid[:ncap].reshape(N, 2, H), (grid[ncap:].reshape(N, H) if single else None)
 
     def columns(priced):
-        return [(i, master.column(i, _Where(t.a, n), F - t.a, s - t.a, use))
-                for i, t in enumerate(tasks) for _, n, F, s, use in priced[i]]
+        out = []
+        for i, t in enumerate(tasks):
+            for _, n, F, s, use in priced[i]:
+                pool.add(i, n, F - t.a, s, use)
+                out.append((i, master.column(i, _Where(t.a, n), F - t.a, s - t.a, use)))
+        return out
 
     done = [0]
+    pool = _Pool(len(tasks), N, H, single)
 
     def price_all(grid):
+        """Each task priced with its cheapest known column at this point as the cap: a column is
+        reported only when it beats every known one, and the least price is exact either way
+        (a known column is a relaxed history, so the least price is at most its cost)."""
         L, M = split(grid)
-        priced = [price_task(t, L, M, H, switching=switching, work=done) for t in tasks]
-        return priced, _value(payload, [x[0][0] for x in priced], L, M)
+        caps_i = pool.costs(L, M)
+        priced = [price_task(t, L, M, H, switching=switching, work=done, cap=int(caps_i[i]))
+                  for i, t in enumerate(tasks)]
+        return priced, _value(payload, [least_price(x, int(caps_i[i])) for i, x in enumerate(priced)], L, M)
 
     cols = []
     greedy = greedy_columns(payload, durations)
@@ -314,6 +376,7 @@ def trajectory_multipliers(payload, durations, start, *, rounds: int = ROUNDS, s
         n, s0, (c, g, k) = greedy[t.j]
         use = {(n, r, u): x for u in range(s0, min(s0 + k, H)) for r, x in ((0, c), (1, g)) if x}
         cols.append(master.column(i, _Where(t.a, n), s0 + k - t.a, s0 - t.a, use))
+        pool.add(i, n, s0 + k - t.a, s0, use)
     best_grid = np.concatenate([Lam0.reshape(-1)] + ([Mu0.reshape(-1)] if single else [])).astype(np.int64)
     center = best_grid.astype(float) / (1 << SCALE)
     priced, v = price_all(best_grid)
@@ -328,6 +391,42 @@ def trajectory_multipliers(payload, durations, start, *, rounds: int = ROUNDS, s
                                        stop=lambda rnd, last_gain: rnd - last_gain >= stall or done[0] >= work)
     Lam, Mu = split(best_grid)
     return best, Lam.copy(), (Mu.copy() if single else None), H
+
+
+class _Pool:
+    """The columns known so far, priced exactly at any point: per column its task, cost
+    (F - a) 2**SCALE, the (cluster, first start) of its start multiplier and its usage rows."""
+
+    def __init__(self, ntasks: int, N: int, H: int, single: bool):
+        self.ntasks, self.N, self.H, self.single = ntasks, N, H, single
+        self.task: list[int] = []
+        self.base: list[int] = []
+        self.start: list[int] = []  # flat (n, s) index into Mu, or -1
+        self.rows: list[np.ndarray] = []  # flat (n, r, t) indices into Lam
+        self.vals: list[np.ndarray] = []
+
+    def add(self, i: int, n: int, m: int, s: int, use: dict) -> None:
+        H = self.H
+        self.task.append(i)
+        self.base.append(int(m) << SCALE)
+        self.start.append(n * H + s if (self.single and s < H) else -1)
+        self.rows.append(np.array([(nn * 2 + r) * H + t for (nn, r, t) in use if t < H], dtype=np.int64))
+        self.vals.append(np.array([x for (nn, r, t), x in use.items() if t < H], dtype=np.int64))
+
+    def costs(self, Lam: np.ndarray, Mu: np.ndarray | None) -> np.ndarray:
+        """Per task the least exact cost of its known columns at (Lam, Mu) (int64)."""
+        lam = Lam.reshape(-1)
+        cost = np.array(self.base, dtype=np.int64)
+        for c, (rows, vals) in enumerate(zip(self.rows, self.vals)):
+            if rows.size:
+                cost[c] += int(lam[rows] @ vals)
+        if self.single and Mu is not None:
+            st = np.array(self.start, dtype=np.int64)
+            m = st >= 0
+            cost[m] += Mu.reshape(-1)[st[m]]
+        out = np.full(self.ntasks, np.iinfo(np.int64).max, dtype=np.int64)
+        np.minimum.at(out, np.array(self.task, dtype=np.int64), cost)
+        return out
 
 
 class _Where:

@@ -97,6 +97,40 @@ def test_price_is_at_most_the_cost_of_every_history(kind, cpu, gpu, noise, varia
         assert PT.price_task(task, Lam, Mu, H)[0][0] == least
 
 
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(st.sampled_from(sorted(TYPES)), st.integers(1, 3), st.integers(1, 3), st.sampled_from([0.0, 0.2]),
+       st.sampled_from(["single", "multi"]), st.integers(0, 2 ** 31), st.integers(-3 * S, 3 * S))
+def test_a_cap_keeps_the_least_price(kind, cpu, gpu, noise, variant, seed, shift):
+    """Priced with a cap, a task reports a history only below it, and least_price(.., cap) is
+    min(least price, cap): the least price itself whenever the cap is at or above it (the capped
+    pricing of column generation), never above it otherwise."""
+    inst = tiny([(1, kind, (1, 1), (0,)), (0, "lm", (1, 1), (0,))], [(cpu, gpu), (2, 2)], variant, noise, TYPES)
+    p = inst.placement
+    rng = np.random.default_rng(seed)
+    H = 7
+    Lam = rng.integers(0, 3, size=(2, 2, H)).astype(np.int64) << (PL.SCALE - 2)
+    Mu = (rng.integers(0, 3, size=(2, H)).astype(np.int64) << (PL.SCALE - 1)) if variant == "single" else None
+    for task in PT.tasks_of(p, PB.cluster_durations(p)):
+        least = PT.price_task(task, Lam, Mu, H)[0][0]
+        cap = max(least + shift, 0)
+        capped = PT.price_task(task, Lam, Mu, H, cap=cap)
+        assert all(c[0] < cap for c in capped)
+        assert PT.least_price(capped, cap) == min(least, cap)
+
+
+@settings(max_examples=100, deadline=None, derandomize=True)
+@given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 50)), min_size=1, max_size=40))
+def test_segmented_pareto_filter(rows):
+    """_pareto on labels sorted by (key, ...): keep[i] iff cost[i] < every earlier cost of its key
+    (both of its paths: one shifted running minimum, and the per-group loop for wide spans)."""
+    rows = sorted(rows, key=lambda r: r[0])
+    key = np.array([r[0] for r in rows], dtype=np.int64)
+    cost = np.array([r[1] for r in rows], dtype=np.int64)
+    want = [all(cost[i] < cost[j] for j in range(i) if key[j] == key[i]) for i in range(len(rows))]
+    assert PT._pareto(key, cost).tolist() == want
+    assert PT._pareto(key, cost << 56).tolist() == want  # spans too wide for one shifted running minimum
+
+
 def test_strictly_above_the_lagrangian_bound():
     """One "fix" task (3 steps at (1, 1), arriving at 1) and one "lm" task (arriving at 2; 2 steps
     with 2 GPUs in one of them, 3 steps with 1 GPU) on a (3 cpu, 2 gpu) cluster: (4) lets the fix
