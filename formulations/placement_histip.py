@@ -105,7 +105,7 @@ def _undominated(b: np.ndarray, use: np.ndarray) -> np.ndarray:
 
 
 def _pair_columns(task: Task, n: int, Lam, Mu, H: int, top: int, single: bool, counter: list,
-                  max_labels: int, deadline) -> list:
+                  max_labels: int, max_columns: int, deadline) -> list:
     """Every relaxed history of task on cluster n with price <= top (absolute, 2^-S units), the
     dominated ones (same start, no earlier completion, no smaller usage) left out."""
     opt, a = task.opts[n], task.a
@@ -143,6 +143,9 @@ def _pair_columns(task: Task, n: int, Lam, Mu, H: int, top: int, single: bool, c
                 hist = tuple(h[r].tolist()) + (int(o),)
                 first = next(i for i, x in enumerate(hist) if x >= 0)  # multi: the key has no start
                 out.append((a + first, t + 1, hist, int(fin[r, o])))
+            if len(out) > max_columns:
+                raise TooManyColumns(f"more than {max_columns} columns survive the fixing (task {task.j} on "
+                                     f"cluster {n} alone, before the dominance)")
             rr, oo = np.nonzero(~done)
             if rr.size == 0:
                 continue
@@ -201,7 +204,7 @@ def enumerate_columns(payload, tasks: list[Task], upper: int, Lam, Mu, H: int, *
         cols = []
         for n in task.opts:
             for s, F, hist, cost in _pair_columns(task, n, Lam, Mu, H, pis[i] + delta, single, counter,
-                                                  max_labels, deadline):
+                                                  max_labels, 4 * max_columns, deadline):
                 cols.append(Column(task.j, n, s, F, hist, cost))
         total += len(cols)
         if total > max_columns:

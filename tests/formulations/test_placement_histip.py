@@ -9,6 +9,7 @@ import math
 
 from hypothesis import HealthCheck, assume, given, settings
 
+from edgebench import registry
 from edgebench.formulations import placement_bound as PB
 from edgebench.formulations import placement_enum as E
 from edgebench.formulations import placement_histip as HI
@@ -30,12 +31,12 @@ def _multipliers(p):
 @given(tiny_instances())
 def test_bound_never_above_the_optimum_and_exact_above_it(inst):
     """(7) for U = opt, opt + 1, opt + 5 against the referee's own optimum (placement_enum, the
-    instances where it finishes within 20,000 states): never above it;
+    instances where it finishes within 2,000 states): never above it;
     for U > opt it IS the optimum and the master's schedule is referee-feasible with that value."""
     p = inst.placement
     assume(all(PB.cluster_durations(p)) and PB.proof_applies(p))
     try:
-        opt = E.optimum(inst, max_states=20_000)[0]
+        opt = E.optimum(inst, max_states=2_000)[0]
     except E.StateLimitError:
         assume(False)  # (the brute force with the switching loss takes ~30 s on those: not here)
     assert opt < math.inf
@@ -78,9 +79,9 @@ def test_negative_delta_proves_u_without_a_master():
 
 def test_caps_decline_with_a_reason():
     inst = tiny([(0, "fix", (1, 1), (0,)), (0, "lm", (1, 1), (0,))], [(2, 2)], "single", 0.0, TYPES)
-    r = HI.histip_bound(inst, 40, max_columns=20)
+    r = HI.histip_bound(inst, 12, max_columns=20)
     assert r.bound is None and "columns survive the fixing" in r.reason
-    r = HI.histip_bound(inst, 40, max_labels=5)
+    r = HI.histip_bound(inst, 12, max_labels=5)
     assert r.bound is None and "labels" in r.reason
 
 
@@ -93,6 +94,21 @@ def test_declines_where_the_proof_does_not_apply():
 def test_same_seed_same_result():
     inst = tiny([(0, "lm", (1, 1), (0, 1)), (1, "gpu", (0, 1), (1,)), (0, "fix", (1, 1), (0,))],
                 [(3, 2), (2, 2)], "single", 0.2, TYPES)
-    a, b = HI.histip_bound(inst, 20, seed=3), HI.histip_bound(inst, 20, seed=3)
+    a, b = HI.histip_bound(inst, 10, seed=3), HI.histip_bound(inst, 10, seed=3)
     assert (a.bound, a.stats["columns"], a.stats["delta"]) == (b.bound, b.stats["columns"], b.stats["delta"])
     assert a.schedule is not None and a.schedule[1] == b.schedule[1]
+
+
+# one "lm" and two "gpu" tasks on one (3, 3) cluster, variant multi: R proves 4, the optimum is 5
+ROOT = tiny([(0, "lm", (1, 1), (0,)), (0, "gpu", (1, 0), (0,)), (2, "gpu", (1, 0), (0,))], [(3, 3)], "multi", 0.0, TYPES)
+
+
+def test_exact_model_proves_at_the_root_through_seven():
+    """placement-exact: R stays below U = 5, (7) proves it, the search is skipped; histip=False
+    leaves the proof to the search (same optimum)."""
+    res = registry.solve(ROOT, "placement-exact", time_limit=60)
+    st = res.solution.stats
+    assert res.status == "optimal" and res.solution.objective == res.solution.bound == 5
+    assert st["root"]["bound"] == 4 and st["histip"]["bound"] == 5 and st["expanded"] == 0
+    plain = registry.solve(ROOT, "placement-exact", time_limit=60, histip=False)
+    assert plain.status == "optimal" and plain.solution.objective == 5 and "histip" not in plain.solution.stats
