@@ -115,3 +115,12 @@ def test_exact_model_proves_at_the_root_through_seven():
     assert st["root"]["bound"] == 4 and st["histip"]["bound"] == 5 and st["expanded"] == 0
     plain = registry.solve(ROOT, "placement-exact", time_limit=60, histip=False)
     assert plain.status == "optimal" and plain.solution.objective == 5 and "histip" not in plain.solution.stats
+
+
+def test_a_labelled_exact_run_still_certifies():
+    """bestknown reads the bound's solver as the run label (with parameters, as the suites that
+    pass ``upper`` write it): placement-exact's bound applies under any label, placement-milp's never."""
+    from edgebench.runner.bounds import solver_bound_applies
+
+    assert solver_bound_applies(ROOT, "placement-exact[upper=1092]") and solver_bound_applies(ROOT, "placement-exact")
+    assert not solver_bound_applies(ROOT, "placement-milp[time_limit=5]") and not solver_bound_applies(ROOT, None)
