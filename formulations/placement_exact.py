@@ -36,6 +36,7 @@ from typing import Any
 from edgebench.formulations.placement import best_greedy, prepare, schedule_objective, to_decisions
 from edgebench.formulations.placement import solve as milp_solve
 from edgebench.formulations.placement_enum import decisions_from_path
+from edgebench.formulations.placement_histip import histip_bound
 from edgebench.formulations.placement_residual import residual_slot_bound
 from edgebench.formulations.placement_timip import timip_bound
 from edgebench.instances import semantics
@@ -409,10 +410,14 @@ def _milp_incumbent(instance, time_limit: float | None, share: float):
     return float(ev.primary_value), dec, "placement-milp"
 
 
-def _root_bound(instance, incumbent, upper: int | None, time_limit: float | None, seed: int, stats: dict):
-    """The root bound: R (:mod:`.placement_timip`) proving 'no schedule of value <= U - 1' for
-    U = the smallest of ``upper``, the incumbent's and the greedy's value (any U is sound:
-    docs); None where R declines.  Its statistics go into ``stats['root']``."""
+def _root_bound(instance, incumbent, upper: int | None, time_limit: float | None, seed: int, stats: dict,
+                histip: bool = True):
+    """(bound, incumbent): the root bound, R (:mod:`.placement_timip`) proving 'no schedule of
+    value <= U - 1' for U = the smallest of ``upper``, the incumbent's and the greedy's value
+    (any U is sound: docs), then, where R stays below U and ``histip``, bound (7)
+    (:mod:`.placement_histip`) for the same U with the time R left; the bound is None where
+    both decline.  A referee-feasible schedule of (7)'s master better than ``incumbent``
+    replaces it.  Statistics in ``stats['root']`` and ``stats['histip']``."""
     p = instance.placement
     cands = [] if upper is None else [int(upper)]
     if incumbent is not None:
@@ -421,11 +426,20 @@ def _root_bound(instance, incumbent, upper: int | None, time_limit: float | None
     if all(data.options):
         cands.append(math.ceil(float(schedule_objective(data, best_greedy(data))) - 1e-9))
     if not cands:
-        return None
+        return None, incumbent
+    t0 = time.perf_counter()
     r = timip_bound(p, min(cands), time_limit=time_limit, seed=seed)
     info = {k: v for k, v in r.stats.items() if k != "relaxed_schedule"}
     stats["root"] = dict(info, bound=r.bound, reason=r.reason)
-    return r.bound
+    if not histip or (r.bound is not None and r.bound >= min(cands)):
+        return r.bound, incumbent
+    left = None if time_limit is None else max(0.0, float(time_limit) - (time.perf_counter() - t0))
+    h = histip_bound(instance, min(cands), time_limit=left, seed=seed)
+    stats["histip"] = dict(h.stats, bound=h.bound, reason=h.reason)
+    if h.schedule is not None and (incumbent is None or h.schedule[0] < incumbent[0]):
+        incumbent = (h.schedule[0], h.schedule[1], "placement-histip")
+    bounds = [b for b in (r.bound, h.bound) if b is not None]
+    return (max(bounds) if bounds else None), incumbent
 
 
 @register(SOLVER_NAME, families=("placement",), kind="exact",
@@ -438,18 +452,20 @@ def _root_bound(instance, incumbent, upper: int | None, time_limit: float | None
                   "milp_share": f"share of the time limit for the fixed-allocation MILP's incumbent (default "
                                 f"{MILP_SHARE}; 0: the greedy only)",
                   "root": "bool: the root bound of the integer time-indexed relaxation R (default true)",
-                  "root_share": f"share of the time left after the MILP for R (default {ROOT_SHARE})",
+                  "root_share": f"share of the time left after the MILP for R and (7) (default {ROOT_SHARE})",
+                  "histip": "bool: bound (7), the exact-history integer master, after R where R stays below U "
+                            "(default true)",
                   "upper": "int: prove 'no schedule of value <= upper - 1' at the root (default: the "
                            "incumbent's value; any value is sound)"},
           bounds={"max_nodes": (1, None), "milp_share": (0, 1), "root_share": (0, 1), "upper": (1, None)})
 def solve(instance, *, time_limit: float | None = None, seed: int = 0, max_nodes: int = DEFAULT_MAX_NODES,
           reduce: bool | None = None, milp_share: float = MILP_SHARE, root: bool = True,
-          root_share: float = ROOT_SHARE, upper: int | None = None, **extra: Any):
+          root_share: float = ROOT_SHARE, upper: int | None = None, histip: bool = True, **extra: Any):
     """Solve the referee's placement problem exactly (deterministic: ``seed`` only seeds HiGHS in
     the root bound, whose result is the same for every seed up to its time limit)."""
     t0 = time.perf_counter()
     params = {"max_nodes": max_nodes, "reduce": reduce, "milp_share": milp_share, "root": root,
-              "root_share": root_share, "upper": upper}
+              "root_share": root_share, "upper": upper, "histip": histip}
     stats: dict[str, Any] = {"message": ""}
     if extra:
         stats["message"] = f"unknown parameters: {', '.join(sorted(extra))}"
@@ -469,7 +485,7 @@ def solve(instance, *, time_limit: float | None = None, seed: int = 0, max_nodes
         lb = None
         if root:
             left = None if deadline is None else max(0.0, deadline - time.perf_counter()) * float(root_share)
-            lb = _root_bound(instance, incumbent, upper, left, seed, stats)
+            lb, incumbent = _root_bound(instance, incumbent, upper, left, seed, stats, histip=bool(histip))
         r = search(instance.placement, deadline=deadline, max_nodes=int(max_nodes), reduce=reduce,
                    incumbent=incumbent, stop_at=lb)
     except Exception as exc:  # never raise out of solve

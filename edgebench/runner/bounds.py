@@ -68,6 +68,6 @@ def solver_bound_applies(instance: Instance, solver: str | None = None) -> bool:
     * mapping with several jobs: no — the model places every job at its arrival, all
       simultaneously active, a restriction of the stream where jobs may wait;
     * otherwise yes."""
-    if instance.family == "placement":
-        return solver == "placement-exact"
+    if instance.family == "placement":  # ``solver`` may be a run label, "placement-exact[upper=1092]"
+        return solver is not None and solver.split("[", 1)[0] == "placement-exact"
     return not (instance.family == "mapping" and len(instance.mapping.jobs) > 1)
