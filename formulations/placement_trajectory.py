@@ -128,13 +128,18 @@ class Options:
     def step(self, p: np.ndarray, par: np.ndarray, k: int, lossy: np.ndarray) -> np.ndarray:
         """Progress after one executed step (noise index k) from p (rows) at the parameters par
         (columns), the switching loss where ``lossy`` (columns); the referee's operations."""
+        return self.advance(p, par, self.factor(k), lossy)
+
+    def advance(self, p: np.ndarray, par: np.ndarray, fac, lossy: np.ndarray) -> np.ndarray:
+        """:meth:`step` with the noise factor ``fac`` given: a number, or one per row (a column
+        vector), and ``lossy`` any mask that broadcasts to (rows, columns)."""
         if self.synthetic:
             inc = par[None, :] * np.sqrt(np.maximum(self.kappa - p[:, None], 0.0)) + self.base
         else:
             inc = np.broadcast_to(par[None, :], (p.size, par.size))
-        gain = inc * self.factor(k)
+        gain = inc * fac
         if lossy.any():
-            gain = np.where(lossy[None, :], gain * self.sigma, gain)
+            gain = np.where(lossy, gain * self.sigma, gain)
         return p[:, None] + gain
 
     def front(self, lc: int, lg: int):
@@ -184,16 +189,9 @@ def price_pair(opt: Options, a: int, n: int, Lam: np.ndarray, Mu: np.ndarray | N
         p = B.astype(float) / GRID
         kmax = int(K.max())
         fac = np.array([opt.factor(k) for k in range(kmax + 1)])[K]
-        par = opt.param[cand]
-        if opt.synthetic:
-            inc = par[None, :] * np.sqrt(np.maximum(opt.kappa - p[:, None], 0.0)) + opt.base
-        else:
-            inc = np.broadcast_to(par[None, :], (L, par.size))
-        gain = inc * fac[:, None]
-        if switching:
-            lossy = (opt.level[cand][None, :] != LV[:, None]) & (K[:, None] > 0)
-            gain = np.where(lossy, gain * opt.sigma, gain)
-        q = p[:, None] + gain
+        lossy = ((opt.level[cand][None, :] != LV[:, None]) & (K[:, None] > 0) if switching
+                 else np.zeros((1, cand.size), dtype=bool))
+        q = opt.advance(p, opt.param[cand], fac[:, None], lossy)
         if work is not None:
             work[0] += q.size
         tot = C[:, None] + allcost[cand][None, :] + np.where(K == 0, mu, 0)[:, None]
