@@ -15,6 +15,7 @@ pytest.importorskip("torch_geometric")
 from edgebench import registry  # noqa: E402
 from edgebench.instances.generators import generate  # noqa: E402
 from edgebench.instances.io import load_instance  # noqa: E402
+from edgebench.instances.traces import default_traces_dir  # noqa: E402
 from edgebench.learned import tapfinger as tf  # noqa: E402
 from edgebench.learned.tapfinger_generic import grid_maps, type_features, type_view  # noqa: E402
 from edgebench.referee import evaluate as evaluate_solution  # noqa: E402
@@ -23,6 +24,11 @@ from edgebench.runner.suite import load_suite  # noqa: E402
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "instances" / "data"
 ALIBABA = DATA / "placement-alibaba-v2" / "placement-alibaba-c3-s1.json.gz"
+#: the generic reading's reference for a test-bed checkpoint is the test-bed preset, generated
+#: from the raw profiles (../shared/traces, not shipped); without them the solver says so (InputError)
+needs_traces = pytest.mark.skipif(
+    default_traces_dir() is None,
+    reason="real traces not found: no ../shared/traces beside the checkout and $EDGEBENCH_TRACES unset")
 
 
 def _paper_placement_sets() -> list[str]:
@@ -56,6 +62,7 @@ def test_types_by_features():
     assert type_view(ref, names, ref)[1] == {n: n for n in names}
 
 
+@needs_traces
 def test_alibaba_is_played_generically_with_valid_actions():
     """An alibaba instance (96-CPU / 8-GPU clusters, one type per observed duration) is played by
     ``tapfinger`` through the generic reading; every action the policy takes is allowed by the
