@@ -19,7 +19,9 @@ variants, every heuristic and policy, the MILP).  Proofs: docs/formulations/plac
   capacities and first starts priced by multipliers), certified from the multipliers in integers;
 * :func:`formulations.placement_trajectory.trajectory_multipliers` — (6): the same Lagrangian
   with each task priced by an allocation history (labelling programme, switching loss included),
-  started from (4)'s multipliers;
+  started from (4)'s multipliers, then strengthened by rounding cuts (``sum_j floor(a x_j / g) <=
+  floor(a C / g)`` per cluster, resource and step; :mod:`placement_rounding`) separated on its
+  master LP (:func:`formulations.placement_trajectory.rounded_multipliers`);
 * :func:`reallocating_bound` — the best applicable bound and its kind.
 
 Durations and assignments are integers (step counts) and SRPT is computed in exact fractions.
@@ -37,7 +39,7 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from edgebench.formulations.placement_lagrange import energy_front, lagrangian_multipliers
-from edgebench.formulations.placement_trajectory import trajectory_multipliers
+from edgebench.formulations.placement_trajectory import rounded_multipliers
 from edgebench.instances import semantics
 
 #: kind strings written into the manifests' best_known.bound_kind
@@ -46,6 +48,7 @@ KIND_SLOTS = "combinatorial: start slots x per-cluster durations"
 KIND_ENERGY = "combinatorial: per-cluster-group energy (SRPT)"
 KIND_LAGRANGE = "combinatorial: time-indexed energy (Lagrangian)"
 KIND_TRAJECTORY = "combinatorial: exact-trajectory column generation (Lagrangian)"
+KIND_ROUNDED = "combinatorial: exact-trajectory column generation with rounding cuts (Lagrangian)"
 
 
 def proof_applies(payload) -> bool:
@@ -202,7 +205,9 @@ def reallocating_bound(payload) -> tuple[int, str] | None:
     start = lagrangian_multipliers(payload, durations)
     if start[0] > best:
         best, kind = start[0], KIND_LAGRANGE
-    trajectory = trajectory_multipliers(payload, durations, start)[0]  # (6), from (4)'s point
-    if trajectory > best:
-        best, kind = trajectory, KIND_TRAJECTORY
+    rounded = rounded_multipliers(payload, durations, start)  # (6) from (4)'s point, then its cuts
+    if rounded.plain > best:
+        best, kind = rounded.plain, KIND_TRAJECTORY
+    if rounded.value > best:
+        best, kind = rounded.value, KIND_ROUNDED
     return best, kind

@@ -32,7 +32,7 @@ from edgebench.formulations.placement_bound import cluster_durations, proof_appl
 from edgebench.formulations.placement_highs import solve_highs
 from edgebench.formulations.placement_lagrange import SCALE, lagrangian_multipliers
 from edgebench.formulations.placement_timip import TOL, OutOfTime, TooManyColumns, _check
-from edgebench.formulations.placement_trajectory import _DONE, GRID, Task, price_task, tasks_of, trajectory_multipliers
+from edgebench.formulations.placement_trajectory import _DONE, GRID, Task, price_task, rounded_multipliers, tasks_of
 from edgebench.referee.placement import evaluate
 from edgebench.solution import AllocationChange, PlacementDecision, PlacementDecisions
 
@@ -105,9 +105,10 @@ def _undominated(b: np.ndarray, use: np.ndarray) -> np.ndarray:
 
 
 def _pair_columns(task: Task, n: int, Lam, Mu, H: int, top: int, single: bool, counter: list,
-                  max_labels: int, max_columns: int, deadline) -> list:
-    """Every relaxed history of task on cluster n with price <= top (absolute, 2^-S units), the
-    dominated ones (same start, no earlier completion, no smaller usage) left out."""
+                  max_labels: int, max_columns: int, deadline, cuts=None, nu=None) -> list:
+    """Every relaxed history of task on cluster n with price <= top (absolute, 2^-S units; the
+    rounding cuts' terms included where given), the dominated ones (same start, no earlier
+    completion, no smaller usage) left out."""
     opt, a = task.opts[n], task.a
     memo: dict = {}
     nopt = opt.cpu.size
@@ -121,6 +122,10 @@ def _pair_columns(task: Task, n: int, Lam, Mu, H: int, top: int, single: bool, c
         lc, lg = (int(Lam[n, 0, t]), int(Lam[n, 1, t])) if t < H else (0, 0)
         mu = int(Mu[n, t]) if (Mu is not None and t < H) else 0
         allcost = lc * opt.cpu + lg * opt.gpu
+        if cuts is not None and nu is not None and t < H:
+            more = cuts.step_cost(nu, n, t, opt.cpu, opt.gpu)
+            if more is not None:
+                allcost = allcost + more
         nxt: dict = {}
 
         def add(key, b, c, h):
@@ -185,14 +190,16 @@ def _pair_columns(task: Task, n: int, Lam, Mu, H: int, top: int, single: bool, c
 
 def enumerate_columns(payload, tasks: list[Task], upper: int, Lam, Mu, H: int, *,
                       max_columns: int = MAX_COLUMNS, max_labels: int = MAX_LABELS,
-                      deadline: float | None = None) -> Pool:
+                      deadline: float | None = None, cuts=None, nu=None) -> Pool:
     """Reduced-cost fixing over histories (docs, (7)): every column with price <= pi_j + delta;
     then pi_j is raised to the least enumerated price (still a least relaxed price) and delta
     lowered accordingly, and the columns beyond the new delta dropped.  delta < 0: no columns."""
     single = payload.variant == "single"
     caps = np.array([[c.capacity.cpu, c.capacity.gpu] for c in payload.clusters], dtype=np.int64)
     K = int((Lam * caps[:, :, None]).sum()) + (int(Mu.sum()) if Mu is not None else 0)
-    pis = [price_task(t, Lam, Mu, H, want_column=False)[0][0] for t in tasks]
+    if cuts is not None and nu is not None:
+        K += cuts.total(nu)
+    pis = [price_task(t, Lam, Mu, H, want_column=False, cuts=cuts, nu=nu)[0][0] for t in tasks]
     delta = ((upper - 1) << SCALE) + K - sum(pis)
     pool = Pool([], delta, pis)
     if delta < 0:
@@ -204,7 +211,7 @@ def enumerate_columns(payload, tasks: list[Task], upper: int, Lam, Mu, H: int, *
         cols = []
         for n in task.opts:
             for s, F, hist, cost in _pair_columns(task, n, Lam, Mu, H, pis[i] + delta, single, counter,
-                                                  max_labels, 4 * max_columns, deadline):
+                                                  max_labels, 4 * max_columns, deadline, cuts, nu):
                 cols.append(Column(task.j, n, s, F, hist, cost))
         total += len(cols)
         if total > max_columns:
@@ -320,7 +327,9 @@ class HistipResult:
 def histip_bound(instance, upper: int, *, time_limit: float | None = None, seed: int = 0,
                  max_columns: int = MAX_COLUMNS, max_labels: int = MAX_LABELS, multipliers=None) -> HistipResult:
     """Bound (7) for U = ``upper`` (any integer is sound, docs).  ``multipliers``: (Lam, Mu, H)
-    integer grids >= 0, default those of (6) (:func:`trajectory_multipliers` from (4)'s point).
+    integer grids >= 0, or (Lam, Mu, H, cuts, nu) with rounding cuts and their multipliers >= 0;
+    default the best point of (6) with its rounding cuts (:func:`rounded_multipliers` from (4)'s
+    point).
     Declines (bound None, reason) past the column or label cap, past the time limit, or when
     HiGHS does not prove the master's optimum or infeasibility in the time."""
     t0, c0 = time.perf_counter(), time.process_time()
@@ -333,14 +342,15 @@ def histip_bound(instance, upper: int, *, time_limit: float | None = None, seed:
         return HistipResult(None, "a task can finish on no cluster")
     upper = int(upper)
     if multipliers is None:
-        _, Lam, Mu, H = trajectory_multipliers(payload, durations, lagrangian_multipliers(payload, durations))
-    else:
-        Lam, Mu, H = multipliers
+        r = rounded_multipliers(payload, durations, lagrangian_multipliers(payload, durations))
+        multipliers = (r.Lam, r.Mu, r.H, r.cuts, r.nu)
+    Lam, Mu, H = multipliers[:3]
+    cuts, nu = multipliers[3:] if len(multipliers) == 5 else (None, None)
     tasks = tasks_of(payload, durations)
     stats: dict = {"upper": upper, "multipliers_cpu_s": time.process_time() - c0}
     try:
         pool = enumerate_columns(payload, tasks, upper, Lam, Mu, H, max_columns=max_columns, max_labels=max_labels,
-                                 deadline=deadline)
+                                 deadline=deadline, cuts=cuts, nu=nu)
     except (TooManyColumns, OutOfTime) as exc:
         return HistipResult(None, str(exc), None, stats)
     per = pool.per_task or [0]

@@ -354,12 +354,15 @@ def generate_columns(master, center, best: int, best_grid: np.ndarray, price_poi
 
 class _Master:
     """The restricted master LP in highspy (one thread): rows = per cluster, resource and step
-    the capacity, (single) per cluster and step the first starts, one convexity row per task;
-    columns are added between solves and HiGHS re-solves from its last basis."""
+    the capacity, (single) per cluster and step the first starts, one convexity row per task,
+    then the cuts added by :meth:`add_cut` (bound (6)'s rounding cuts); columns are added between
+    solves and HiGHS re-solves from its last basis.  A column's rows index the *dual vector* of
+    :meth:`solve`: capacities and starts first, then cut k at ``nrows + k``."""
 
-    def __init__(self, caps: np.ndarray, H: int, single: bool, ntasks: int):
+    def __init__(self, caps: np.ndarray, H: int, single: bool, ntasks: int, cuts: bool = False):
         N = caps.shape[0]
-        self.H, self.single, self.ncap = H, single, N * 2 * H
+        self.H, self.single, self.ncap, self.ntasks, self.ncuts = H, single, N * 2 * H, ntasks, 0
+        self.cuts = cuts  # keep the capacity rows' entries (for add_rounding_cut)
         self.nrows = self.ncap + (N * H if single else 0)
         self.h = h = highspy.Highs()
         h.setOptionValue("output_flag", False)
@@ -369,6 +372,7 @@ class _Master:
         lb = np.concatenate([np.full(self.nrows, -highspy.kHighsInf), np.ones(ntasks)])
         h.addRows(ub.size, lb, ub, 0, np.zeros(ub.size, dtype=np.int32), np.zeros(0, dtype=np.int32), np.zeros(0))
         self.ncols = 0
+        self.entries: dict[int, tuple[list, list]] = {}  # capacity row -> (columns, amounts)
 
     def column(self, i: int, pr: _Pair, m: int, s: int, use: dict):
         """(cost, rows, values, i): a trajectory of live task i (rows without its convexity row)."""
@@ -383,21 +387,42 @@ class _Master:
     def add(self, cols: list) -> None:
         if not cols:
             return
-        idx = [np.append(r, self.nrows + i) for _, r, _, i in cols]
+        idx = [np.append(np.where(r < self.nrows, r, r + self.ntasks), self.nrows + i) for _, r, _, i in cols]
         starts = np.cumsum([0] + [x.size for x in idx[:-1]]).astype(np.int32)
         values = np.concatenate([np.append(v, 1.0) for _, _, v, _ in cols])
+        for c, (_, r, v, _) in enumerate(cols if self.cuts else ()):  # for add_rounding_cut
+            for rr, x in zip(r[r < self.ncap].tolist(), v[r < self.ncap].tolist()):
+                ent = self.entries.setdefault(rr, ([], []))
+                ent[0].append(self.ncols + c)
+                ent[1].append(int(x))
         self.h.addCols(len(cols), np.array([c for c, _, _, _ in cols]), np.zeros(len(cols)),
                        np.full(len(cols), highspy.kHighsInf), values.size, starts,
                        np.concatenate(idx).astype(np.int32), values)
         self.ncols += len(cols)
 
+    def add_rounding_cut(self, row: int, a: int, g: int, rhs: int) -> None:
+        """The row ``sum_c floor(a x_c / g) y_c <= rhs`` over the columns added so far, x_c a
+        column's entry in the capacity row ``row`` (:mod:`placement_rounding`)."""
+        cols, vals = self.entries.get(row, ([], []))
+        coef = (a * np.array(vals, dtype=np.int64)) // g
+        nz = np.nonzero(coef)[0]
+        self.h.addRow(-highspy.kHighsInf, float(rhs), int(nz.size), np.array(cols, dtype=np.int32)[nz],
+                      coef[nz].astype(float))
+        self.ncuts += 1
+
     def solve(self):
-        """(LP value, capacity and start duals >= 0, convexity duals), or None if HiGHS fails."""
+        """(LP value, capacity, start and cut duals >= 0, convexity duals), or None if HiGHS fails."""
         self.h.run()
         if self.h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
             return None
         rd = np.array(self.h.getSolution().row_dual)
-        return self.h.getInfo().objective_function_value, np.maximum(-rd[:self.nrows], 0.0), rd[self.nrows:]
+        end = self.nrows + self.ntasks
+        duals = np.maximum(-np.concatenate([rd[:self.nrows], rd[end:]]), 0.0)
+        return self.h.getInfo().objective_function_value, duals, rd[self.nrows:end]
+
+    def primal(self) -> np.ndarray:
+        """The last solve's column values."""
+        return np.array(self.h.getSolution().col_value)
 
 
 def assignment_duals(payload, durations, H: int):

@@ -24,6 +24,7 @@ the referee's own operations.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -35,6 +36,7 @@ from edgebench.formulations.placement_lagrange import (
     greedy_columns,
     lagrangian_multipliers,
 )
+from edgebench.formulations.placement_rounding import Cuts
 from edgebench.instances import semantics
 
 #: progress is rounded up to multiples of 1 / GRID after every executed step (a relaxation)
@@ -48,6 +50,8 @@ SWITCHING = True
 #: rounds, 290 s CPU; a test-bed round (192 tasks, table model) costs about 40 s
 ROUNDS = 300
 STALL = 30
+#: separation rounds of the rounding cuts after (6)'s column generation (rounded_bound)
+CUT_ROUNDS = 8
 #: label extensions (labels x allocations, all pricings together) after which no further round
 #: starts: a deterministic cap on the effort, far above what the shipped sets need
 WORK = 4_000_000_000
@@ -142,9 +146,9 @@ class Options:
             gain = np.where(lossy, gain * self.sigma, gain)
         return p[:, None] + gain
 
-    def front(self, lc: int, lg: int):
-        """Indices of the allocations on the (parameter up, cost down) front at prices (lc, lg)."""
-        cost = lc * self.cpu + lg * self.gpu
+    def front(self, cost: np.ndarray):
+        """Indices of the allocations on the (parameter up, cost down) front at the per-allocation
+        costs ``cost``."""
         idx, top = [], None
         for i in np.lexsort((cost, -self.param)):
             if top is None or cost[i] < top:
@@ -155,10 +159,12 @@ class Options:
 
 def price_pair(opt: Options, a: int, n: int, Lam: np.ndarray, Mu: np.ndarray | None, H: int,
                cap: int | None = None, want_column: bool = True, switching: bool = SWITCHING,
-               work: list | None = None):
+               work: list | None = None, extra=None):
     """(least cost, F, first start, usage {(n, r, t): amount for t < H}) of the relaxed histories
     of a task arriving at a on cluster n under integer multipliers (Lam (N, 2, H), Mu (N, H) or
     None), cost = (F - a) 2**SCALE + sum_t Lam x_t + Mu[n, s]; None if none costs below ``cap``.
+    ``extra(t)``: per kept allocation a further cost >= 0 of holding it in step t, non-decreasing
+    in the cpu and the gpu (the rounding cuts', :mod:`placement_rounding`), or None for none.
 
     Labels at the start of step t are grouped by (executed steps k, level of the previous step)
     — the level is the gain parameter's index, -1 after a pause or before the first step; with
@@ -183,8 +189,11 @@ def price_pair(opt: Options, a: int, n: int, Lam: np.ndarray, Mu: np.ndarray | N
         lc, lg = (int(Lam[n, 0, t]), int(Lam[n, 1, t])) if t < H else (0, 0)
         mu = int(Mu[n, t]) if (Mu is not None and t < H) else 0
         allcost = lc * opt.cpu + lg * opt.gpu
+        more = extra(t) if (extra is not None and t < H) else None
+        if more is not None:
+            allcost = allcost + more
         if not switching:
-            cand = opt.front(lc, lg)[0]
+            cand = opt.front(allcost)[0]
         L = B.size
         p = B.astype(float) / GRID
         kmax = int(K.max())
@@ -283,16 +292,20 @@ def tasks_of(payload, durations) -> list[Task]:
 
 
 def price_task(task: Task, Lam, Mu, H: int, *, want_column: bool = True, switching: bool = SWITCHING,
-               work: list | None = None, cap: int | None = None):
+               work: list | None = None, cap: int | None = None, cuts=None, nu=None):
     """[(cost, n, F, first start, usage)] cheapest first; the first cost is the task's least
     (relaxed) price.  Each cluster is priced with the cheapest so far as its cap, so a later
     cluster reports a column only when it beats it.  With ``cap`` given, only histories costing
     below it are reported and the list may be empty: the least price is then >= ``cap``
-    (:func:`least_price`)."""
+    (:func:`least_price`).  ``cuts``, ``nu``: rounding cuts (:class:`placement_rounding.Cuts`)
+    and their multipliers (integers >= 0), priced into every step."""
     out = []
     for n, opt in task.opts.items():
+        extra = None
+        if cuts is not None and len(cuts) and nu is not None and nu.any():
+            extra = (lambda t, n=n, opt=opt: cuts.step_cost(nu, n, t, opt.cpu, opt.gpu))
         r = price_pair(opt, task.a, n, Lam, Mu, H, cap=cap, want_column=want_column, switching=switching,
-                       work=work)
+                       work=work, extra=extra)
         if r is not None:
             out.append((r[0], n) + tuple(r[1:]))
             cap = r[0] if cap is None else min(cap, r[0])
@@ -308,20 +321,23 @@ def least_price(priced: list, cap: int | None) -> int:
     return priced[0][0] if priced else cap
 
 
-def _value(payload, prices, Lam: np.ndarray, Mu: np.ndarray | None) -> int:
-    """ceil((sum of the prices - sum Lam C - sum Mu) / 2**SCALE), exact integers."""
+def _value(payload, prices, Lam: np.ndarray, Mu: np.ndarray | None, less: int = 0) -> int:
+    """ceil((sum of the prices - sum Lam C - sum Mu - less) / 2**SCALE), exact integers (``less``:
+    the rounding cuts' sum nu floor(C / g))."""
     caps = np.array([[c.capacity.cpu, c.capacity.gpu] for c in payload.clusters], dtype=np.int64)
-    total = sum(prices) - int((Lam * caps[:, :, None]).sum()) - (int(Mu.sum()) if Mu is not None else 0)
+    total = (sum(prices) - int((Lam * caps[:, :, None]).sum()) - (int(Mu.sum()) if Mu is not None else 0)
+             - int(less))
     return -((-total) >> SCALE)
 
 
 def certified_value(payload, tasks: list[Task], Lam: np.ndarray, Mu: np.ndarray | None, H: int, *,
-                    switching: bool = SWITCHING) -> int:
-    """ceil(L(Lam, Mu)) with trajectory prices: valid for ANY integer multipliers Lam, Mu >= 0
-    (on the grid 2**-SCALE, zero from step H on)."""
-    assert (Lam >= 0).all() and (Mu is None or (Mu >= 0).all())
-    prices = [price_task(t, Lam, Mu, H, want_column=False, switching=switching)[0][0] for t in tasks]
-    return _value(payload, prices, Lam, Mu)
+                    switching: bool = SWITCHING, cuts: Cuts | None = None, nu: np.ndarray | None = None) -> int:
+    """ceil(L(Lam, Mu, nu)) with trajectory prices: valid for ANY integer multipliers Lam, Mu >= 0
+    (on the grid 2**-SCALE, zero from step H on) and rounding cuts with multipliers nu >= 0."""
+    assert (Lam >= 0).all() and (Mu is None or (Mu >= 0).all()) and (nu is None or (nu >= 0).all())
+    prices = [price_task(t, Lam, Mu, H, want_column=False, switching=switching, cuts=cuts, nu=nu)[0][0]
+              for t in tasks]
+    return _value(payload, prices, Lam, Mu, cuts.total(nu) if cuts is not None and nu is not None else 0)
 
 
 def trajectory_multipliers(payload, durations, start, *, rounds: int = ROUNDS, stall: int = STALL,
@@ -334,25 +350,71 @@ def trajectory_multipliers(payload, durations, start, *, rounds: int = ROUNDS, s
     ``stall`` rounds in a row without a better certified value, once the pricings have extended
     ``work`` labels, when no column improves the master, or when the certified value reaches the
     master's ceiling: deterministic, no clock."""
+    out = _generate(payload, durations, start, rounds=rounds, stall=stall, work=work, smoothing=smoothing,
+                    switching=switching, cut_rounds=0)
+    return out[0], out[1], out[2], out[3]
+
+
+def rounded_multipliers(payload, durations, start, *, cut_rounds: int = CUT_ROUNDS, rounds: int = ROUNDS,
+                        stall: int = STALL, work: int = WORK) -> Rounded:
+    """(6) with rounding cuts: :func:`trajectory_multipliers`' column generation, then up to
+    ``cut_rounds`` times: separate the rounding cuts (:mod:`placement_rounding`) the master's
+    solution violates, add them to the master and to the pricing, and continue the column
+    generation.  Both values are certified; the second is never below the first.
+    Deterministic (fixed counts, no clock)."""
+    best, Lam, Mu, H, plain, stats, cuts, nu = _generate(payload, durations, start, rounds=rounds, stall=stall,
+                                                         work=work, cut_rounds=cut_rounds)
+    return Rounded(best, plain, Lam, Mu, H, cuts, nu, stats)
+
+
+@dataclass
+class Rounded:
+    """:func:`rounded_multipliers`' result: the certified value with the cuts and (6)'s before
+    them; the best point (Lam, Mu, the cuts' nu >= 0, integers on the grid 2**-SCALE); statistics."""
+
+    value: int
+    plain: int
+    Lam: np.ndarray
+    Mu: np.ndarray | None
+    H: int
+    cuts: Cuts | None
+    nu: np.ndarray | None
+    stats: dict = field(default_factory=dict)
+
+
+def _generate(payload, durations, start, *, rounds: int, stall: int, work: int, cut_rounds: int,
+              smoothing: float = 0.5, switching: bool = SWITCHING):
+    """(best, Lam, Mu, H, value before the cuts, stats, cuts, their nu): the column generation of
+    (6), with ``cut_rounds`` rounds of rounding cuts after it (0: plain (6))."""
     val4, Lam0, Mu0, H = start
     tasks = tasks_of(payload, durations)
     if not tasks or H == 0:
-        return val4, Lam0, Mu0, H
+        return val4, Lam0, Mu0, H, val4, {}, None, None
     N = len(payload.clusters)
     single = payload.variant == "single"
     caps = np.array([[c.capacity.cpu, c.capacity.gpu] for c in payload.clusters], dtype=np.int64)
-    master = _Master(caps, H, single, len(tasks))
-    ncap = master.ncap
+    master = _Master(caps, H, single, len(tasks), cuts=cut_rounds > 0)
+    ncap, nbase = master.ncap, master.nrows
+    cuts = Cuts(caps, H)
 
     def split(grid):
-        return grid[:ncap].reshape(N, 2, H), (grid[ncap:].reshape(N, H) if single else None)
+        return (grid[:ncap].reshape(N, 2, H), (grid[ncap:nbase].reshape(N, H) if single else None),
+                grid[nbase:])
+
+    def column(i, t, n, m, s, use):
+        cost, rows, vals, i = master.column(i, _Where(t.a, n), m, s, use)
+        ks, vs = cuts.column(use)
+        if ks:
+            rows = np.concatenate([rows, nbase + np.array(ks, dtype=np.int64)])
+            vals = np.concatenate([vals, np.array(vs)])
+        return cost, rows, vals, i
 
     def columns(priced):
         out = []
         for i, t in enumerate(tasks):
             for _, n, F, s, use in priced[i]:
                 pool.add(i, n, F - t.a, s, use)
-                out.append((i, master.column(i, _Where(t.a, n), F - t.a, s - t.a, use)))
+                out.append(column(i, t, n, F - t.a, s - t.a, use))
         return out
 
     done = [0]
@@ -362,33 +424,55 @@ def trajectory_multipliers(payload, durations, start, *, rounds: int = ROUNDS, s
         """Each task priced with its cheapest known column at this point as the cap: a column is
         reported only when it beats every known one, and the least price is exact either way
         (a known column is a relaxed history, so the least price is at most its cost)."""
-        L, M = split(grid)
-        caps_i = pool.costs(L, M)
-        priced = [price_task(t, L, M, H, switching=switching, work=done, cap=int(caps_i[i]))
+        L, M, nu = split(grid)
+        caps_i = pool.costs(L, M, cuts, nu)
+        priced = [price_task(t, L, M, H, switching=switching, work=done, cap=int(caps_i[i]), cuts=cuts, nu=nu)
                   for i, t in enumerate(tasks)]
-        return priced, _value(payload, [least_price(x, int(caps_i[i])) for i, x in enumerate(priced)], L, M)
+        return priced, _value(payload, [least_price(x, int(caps_i[i])) for i, x in enumerate(priced)], L, M,
+                              cuts.total(nu))
 
     cols = []
     greedy = greedy_columns(payload, durations)
     for i, t in enumerate(tasks):  # a feasible master: the greedy schedule's fixed runs
         n, s0, (c, g, k) = greedy[t.j]
         use = {(n, r, u): x for u in range(s0, min(s0 + k, H)) for r, x in ((0, c), (1, g)) if x}
-        cols.append(master.column(i, _Where(t.a, n), s0 + k - t.a, s0 - t.a, use))
+        cols.append(column(i, t, n, s0 + k - t.a, s0 - t.a, use))
         pool.add(i, n, s0 + k - t.a, s0, use)
     best_grid = np.concatenate([Lam0.reshape(-1)] + ([Mu0.reshape(-1)] if single else [])).astype(np.int64)
-    center = best_grid.astype(float) / (1 << SCALE)
     priced, v = price_all(best_grid)
     best = max(val4, v)
-    master.add(cols + [c for _, c in columns(priced)])
+    master.add(cols + columns(priced))
+
     def price_point(grid):
         priced, v = price_all(grid)
-        return v, [c for _, c in columns(priced)]
+        return v, columns(priced)
 
-    best, best_grid = generate_columns(master, center, best, best_grid, price_point, rounds=rounds,
-                                       smoothing=smoothing,
-                                       stop=lambda rnd, last_gain: rnd - last_gain >= stall or done[0] >= work)
-    Lam, Mu = split(best_grid)
-    return best, Lam.copy(), (Mu.copy() if single else None), H
+    plain, stats = None, {"cuts": 0, "cut_rounds": 0}
+    for cr in range(cut_rounds + 1):
+        center = best_grid.astype(float) / (1 << SCALE)
+        best, best_grid = generate_columns(master, center, best, best_grid, price_point, rounds=rounds,
+                                           smoothing=smoothing,
+                                           stop=lambda rnd, last_gain: rnd - last_gain >= stall or done[0] >= work)
+        if plain is None:
+            plain = best
+        if cr == cut_rounds or done[0] >= work or master.solve() is None:
+            break
+        x = master.primal()
+        rows: dict = {}
+        for rr, (cs, vs) in master.entries.items():
+            for c, v in zip(cs, vs):
+                if x[c] > 1e-9:
+                    rows.setdefault(rr, []).append((float(x[c]), v))
+        new = cuts.separate(rows)
+        if not new:
+            break
+        for k in new:
+            master.add_rounding_cut(cuts.row(k), cuts.keys[k][3], cuts.keys[k][4], cuts.rhs[k])
+        best_grid = np.concatenate([best_grid, np.zeros(len(new), dtype=np.int64)])
+        stats["cuts"], stats["cut_rounds"] = len(cuts), cr + 1
+    Lam, Mu, nu = split(best_grid)
+    stats["work"] = done[0]
+    return best, Lam.copy(), (Mu.copy() if single else None), H, plain, stats, cuts, nu.copy()
 
 
 class _Pool:
@@ -402,6 +486,7 @@ class _Pool:
         self.start: list[int] = []  # flat (n, s) index into Mu, or -1
         self.rows: list[np.ndarray] = []  # flat (n, r, t) indices into Lam
         self.vals: list[np.ndarray] = []
+        self.entries: dict[int, tuple[list, list]] = {}  # flat (n, r, t) -> (columns, amounts)
 
     def add(self, i: int, n: int, m: int, s: int, use: dict) -> None:
         H = self.H
@@ -410,14 +495,26 @@ class _Pool:
         self.start.append(n * H + s if (self.single and s < H) else -1)
         self.rows.append(np.array([(nn * 2 + r) * H + t for (nn, r, t) in use if t < H], dtype=np.int64))
         self.vals.append(np.array([x for (nn, r, t), x in use.items() if t < H], dtype=np.int64))
+        c = len(self.task) - 1
+        for rr, x in zip(self.rows[-1].tolist(), self.vals[-1].tolist()):
+            ent = self.entries.setdefault(rr, ([], []))
+            ent[0].append(c)
+            ent[1].append(x)
 
-    def costs(self, Lam: np.ndarray, Mu: np.ndarray | None) -> np.ndarray:
-        """Per task the least exact cost of its known columns at (Lam, Mu) (int64)."""
+    def costs(self, Lam: np.ndarray, Mu: np.ndarray | None, cuts: Cuts | None = None,
+              nu: np.ndarray | None = None) -> np.ndarray:
+        """Per task the least exact cost of its known columns at (Lam, Mu) and the rounding cuts'
+        multipliers nu (int64)."""
         lam = Lam.reshape(-1)
         cost = np.array(self.base, dtype=np.int64)
         for c, (rows, vals) in enumerate(zip(self.rows, self.vals)):
             if rows.size:
                 cost[c] += int(lam[rows] @ vals)
+        if cuts is not None and nu is not None:
+            for k in np.nonzero(nu)[0].tolist():
+                cols, vals = self.entries.get(cuts.row(k), ([], []))
+                if cols:
+                    np.add.at(cost, np.array(cols), int(nu[k]) * cuts.coef(k, np.array(vals, dtype=np.int64)))
         if self.single and Mu is not None:
             st = np.array(self.start, dtype=np.int64)
             m = st >= 0
