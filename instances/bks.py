@@ -91,7 +91,10 @@ summed capacity of the clusters it can use: a preemptive single machine with rel
 `combinatorial: time-indexed energy (Lagrangian)` (a Lagrangian relaxation of the per-step
 capacities and first starts, each task priced by a window and a fill of its energy front) and
 `combinatorial: exact-trajectory column generation (Lagrangian)` (the same relaxation with each task
-priced by a real allocation history: integer allocations, pauses, noise and the switching loss).
+priced by a real allocation history: integer allocations, pauses, noise and the switching loss),
+and `combinatorial: exact-trajectory column generation with rounding cuts (Lagrangian)` (that
+relaxation strengthened by the valid inequalities `sum_j floor(a x_j / g) <= floor(a C / g)` per
+cluster, resource and step, separated on its master LP: at most two tasks can hold 6 of 16 GPUs).
 `solver bound (placement-exact)` is the exact model's bound, whose root is the integer
 time-indexed relaxation R.
 Proofs, preconditions (curvature > 1, no zero-gain allocation; otherwise no bound is claimed) and
@@ -101,8 +104,9 @@ fail) the bound is `combinatorial: optimistic draws (additive noise)`
 (`formulations.placement_bound_additive`): every executed step of a task gains at most its best
 noise-free gain plus that step's own draw, clipped at 0, so each task needs at least the steps in
 which these optimistic gains reach 1 (docs/formulations/placement.md, "A bound under additive noise").
-The Lagrangian bounds are LP-strength: a task may be a convex combination of histories, so on the
-large sets (hetero-6, test-bed) part of a gap is still the bound's, not only the best known's.
+The Lagrangian bounds are LP-strength: a task may be a convex combination of histories (the
+rounding cuts remove part of that), so on the large sets (hetero-6, test-bed) part of a gap is
+still the bound's, not only the best known's.
 
 **Offloading** (`mean_makespan`, minimised):
 
