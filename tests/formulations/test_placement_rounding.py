@@ -23,12 +23,10 @@ from edgebench.formulations import placement_trajectory as PT
 from edgebench.formulations.placement_rounding import Cuts, _pairs
 from edgebench.instances import semantics
 from edgebench.instances.io import load_instance
-from edgebench.referee import evaluate as referee
 from edgebench.referee.placement import evaluate, task_finish
-from edgebench import registry
-from test_placement_bound import LIBRARY_SOLVERS, TYPES, tiny_instances
+from test_placement_bound import TYPES, no_solver_below, tiny_instances
 from test_placement_exact import tiny
-from test_placement_trajectory import _histories
+from test_placement_trajectory import least_history_cost, one_task
 
 S = 1 << PL.SCALE
 
@@ -72,12 +70,7 @@ def test_cut_price_is_at_most_the_cost_of_every_history(kind, cpu, gpu, noise, v
     price is at most (F - a) + sum Lam x + Mu[first start] + sum nu floor(a x / g) of every
     history of up to 4 steps that the referee's simulation completes, and equal to the least of
     them when the cheapest completes within 4 steps."""
-    inst = tiny([(1, kind, (1, 1), (0,))], [(cpu, gpu)], variant, noise, TYPES)
-    p = inst.placement
-    rng = np.random.default_rng(seed)
-    H = 7
-    Lam = rng.integers(0, 3, size=(1, 2, H)).astype(np.int64) << (PL.SCALE - 2)
-    Mu = (rng.integers(0, 3, size=(1, H)).astype(np.int64) << (PL.SCALE - 1)) if variant == "single" else None
+    p, rng, H, Lam, Mu = one_task(kind, cpu, gpu, noise, variant, seed)
     cuts = Cuts(np.array([[cpu, gpu]], dtype=np.int64), H)
     for _ in range(6):
         r = int(rng.integers(0, 2))
@@ -86,26 +79,10 @@ def test_cut_price_is_at_most_the_cost_of_every_history(kind, cpu, gpu, noise, v
             g = int(rng.integers(2, C + 1))
             cuts.add(0, r, int(rng.integers(0, H)), int(rng.integers(1, g)), g)
     nu = rng.integers(0, 4, size=len(cuts)).astype(np.int64) << (PL.SCALE - 1)
-    opts = semantics.allocation_options(p, 0, 0)
-    least = math.inf
-    for hist in _histories(opts, 4):
-        runs = [i for i, x in enumerate(hist) if x != (0, 0)]
-        if not runs:
-            continue
-        s = 1 + runs[0]
-        changes = [(1 + i, c, g) for i, (c, g) in enumerate(hist) if i >= runs[0]]
-        F = task_finish(p, 0, s, changes)
-        if F is None or F > 5:
-            continue
-        cost = (F - 1) * S + (int(Mu[0, s]) if Mu is not None else 0)
-        for i, (c, g) in enumerate(hist):
-            t = 1 + i
-            if t < F:
-                cost += int(Lam[0, 0, t]) * c + int(Lam[0, 1, t]) * g
-                for k, (n, r, tt, a, gg) in enumerate(cuts.keys):
-                    if tt == t:
-                        cost += int(nu[k]) * ((a * (c, g)[r]) // gg)
-        least = min(least, cost)
+    def step_cost(t, c, g):  # the cut terms of holding (c, g) in step t
+        return sum(int(nu[k]) * ((a * (c, g)[r]) // gg) for k, (_, r, tt, a, gg) in enumerate(cuts.keys) if tt == t)
+
+    least = least_history_cost(p, Lam, Mu, step_cost)
     task = PT.tasks_of(p, PB.cluster_durations(p))[0]
     price = PT.price_task(task, Lam, Mu, H, cuts=cuts, nu=nu)[0][0]
     assert price <= least
@@ -194,14 +171,4 @@ def test_no_solver_is_below_a_cut_raised_shipped_bound(name, index):
     inst = sets.load_set(name)[index]
     bound = entry["best_known"]["bound"]
     assert entry["best_known"]["objective"] >= bound - 1e-9
-    ran = 0
-    for solver in LIBRARY_SOLVERS:
-        res = registry.solve(inst, solver, time_limit=1, seed=0)
-        if res.solution is None:
-            assert solver.startswith("tapfinger"), (solver, res.status)
-            continue
-        ev = referee(inst, res.solution)
-        if ev.feasible:
-            ran += 1
-            assert ev.primary_value >= bound - 1e-9, (solver, ev.primary_value, bound)
-    assert ran >= 8
+    assert no_solver_below(inst, bound) >= 8

@@ -60,23 +60,23 @@ def _histories(opts, steps):
     return itertools.product([(0, 0)] + opts, repeat=steps)
 
 
-@settings(max_examples=60, deadline=None, derandomize=True)
-@given(st.sampled_from(sorted(TYPES)), st.integers(1, 3), st.integers(1, 3), st.sampled_from([0.0, 0.2]),
-       st.sampled_from(["single", "multi"]), st.integers(0, 2 ** 31))
-def test_price_is_at_most_the_cost_of_every_history(kind, cpu, gpu, noise, variant, seed):
-    """One task on one cluster, random multipliers: the labelling price (switching loss on and
-    off) is at most (F - a) + sum Lam x + Mu[first start] of every history of up to 4 steps
-    that the referee's own simulation (`task_finish`) completes, and equal to the least of them
-    when the cheapest completes within 4 steps (the relaxations cost nothing here)."""
-    inst = tiny([(1, kind, (1, 1), (0,))], [(cpu, gpu)], variant, noise, TYPES)
-    p = inst.placement
+def one_task(kind, cpu, gpu, noise, variant, seed):
+    """(payload, rng, H, Lam, Mu): one task of ``kind`` arriving at 1 on one (cpu, gpu) cluster,
+    random multipliers on 7 steps (Mu only in the single variant)."""
+    p = tiny([(1, kind, (1, 1), (0,))], [(cpu, gpu)], variant, noise, TYPES).placement
     rng = np.random.default_rng(seed)
     H = 7
     Lam = rng.integers(0, 3, size=(1, 2, H)).astype(np.int64) << (PL.SCALE - 2)
     Mu = (rng.integers(0, 3, size=(1, H)).astype(np.int64) << (PL.SCALE - 1)) if variant == "single" else None
-    opts = semantics.allocation_options(p, 0, 0)
+    return p, rng, H, Lam, Mu
+
+
+def least_history_cost(p, Lam, Mu, step_cost=None):
+    """Task 0 (arriving at 1) on cluster 0: the least of (F - a) 2**SCALE + sum Lam x + Mu[first
+    start] (+ ``step_cost(t, cpu, gpu)`` per executed step) over every history of up to 4 steps
+    that the referee's own simulation (`task_finish`) completes by step 5 (inf: none)."""
     least = math.inf
-    for hist in _histories(opts, 4):
+    for hist in _histories(semantics.allocation_options(p, 0, 0), 4):
         runs = [i for i, x in enumerate(hist) if x != (0, 0)]
         if not runs:
             continue
@@ -85,10 +85,25 @@ def test_price_is_at_most_the_cost_of_every_history(kind, cpu, gpu, noise, varia
         F = task_finish(p, 0, s, changes)
         if F is None or F > 5:
             continue
-        cost = (F - 1) * S + sum(int(Lam[0, 0, 1 + i]) * c + int(Lam[0, 1, 1 + i]) * g
-                                 for i, (c, g) in enumerate(hist) if 1 + i < F)
-        cost += int(Mu[0, s]) if Mu is not None else 0
+        cost = (F - 1) * S + (int(Mu[0, s]) if Mu is not None else 0)
+        for i, (c, g) in enumerate(hist):
+            if 1 + i < F:
+                cost += int(Lam[0, 0, 1 + i]) * c + int(Lam[0, 1, 1 + i]) * g
+                cost += step_cost(1 + i, c, g) if step_cost is not None else 0
         least = min(least, cost)
+    return least
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(st.sampled_from(sorted(TYPES)), st.integers(1, 3), st.integers(1, 3), st.sampled_from([0.0, 0.2]),
+       st.sampled_from(["single", "multi"]), st.integers(0, 2 ** 31))
+def test_price_is_at_most_the_cost_of_every_history(kind, cpu, gpu, noise, variant, seed):
+    """One task on one cluster, random multipliers: the labelling price (switching loss on and
+    off) is at most (F - a) + sum Lam x + Mu[first start] of every history of up to 4 steps
+    that the referee's own simulation (`task_finish`) completes, and equal to the least of them
+    when the cheapest completes within 4 steps (the relaxations cost nothing here)."""
+    p, rng, H, Lam, Mu = one_task(kind, cpu, gpu, noise, variant, seed)
+    least = least_history_cost(p, Lam, Mu)
     task = PT.tasks_of(p, PB.cluster_durations(p))[0]
     for switching in (True, False):
         price = PT.price_task(task, Lam, Mu, H, switching=switching)[0][0]
