@@ -7,7 +7,6 @@ proves exactly the optimum."""
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import numpy as np
@@ -21,9 +20,8 @@ from edgebench.formulations import placement_histip as HI
 from edgebench.formulations import placement_lagrange as PL
 from edgebench.formulations import placement_trajectory as PT
 from edgebench.formulations.placement_rounding import Cuts, _pairs
-from edgebench.instances import semantics
 from edgebench.instances.io import load_instance
-from edgebench.referee.placement import evaluate, task_finish
+from edgebench.referee.placement import evaluate
 from test_placement_bound import TYPES, no_solver_below, tiny_instances
 from test_placement_exact import tiny
 from test_placement_trajectory import least_history_cost, one_task
