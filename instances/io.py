@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import hashlib
 import io
@@ -259,6 +260,21 @@ def output_target(path: str | os.PathLike) -> Path:
         kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
         raise InputError(f"output is {kind} (only regular files are written)", file=str(path))
     return p
+
+
+@contextlib.contextmanager
+def atomic_target(path: str | os.PathLike):
+    """Yields a fresh temporary path beside ``path`` for a writer that takes a file name (a
+    plot, a table); on success it replaces ``path``, on failure it is removed. The name is
+    unique (``mkstemp``), so two processes writing the same report do not share a temp file."""
+    p = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
+    os.close(fd)
+    try:
+        yield Path(tmp)
+        os.replace(tmp, p)
+    finally:
+        Path(tmp).unlink(missing_ok=True)
 
 
 def write_text_atomic(path: str | os.PathLike, text: str | bytes) -> Path:

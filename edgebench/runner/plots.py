@@ -20,12 +20,13 @@ Size: 1000 x 560 pixels at 100 dpi (the legend takes the right quarter).
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
 import numpy as np
+
+from edgebench.instances.io import atomic_target
 
 FIGSIZE = (10.0, 5.6)
 DPI = 100
@@ -149,12 +150,8 @@ def _save(plt, fig, path: Path, *, adjust: bool = True) -> list[Path]:
 
 
 def _save_atomic(fig, path: Path, **kwargs) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    try:
+    with atomic_target(path) as tmp:
         fig.savefig(tmp, **kwargs)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 def _plain(x: float, _pos=None) -> str:

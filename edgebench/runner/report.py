@@ -16,7 +16,6 @@ from __future__ import annotations
 import csv
 import json
 import math
-import os
 import re
 from collections import Counter, defaultdict
 from concurrent.futures import ThreadPoolExecutor
@@ -27,6 +26,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from edgebench.errors import InputError
+from edgebench.instances.io import atomic_target
 
 #: shifted geometric mean shift, seconds
 SHIFT = 10.0
@@ -814,12 +814,10 @@ def write_tables(out: Path, name: str, columns: dict[str, Any]) -> tuple[Path, P
         rows = ([csv_cell(_py(columns[c][i])) for c in columns] for i in range(n))
         return _write_csv(csv_path, list(columns), rows), None
     table = _arrow_table(columns)
-    tmp = csv_path.with_name(f".{csv_path.name}.tmp")
-    pcsv.write_csv(_arrow_table({k: _csv_safe(v) for k, v in columns.items()}), tmp)
-    os.replace(tmp, csv_path)
-    tmp = pq_path.with_name(f".{pq_path.name}.tmp")
-    pq.write_table(table, tmp)
-    os.replace(tmp, pq_path)
+    with atomic_target(csv_path) as tmp:
+        pcsv.write_csv(_arrow_table({k: _csv_safe(v) for k, v in columns.items()}), str(tmp))
+    with atomic_target(pq_path) as tmp:
+        pq.write_table(table, str(tmp))
     return csv_path, pq_path
 
 
@@ -841,13 +839,11 @@ def _csv_safe(values: Any) -> Any:
 
 
 def _write_csv(path: Path, head: list[str], rows: Iterable[Iterable[Any]]) -> Path:
-    tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "w", newline="", encoding="utf-8") as fh:
+    with atomic_target(path) as tmp, open(tmp, "w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
         w.writerow(head)
         for row in rows:
             w.writerow(["" if x is None else x for x in row])
-    os.replace(tmp, path)
     return path
 
 

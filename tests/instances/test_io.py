@@ -269,3 +269,22 @@ def test_fuzz_file_bytes(raw, suffix, compress):
             io.load_instance(p)
         except InputError as err:
             assert err.file == str(p)
+
+
+def test_atomic_target_gives_each_writer_its_own_temp_file(tmp_path):
+    """Two writers of the same file (two runs writing one report folder) get distinct temp
+    files: the later rename wins whole, neither fails on the other's temp file; a failing
+    writer leaves the target as it was and no temp file behind."""
+    target = tmp_path / "plot.png"
+    with io.atomic_target(target) as a, io.atomic_target(target) as b:
+        assert a != b and a.parent == b.parent == tmp_path
+        a.write_text("first")
+        b.write_text("second")
+    assert target.read_text() == "first"  # the outer context replaces last
+    try:
+        with io.atomic_target(target) as c:
+            c.write_text("half")
+            raise OSError(28, "No space left on device")
+    except OSError:
+        pass
+    assert target.read_text() == "first" and sorted(p.name for p in tmp_path.iterdir()) == ["plot.png"]
