@@ -359,10 +359,10 @@ class _Master:
     solves and HiGHS re-solves from its last basis.  A column's rows index the *dual vector* of
     :meth:`solve`: capacities and starts first, then cut k at ``nrows + k``."""
 
-    def __init__(self, caps: np.ndarray, H: int, single: bool, ntasks: int, cuts: bool = False):
+    def __init__(self, caps: np.ndarray, H: int, single: bool, ntasks: int, track_entries: bool = False):
         N = caps.shape[0]
         self.H, self.single, self.ncap, self.ntasks, self.ncuts = H, single, N * 2 * H, ntasks, 0
-        self.cuts = cuts  # keep the capacity rows' entries (for add_rounding_cut)
+        self.track_entries = track_entries  # keep the capacity rows' entries (:meth:`entry`)
         self.nrows = self.ncap + (N * H if single else 0)
         self.h = h = highspy.Highs()
         h.setOptionValue("output_flag", False)
@@ -390,7 +390,7 @@ class _Master:
         idx = [np.append(np.where(r < self.nrows, r, r + self.ntasks), self.nrows + i) for _, r, _, i in cols]
         starts = np.cumsum([0] + [x.size for x in idx[:-1]]).astype(np.int32)
         values = np.concatenate([np.append(v, 1.0) for _, _, v, _ in cols])
-        for c, (_, r, v, _) in enumerate(cols if self.cuts else ()):  # for add_rounding_cut
+        for c, (_, r, v, _) in enumerate(cols if self.track_entries else ()):
             for rr, x in zip(r[r < self.ncap].tolist(), v[r < self.ncap].tolist()):
                 ent = self.entries.setdefault(rr, ([], []))
                 ent[0].append(self.ncols + c)
@@ -400,13 +400,17 @@ class _Master:
                        np.concatenate(idx).astype(np.int32), values)
         self.ncols += len(cols)
 
-    def add_rounding_cut(self, row: int, a: int, g: int, rhs: int) -> None:
-        """The row ``sum_c floor(a x_c / g) y_c <= rhs`` over the columns added so far, x_c a
-        column's entry in the capacity row ``row`` (:mod:`placement_rounding`)."""
+    def entry(self, row: int) -> tuple[np.ndarray, np.ndarray]:
+        """(columns, their amounts) in the capacity row ``row``, over the columns added so far
+        (``track_entries`` on)."""
         cols, vals = self.entries.get(row, ([], []))
-        coef = (a * np.array(vals, dtype=np.int64)) // g
+        return np.array(cols, dtype=np.int64), np.array(vals, dtype=np.int64)
+
+    def add_cut(self, cols: np.ndarray, coef: np.ndarray, rhs: float) -> None:
+        """The row ``sum coef y[cols] <= rhs`` over columns added so far (zero coefficients
+        left out); its dual follows the capacities' and starts' in :meth:`solve`."""
         nz = np.nonzero(coef)[0]
-        self.h.addRow(-highspy.kHighsInf, float(rhs), int(nz.size), np.array(cols, dtype=np.int32)[nz],
+        self.h.addRow(-highspy.kHighsInf, float(rhs), int(nz.size), cols[nz].astype(np.int32),
                       coef[nz].astype(float))
         self.ncuts += 1
 

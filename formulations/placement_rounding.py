@@ -21,6 +21,7 @@ has converged, a fixed number of rounds (no clock: same input, same bound).
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -70,9 +71,9 @@ class Cuts:
         """Per allocation (arrays cpu, gpu) its cut cost in step t on n, or None where no cut with
         nu > 0 applies."""
         out = None
-        for k, r, a, g in self.at.get((n, t), ()):
+        for k, r, _, _ in self.at.get((n, t), ()):
             if nu[k]:
-                term = int(nu[k]) * ((a * (cpu if r == 0 else gpu)) // g)
+                term = int(nu[k]) * self.coef(k, cpu if r == 0 else gpu)
                 out = term if out is None else out + term
         return out
 
@@ -80,10 +81,10 @@ class Cuts:
         """(cut indices, coefficients floor(a x / g)) of a column with usage {(n, r, t): x}."""
         ks, vs = [], []
         for (n, r, t), x in use.items():
-            for k, rr, a, g in self.at.get((n, t), ()):
-                if rr == r and (a * x) // g:
+            for k, rr, _, _ in self.at.get((n, t), ()):
+                if rr == r and self.coef(k, x):
                     ks.append(k)
-                    vs.append(float((a * x) // g))
+                    vs.append(float(self.coef(k, x)))
         return ks, vs
 
     def separate(self, rows: dict) -> list[int]:
@@ -119,6 +120,7 @@ class Cuts:
         return new
 
 
+@functools.lru_cache(maxsize=None)
 def _pairs(C: int) -> tuple[np.ndarray, np.ndarray]:
     """The multipliers a / g of the cuts tried for capacity C: 1 <= a < g <= C, gcd(a, g) = 1,
     a / g increasing (equal scores keep the smaller a / g)."""

@@ -50,7 +50,7 @@ SWITCHING = True
 #: rounds, 290 s CPU; a test-bed round (192 tasks, table model) costs about 40 s
 ROUNDS = 300
 STALL = 30
-#: separation rounds of the rounding cuts after (6)'s column generation (rounded_bound)
+#: separation rounds of the rounding cuts after (6)'s column generation (rounded_multipliers)
 CUT_ROUNDS = 8
 #: label extensions (labels x allocations, all pricings together) after which no further round
 #: starts: a deterministic cap on the effort, far above what the shipped sets need
@@ -176,7 +176,6 @@ def price_pair(opt: Options, a: int, n: int, Lam: np.ndarray, Mu: np.ndarray | N
     big = np.iinfo(np.int64).max
     nopt = opt.cpu.size
     nlev = int(opt.level.max()) + 2 if nopt else 1
-    # factors[k]: the noise factor of the k-th executed step (grown on demand)
     layers: list[tuple[np.ndarray, np.ndarray]] = []  # per step: (parent row, option) of its labels
     K = np.zeros(1, dtype=np.int64)
     LV = np.full(1, -1, dtype=np.int64)
@@ -350,9 +349,9 @@ def trajectory_multipliers(payload, durations, start, *, rounds: int = ROUNDS, s
     ``stall`` rounds in a row without a better certified value, once the pricings have extended
     ``work`` labels, when no column improves the master, or when the certified value reaches the
     master's ceiling: deterministic, no clock."""
-    out = _generate(payload, durations, start, rounds=rounds, stall=stall, work=work, smoothing=smoothing,
-                    switching=switching, cut_rounds=0)
-    return out[0], out[1], out[2], out[3]
+    r = _generate(payload, durations, start, rounds=rounds, stall=stall, work=work, smoothing=smoothing,
+                  switching=switching, cut_rounds=0)
+    return r.value, r.Lam, r.Mu, r.H
 
 
 def rounded_multipliers(payload, durations, start, *, cut_rounds: int = CUT_ROUNDS, rounds: int = ROUNDS,
@@ -362,9 +361,7 @@ def rounded_multipliers(payload, durations, start, *, cut_rounds: int = CUT_ROUN
     solution violates, add them to the master and to the pricing, and continue the column
     generation.  Both values are certified; the second is never below the first.
     Deterministic (fixed counts, no clock)."""
-    best, Lam, Mu, H, plain, stats, cuts, nu = _generate(payload, durations, start, rounds=rounds, stall=stall,
-                                                         work=work, cut_rounds=cut_rounds)
-    return Rounded(best, plain, Lam, Mu, H, cuts, nu, stats)
+    return _generate(payload, durations, start, rounds=rounds, stall=stall, work=work, cut_rounds=cut_rounds)
 
 
 @dataclass
@@ -383,17 +380,17 @@ class Rounded:
 
 
 def _generate(payload, durations, start, *, rounds: int, stall: int, work: int, cut_rounds: int,
-              smoothing: float = 0.5, switching: bool = SWITCHING):
-    """(best, Lam, Mu, H, value before the cuts, stats, cuts, their nu): the column generation of
-    (6), with ``cut_rounds`` rounds of rounding cuts after it (0: plain (6))."""
+              smoothing: float = 0.5, switching: bool = SWITCHING) -> Rounded:
+    """The column generation of (6), with ``cut_rounds`` rounds of rounding cuts after it (0:
+    plain (6))."""
     val4, Lam0, Mu0, H = start
     tasks = tasks_of(payload, durations)
     if not tasks or H == 0:
-        return val4, Lam0, Mu0, H, val4, {}, None, None
+        return Rounded(val4, val4, Lam0, Mu0, H, None, None)
     N = len(payload.clusters)
     single = payload.variant == "single"
     caps = np.array([[c.capacity.cpu, c.capacity.gpu] for c in payload.clusters], dtype=np.int64)
-    master = _Master(caps, H, single, len(tasks), cuts=cut_rounds > 0)
+    master = _Master(caps, H, single, len(tasks), track_entries=cut_rounds > 0)
     ncap, nbase = master.ncap, master.nrows
     cuts = Cuts(caps, H)
 
@@ -467,12 +464,13 @@ def _generate(payload, durations, start, *, rounds: int, stall: int, work: int, 
         if not new:
             break
         for k in new:
-            master.add_rounding_cut(cuts.row(k), cuts.keys[k][3], cuts.keys[k][4], cuts.rhs[k])
+            cols, amounts = master.entry(cuts.row(k))
+            master.add_cut(cols, cuts.coef(k, amounts), cuts.rhs[k])
         best_grid = np.concatenate([best_grid, np.zeros(len(new), dtype=np.int64)])
         stats["cuts"], stats["cut_rounds"] = len(cuts), cr + 1
     Lam, Mu, nu = split(best_grid)
     stats["work"] = done[0]
-    return best, Lam.copy(), (Mu.copy() if single else None), H, plain, stats, cuts, nu.copy()
+    return Rounded(best, plain, Lam.copy(), (Mu.copy() if single else None), H, cuts, nu.copy(), stats)
 
 
 class _Pool:
