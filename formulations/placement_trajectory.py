@@ -24,6 +24,7 @@ the referee's own operations.
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -377,12 +378,16 @@ class Rounded:
     cuts: Cuts | None
     nu: np.ndarray | None
     stats: dict = field(default_factory=dict)
+    #: every column generated (:class:`_Pool`; the heuristic :mod:`.placement_cglns` reuses them)
+    pool: "_Pool | None" = None
 
 
 def _generate(payload, durations, start, *, rounds: int, stall: int, work: int, cut_rounds: int,
-              smoothing: float = 0.5, switching: bool = SWITCHING) -> Rounded:
+              smoothing: float = 0.5, switching: bool = SWITCHING, deadline: float | None = None) -> Rounded:
     """The column generation of (6), with ``cut_rounds`` rounds of rounding cuts after it (0:
-    plain (6))."""
+    plain (6)).  ``deadline`` (``time.perf_counter()``): stop between rounds once it has passed —
+    only for the heuristic that reuses the column pool (:mod:`.placement_cglns`); the bound never
+    passes one (its values are valid at any stopping point, but they must not depend on the clock)."""
     val4, Lam0, Mu0, H = start
     tasks = tasks_of(payload, durations)
     if not tasks or H == 0:
@@ -449,10 +454,13 @@ def _generate(payload, durations, start, *, rounds: int, stall: int, work: int, 
         center = best_grid.astype(float) / (1 << SCALE)
         best, best_grid = generate_columns(master, center, best, best_grid, price_point, rounds=rounds,
                                            smoothing=smoothing,
-                                           stop=lambda rnd, last_gain: rnd - last_gain >= stall or done[0] >= work)
+                                           stop=lambda rnd, last_gain: (rnd - last_gain >= stall or done[0] >= work
+                                                                        or (deadline is not None
+                                                                            and time.perf_counter() > deadline)))
         if plain is None:
             plain = best
-        if cr == cut_rounds or done[0] >= work or master.solve() is None:
+        if (cr == cut_rounds or done[0] >= work or (deadline is not None and time.perf_counter() > deadline)
+                or master.solve() is None):
             break
         x = master.primal()
         rows: dict = {}
@@ -470,7 +478,7 @@ def _generate(payload, durations, start, *, rounds: int, stall: int, work: int, 
         stats["cuts"], stats["cut_rounds"] = len(cuts), cr + 1
     Lam, Mu, nu = split(best_grid)
     stats["work"] = done[0]
-    return Rounded(best, plain, Lam.copy(), (Mu.copy() if single else None), H, cuts, nu.copy(), stats)
+    return Rounded(best, plain, Lam.copy(), (Mu.copy() if single else None), H, cuts, nu.copy(), stats, pool)
 
 
 class _Pool:

@@ -353,8 +353,8 @@ def fit_optimus(cpu: np.ndarray, gpu: np.ndarray, speed: np.ndarray, *, bounded:
                                       bounds=(np.full(5, -np.inf), np.full(5, np.inf)), maxfev=20000)
             if np.all(np.isfinite(params)):
                 return np.asarray(params, dtype=float)
-        except (RuntimeError, ValueError):  # pragma: no cover - fall back to the bounded fit
-            pass
+        except (RuntimeError, ValueError, TypeError):  # fall back to the bounded fit (TypeError: fewer
+            pass                                        # observations than the five coefficients)
     keep = s > 1e-12
     p, w, s = p[keep], w[keep], s[keep]
     if s.size == 0:
@@ -366,7 +366,7 @@ def fit_optimus(cpu: np.ndarray, gpu: np.ndarray, speed: np.ndarray, *, bounded:
     try:
         params, _ = curve_fit(optimus_speed, (p, w), s, p0=np.maximum(x0, 1e-9),
                               bounds=(np.zeros(5), np.full(5, np.inf)), maxfev=20000)
-    except (RuntimeError, ValueError):  # pragma: no cover - keep the linear fit
+    except (RuntimeError, ValueError, TypeError):  # keep the linear fit (TypeError: too few observations)
         params = x0
     return np.asarray(params, dtype=float)
 

@@ -308,7 +308,7 @@ def test_no_solver_is_below_the_bound(variant):
         assert ev.primary_value >= bound - 1e-9, (name, ev.primary_value, bound)
 
 
-LIBRARY_SOLVERS = SOLVERS[:-1] + ["tapfinger", "tapfinger-bc", "tapfinger-nograph", "tapfinger-nopointer",
+LIBRARY_SOLVERS = SOLVERS[:-1] + ["placement-cg-lns", "tapfinger", "tapfinger-bc", "tapfinger-nograph", "tapfinger-nopointer",
                                   "tapfinger-nograph-bc", "tapfinger-nopointer-bc"]
 
 
