@@ -287,7 +287,8 @@ def certificate(objective: float | None, bound: float | None, sense: str) -> tup
     return False, abs(objective - bound) / den, "open"
 
 
-def write_manifests(store, data_dir: str | Path | None = None, *, refresh_bounds: bool = False) -> list[str]:
+def write_manifests(store, data_dir: str | Path | None = None, *, refresh_bounds: bool = False,
+                    keep_bounds: bool = False) -> list[str]:
     """Write the store's best-known values into the ``best_known`` fields of every instance
     set manifest under ``data_dir`` (default: the embedded sets) whose instances are in the
     store, with the best-known solution as ``solutions/<instance id>.json`` in the set folder
@@ -295,6 +296,8 @@ def write_manifests(store, data_dir: str | Path | None = None, *, refresh_bounds
     the instance-only combinatorial bound (:mod:`edgebench.runner.bounds`) joins the store's.
     With ``refresh_bounds`` an instance with a best-known entry but no run in the store gets the
     current combinatorial bound too (after a stronger bound was added; no solver runs needed).
+    With ``keep_bounds`` the combinatorial bound is not recomputed (it takes minutes per large
+    placement instance): only the store's objectives and proven bounds join the shipped entries.
     Only improvements. Every shipped solution is checked first (:func:`verify_entry`): a
     manifest whose solution does not reproduce its objective, or is for another instance,
     is an InputError and nothing is written. Files are written atomically, solutions before
@@ -343,7 +346,7 @@ def write_manifests(store, data_dir: str | Path | None = None, *, refresh_bounds
                           bound_date=rec.get("bound_date"),
                           bound_kind=_bound_kind(store, rec.get("bound_run"),
                                                  bool(run and run.get("proven") and close(b, run["primary_value"]))))
-            comb = combinatorial_bound(inst)
+            comb = None if keep_bounds else combinatorial_bound(inst)
             cb, ob = (comb[0] if comb else None), _finite(bk.get("objective"))
             if cb is not None and ob is not None and close(cb, ob) and bound_better(cb, ob, sense):
                 cb = ob  # beyond a referee-checked objective by float noise only

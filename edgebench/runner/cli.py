@@ -203,6 +203,9 @@ def cmd_bestknown(args: argparse.Namespace) -> int:
         raise InputError(f"no such folder: {args.data_dir}", file=CMDLINE, field="--data-dir")
     if args.db is None and not args.refresh_bounds:
         raise InputError("--db is required (it may be left out only with --refresh-bounds)", file=CMDLINE, field="--db")
+    if args.keep_bounds and args.refresh_bounds:
+        raise InputError("--keep-bounds and --refresh-bounds contradict each other", file=CMDLINE,
+                         field="--keep-bounds")
     write = args.write_manifests or args.refresh_bounds
     with contextlib.ExitStack() as stack:
         db = args.db
@@ -211,7 +214,8 @@ def cmd_bestknown(args: argparse.Namespace) -> int:
         # a given store is only read (it may be read-only); the manifests are what is written
         store = stack.enter_context(Store.open(db, create=args.db is None, readonly=args.db is not None))
         rows = store.bestknown()
-        changes = write_manifests(store, args.data_dir, refresh_bounds=args.refresh_bounds) if write else []
+        changes = (write_manifests(store, args.data_dir, refresh_bounds=args.refresh_bounds,
+                                   keep_bounds=args.keep_bounds) if write else [])
     if args.json:
         print(json.dumps({"bestknown": rows, "manifest_changes": changes}, indent=2))
         return 0
@@ -314,5 +318,8 @@ def add_run_parsers(sub: Any) -> None:
     p.add_argument("--refresh-bounds", action="store_true",
                    help="also give every shipped best-known entry the current combinatorial bound where it is "
                         "better (implies --write-manifests; without --db no runs are read)")
+    p.add_argument("--keep-bounds", action="store_true",
+                   help="--write-manifests without recomputing the combinatorial bounds (minutes per large placement "
+                        "instance): only the store's objectives and proven bounds join")
     p.add_argument("--data-dir", metavar="DIR", help="folder of instance sets (default: the embedded sets)")
     p.add_argument("--json", action="store_true", help="print JSON")

@@ -133,6 +133,29 @@ def test_write_manifests_only_improves(tmp_path):
     assert sets.load_set("offloading-patent-example-v1", data)
 
 
+def test_write_manifests_keep_bounds_takes_the_objective_and_leaves_the_bound(tmp_path):
+    """--keep-bounds: the store's better objective is written, the combinatorial bound is not
+    recomputed (an entry without one keeps none), and it contradicts --refresh-bounds (exit 2)."""
+    data = tmp_path / "data"
+    shutil.copytree(sets.DATA_DIR / "offloading-patent-example-v1", data / "offloading-patent-example-v1")
+    path = data / "offloading-patent-example-v1" / "manifest.json"
+    manifest = json.loads(path.read_text())
+    for e in manifest["instances"]:
+        e["best_known"] = dict(sets.EMPTY_BEST_KNOWN)
+    path.write_text(json.dumps(manifest, indent=1) + "\n")
+    shutil.rmtree(data / "offloading-patent-example-v1" / "solutions")
+    inst = sets.load_set("offloading-patent-example-v1", data)[0]
+    with Store.open(tmp_path / "r.sqlite") as st:
+        st.add_run(_solved(inst, "random", "x"))
+        assert len(B.write_manifests(st, data, keep_bounds=True)) == 1
+    bk = json.loads(path.read_text())["instances"][0]["best_known"]
+    assert bk["objective"] == pytest.approx(6.8) and bk["bound"] is None and bk["status"] == "open"
+    from edgebench.cli import main
+
+    assert main(["bestknown", "--db", str(tmp_path / "r.sqlite"), "--keep-bounds", "--refresh-bounds",
+                 "--data-dir", str(data)]) == 2
+
+
 def test_an_optimal_status_whose_own_bound_is_below_its_value_proves_only_the_bound():
     # CP-SAT optimal for durations rounded up to ticks: the reported bound is the proven one
     assert B.candidates(row("t", 1.05, status="optimal", proven=1, bound=1.04)) == (1.05, 1.04)
