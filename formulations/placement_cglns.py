@@ -45,7 +45,7 @@ from edgebench.formulations.placement_bound import cluster_durations
 from edgebench.formulations.placement_highs import solve_highs
 from edgebench.formulations.placement_lagrange import SCALE, lagrangian_multipliers
 from edgebench.formulations.placement_lns import BEST_KNOWN, LAGRANGIAN, check_warm_start, warm_start_decisions
-from edgebench.formulations.placement_trajectory import ROUNDS, STALL, WORK, _generate
+from edgebench.formulations.placement_trajectory import ROUNDS, STALL, WORK, Task, _generate, price_pair, tasks_of
 from edgebench.referee.placement import evaluate, task_finish
 from edgebench.registry import make_result, register
 from edgebench.solution import AllocationChange, PlacementDecision, PlacementDecisions
@@ -59,6 +59,10 @@ SUB_LIMIT = 10.0
 DEFAULT_ITERATIONS = 200
 #: share of the time limit the column generation may use (it stops between rounds)
 POOL_SHARE = 0.6
+#: steps past the incumbent's last finish that a fitted history may use
+REACH = 200
+#: a cost no fitted history reaches: an allocation that does not fit, a start slot that is taken
+_BLOCKED = 1 << 45
 #: start solvers without a warm start (the better by the referee)
 STARTS = ("sjf", "optimus")
 
@@ -158,6 +162,52 @@ def to_decisions(cols: list[Column]) -> PlacementDecisions:
         for c in cols])
 
 
+def fitted_columns(payload, task: Task, others: list[Column]) -> list[Column]:
+    """Per eligible cluster, the history of ``task`` that finishes first in what ``others``
+    leave free (capacities per step, variant single their first starts): (6)'s labelling with
+    zero prices and every allocation that does not fit, and every taken start slot, priced out
+    of reach (its ``cap``). Finishes re-simulated by the referee."""
+    H = max((c.F for c in others), default=task.a) + REACH
+    N = len(payload.clusters)
+    single = payload.variant == "single"
+    mem = payload.tasks[task.j].minimum.memory or 0
+    out = []
+    for n, opt in task.opts.items():
+        cap = payload.clusters[n].capacity
+        free = np.array([[cap.cpu] * H, [cap.gpu] * H, [cap.memory if cap.memory is not None else 0] * H],
+                        dtype=np.int64)
+        Mu = np.zeros((N, H), dtype=np.int64) if single else None
+        for c in others:
+            if c.n != n:
+                continue
+            if single and c.s < H:
+                Mu[n, c.s] = _BLOCKED
+            m = payload.tasks[c.j].minimum.memory or 0
+            for t, x, g in c.use:
+                if t < H:
+                    free[0, t] -= x
+                    free[1, t] -= g
+                    free[2, t] -= m
+        short = free[2] < mem if (cap.memory is not None and mem > 0) else np.zeros(H, dtype=bool)
+
+        def blocked(t, opt=opt, free=free, short=short):
+            """>= _BLOCKED for an allocation that does not fit in step t (non-decreasing in cpu, gpu)."""
+            off = (opt.cpu > free[0, t]) | (opt.gpu > free[1, t]) | short[t]
+            return np.where(off, _BLOCKED, 0).astype(np.int64)
+
+        r = price_pair(opt, task.a, n, np.zeros((N, 2, H), dtype=np.int64), Mu, H, cap=_BLOCKED, extra=blocked)
+        if r is None:
+            continue
+        steps: dict[int, list[int]] = {}
+        for (_, rr, t), x in r[3].items():
+            steps.setdefault(t, [0, 0])[rr] = x
+        if steps:
+            col = column(payload, task.j, n, changes_of(sorted((t, c_, g) for t, (c_, g) in steps.items())))
+            if col is not None:
+                out.append(col)
+    return out
+
+
 class _Window:
     """Step 3's sub-MIP: the freed tasks' columns that fit beside the kept ones."""
 
@@ -219,9 +269,11 @@ class _Window:
 
 
 def improve(payload, pool: list[Column], start: list[Column], *, seed: int = 0, block: int = BLOCK,
-            sub_limit: float = SUB_LIMIT, iterations: int | None = None,
-            deadline: float | None = None) -> tuple[list[Column], dict]:
-    """Step 3: window neighbourhoods over the columns until ``iterations`` or the deadline."""
+            sub_limit: float = SUB_LIMIT, iterations: int | None = None, deadline: float | None = None,
+            fitted: bool = True) -> tuple[list[Column], dict]:
+    """Step 3: window neighbourhoods over the columns until ``iterations`` or the deadline; with
+    ``fitted`` each freed task first gains its :func:`fitted_columns` beside the kept tasks and
+    beside all the others."""
     arr = [int(t.arrival) for t in payload.tasks]
     J = len(payload.tasks)
     by_task: dict[int, list[Column]] = {j: [] for j in range(J)}
@@ -230,13 +282,25 @@ def improve(payload, pool: list[Column], start: list[Column], *, seed: int = 0, 
     cur = list(start)
     value = sum(c.F - arr[c.j] for c in cur)
     rng = np.random.default_rng(seed)
-    info = {"columns": sum(len(v) for v in by_task.values()), "start_value": value, "improvements": 0}
+    known = {j: set(v) for j, v in by_task.items()}
+    tasks = {t.j: t for t in tasks_of(payload, cluster_durations(payload))} if fitted else {}
+    info = {"columns": sum(len(v) for v in by_task.values()), "start_value": value, "improvements": 0,
+            "fitted_columns": 0}
     it = 0
     while (iterations is None or it < iterations) and (deadline is None or time.perf_counter() < deadline):
         it += 1
         step = int(rng.integers(0, max(c.F for c in cur)))
         noise = rng.random(J)
         free = set(sorted(range(J), key=lambda j: (abs(cur[j].s - step), noise[j]))[:block])
+        if fitted:
+            kept = [c for c in cur if c.j not in free]
+            for j in sorted(free):
+                for others in (kept, [c for c in cur if c.j != j]):
+                    for c in fitted_columns(payload, tasks[j], others):
+                        if c not in known[j]:
+                            known[j].add(c)
+                            by_task[j].append(c)
+                            info["fitted_columns"] += 1
         left = None if deadline is None else max(0.5, deadline - time.perf_counter())
         tl = sub_limit if left is None else min(sub_limit, left)
         new = _Window(payload, by_task, cur, free).solve(time_limit=tl, seed=it)
@@ -248,7 +312,7 @@ def improve(payload, pool: list[Column], start: list[Column], *, seed: int = 0, 
                 cur[c.j] = c
             value -= gain
             info["improvements"] += 1
-    info.update(iterations=it, value=value)
+    info.update(iterations=it, value=value, columns=sum(len(v) for v in by_task.values()))
     return cur, info
 
 
@@ -282,6 +346,8 @@ def _start(instance, warm_start: str | None, seed: int, deadline: float | None):
                                 f"{DEFAULT_ITERATIONS} without one)",
                   "rounds": f"int: column-generation rounds at most (default {ROUNDS})",
                   "cut_rounds": "int: rounds of rounding cuts in the column generation (default 0)",
+                  "fitted": "bool: per neighbourhood, also each freed task's fastest histories in the capacity the "
+                            "others leave (default true)",
                   "warm_start": f"start from this schedule instead of sjf / optimus: a placement solution file, "
                                 f"{BEST_KNOWN!r} or {LAGRANGIAN!r} (as for placement-lns)"},
           bounds={"block": (1, None), "sub_limit": (0.1, None), "iterations": (0, None), "rounds": (1, None),
@@ -289,12 +355,12 @@ def _start(instance, warm_start: str | None, seed: int, deadline: float | None):
           check=lambda p: check_warm_start(p.get("warm_start")))
 def solve(instance, *, time_limit: float | None = None, seed: int = 0, block: int = BLOCK,
           sub_limit: float = SUB_LIMIT, iterations: int | None = None, rounds: int = ROUNDS, cut_rounds: int = 0,
-          warm_start: str | None = None, **extra: Any):
+          fitted: bool = True, warm_start: str | None = None, **extra: Any):
     """Improve a start schedule with (6)'s histories. A bad warm start is an InputError (raised
     before any work); nothing else raises."""
     t0 = time.perf_counter()
     params = {"block": block, "sub_limit": sub_limit, "iterations": iterations, "rounds": rounds,
-              "cut_rounds": cut_rounds, "warm_start": warm_start}
+              "cut_rounds": cut_rounds, "fitted": fitted, "warm_start": warm_start}
     stats: dict[str, Any] = {"message": ""}
 
     def result(status, decisions=None, objective=None):
@@ -323,7 +389,7 @@ def solve(instance, *, time_limit: float | None = None, seed: int = 0, block: in
                                 deadline=None if deadline is None else t0 + POOL_SHARE * (deadline - t0))
             stats["pool_cpu_s"] = time.process_time() - c0
             cols, info = improve(payload, pool, start_cols, seed=seed, block=int(block), sub_limit=float(sub_limit),
-                                 iterations=iterations, deadline=deadline)
+                                 iterations=iterations, deadline=deadline, fitted=bool(fitted))
             stats.update(info)
             dec = to_decisions(cols)
             ev = evaluate(instance, dec)
@@ -336,5 +402,5 @@ def solve(instance, *, time_limit: float | None = None, seed: int = 0, block: in
         return result("error")
 
 
-__all__ = ["solve", "improve", "pool_columns", "decisions_columns", "column", "changes_of", "to_decisions", "Column",
-           "SOLVER_NAME"]
+__all__ = ["solve", "improve", "pool_columns", "fitted_columns", "decisions_columns", "column", "changes_of",
+           "to_decisions", "Column", "SOLVER_NAME"]
