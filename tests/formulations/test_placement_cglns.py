@@ -7,6 +7,7 @@ placement-lns left, and a bad warm start is a clear InputError."""
 from __future__ import annotations
 
 import glob
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -24,6 +25,7 @@ from test_placement_enum import tiny_instances
 
 TOL = 1e-6
 SYN3_MULTI = sorted(glob.glob("instances/data/placement-synthetic-3-multi-v2/*.json.gz"))
+LNS_656 = Path(__file__).parent.parent / "data" / "placement" / "synthetic-3-multi-v2-s0-lns-656.json.gz"
 
 
 def _shipped(path):
@@ -74,12 +76,14 @@ def test_same_seed_same_schedule():
 
 @pytest.mark.parametrize("fitted, gain", [(False, 1), (True, 3)])
 def test_improves_a_best_known_that_placement_lns_left(fitted, gain):
-    """synthetic-3-multi-v2 s0 from placement-lns's best known 656, 30 neighbourhoods, seed 1
-    (measured 2026-11-27): (6)'s histories alone give 655, with the fitted histories 652 (the
-    test asks for 653: one step of slack for another machine's HiGHS)."""
-    inst, dec = _shipped(SYN3_MULTI[0])
-    start = evaluate(inst, dec).primary_value
-    r = registry.solve(inst, CG.SOLVER_NAME, seed=1, iterations=30, warm_start="best-known", fitted=fitted)
+    """synthetic-3-multi-v2 s0 from placement-lns's schedule of 656 (the best known until
+    2026-11-27, kept as a test file), 30 neighbourhoods, seed 1 (measured 2026-11-27): (6)'s
+    histories alone give 655, with the fitted histories 652 (the test asks for 653: one step of
+    slack for another machine's HiGHS)."""
+    inst = load_instance(SYN3_MULTI[0])
+    start = evaluate(inst, load_solution(LNS_656, inst).placement).primary_value
+    assert start == 656
+    r = registry.solve(inst, CG.SOLVER_NAME, seed=1, iterations=30, warm_start=str(LNS_656), fitted=fitted)
     assert r.stats["start"]["value"] == pytest.approx(start, abs=TOL)
     ev = evaluate(inst, r.solution.placement)
     assert ev.feasible and ev.primary_value <= start - gain + TOL
