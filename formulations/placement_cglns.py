@@ -33,6 +33,7 @@ on the machine, as for every time-limited solver.
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -335,6 +336,13 @@ def _start(instance, warm_start: str | None, seed: int, deadline: float | None):
     return best
 
 
+def _result(instance, t0: float, seed: int, params: dict, stats: dict, status: str, decisions=None,
+            objective=None):
+    stats["solve_time"] = time.perf_counter() - t0
+    return make_result(instance, SOLVER_NAME, status=status, decisions=decisions, seed=seed, params=params,
+                       objective=objective, started=t0, stats=stats)
+
+
 @register(SOLVER_NAME, families=("placement",), kind="heuristic",
           description="Column-generation LNS: bound (6)'s column generation yields allocation histories (re-allocations "
                       "and pauses included, finishes re-simulated by the referee); window neighbourhoods of a start "
@@ -355,22 +363,14 @@ def _start(instance, warm_start: str | None, seed: int, deadline: float | None):
           check=lambda p: check_warm_start(p.get("warm_start")))
 def solve(instance, *, time_limit: float | None = None, seed: int = 0, block: int = BLOCK,
           sub_limit: float = SUB_LIMIT, iterations: int | None = None, rounds: int = ROUNDS, cut_rounds: int = 0,
-          fitted: bool = True, warm_start: str | None = None, **extra: Any):
+          fitted: bool = True, warm_start: str | None = None):
     """Improve a start schedule with (6)'s histories. A bad warm start is an InputError (raised
-    before any work); nothing else raises."""
+    before any work; unknown parameters are the registry's InputError); nothing else raises."""
     t0 = time.perf_counter()
+    stats: dict[str, Any] = {"message": ""}
     params = {"block": block, "sub_limit": sub_limit, "iterations": iterations, "rounds": rounds,
               "cut_rounds": cut_rounds, "fitted": fitted, "warm_start": warm_start}
-    stats: dict[str, Any] = {"message": ""}
-
-    def result(status, decisions=None, objective=None):
-        stats["solve_time"] = time.perf_counter() - t0
-        return make_result(instance, SOLVER_NAME, status=status, decisions=decisions, seed=seed, params=params,
-                           objective=objective, started=t0, stats=stats)
-
-    if extra:
-        stats["message"] = f"unknown parameters: {', '.join(sorted(extra))}"
-        return result("error")
+    result = functools.partial(_result, instance, t0, seed, params, stats)
     deadline = None if time_limit is None else t0 + float(time_limit)
     if iterations is None and deadline is None:
         iterations = DEFAULT_ITERATIONS

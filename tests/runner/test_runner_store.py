@@ -95,16 +95,22 @@ def _solved(inst, solver, key, **kw):
     return r
 
 
-def test_write_manifests_only_improves(tmp_path):
+def _uncertified_example(tmp_path):
+    """(data folder, manifest path, instance) of a copy of the patent example set with every
+    best-known entry emptied and no solutions (the shipped set is certified)."""
     data = tmp_path / "data"
     shutil.copytree(sets.DATA_DIR / "offloading-patent-example-v1", data / "offloading-patent-example-v1")
     path = data / "offloading-patent-example-v1" / "manifest.json"
-    manifest = json.loads(path.read_text())  # start uncertified (the shipped set is certified)
+    manifest = json.loads(path.read_text())
     for e in manifest["instances"]:
         e["best_known"] = dict(sets.EMPTY_BEST_KNOWN)
     path.write_text(json.dumps(manifest, indent=1) + "\n")
     shutil.rmtree(data / "offloading-patent-example-v1" / "solutions")
-    inst = sets.load_set("offloading-patent-example-v1", data)[0]
+    return data, path, sets.load_set("offloading-patent-example-v1", data)[0]
+
+
+def test_write_manifests_only_improves(tmp_path):
+    data, path, inst = _uncertified_example(tmp_path)
     with Store.open(tmp_path / "r.sqlite") as st:
         st.add_run(_solved(inst, "random", "x"))
         assert len(B.write_manifests(st, data)) == 1
@@ -136,15 +142,7 @@ def test_write_manifests_only_improves(tmp_path):
 def test_write_manifests_keep_bounds_takes_the_objective_and_leaves_the_bound(tmp_path):
     """--keep-bounds: the store's better objective is written, the combinatorial bound is not
     recomputed (an entry without one keeps none), and it contradicts --refresh-bounds (exit 2)."""
-    data = tmp_path / "data"
-    shutil.copytree(sets.DATA_DIR / "offloading-patent-example-v1", data / "offloading-patent-example-v1")
-    path = data / "offloading-patent-example-v1" / "manifest.json"
-    manifest = json.loads(path.read_text())
-    for e in manifest["instances"]:
-        e["best_known"] = dict(sets.EMPTY_BEST_KNOWN)
-    path.write_text(json.dumps(manifest, indent=1) + "\n")
-    shutil.rmtree(data / "offloading-patent-example-v1" / "solutions")
-    inst = sets.load_set("offloading-patent-example-v1", data)[0]
+    data, path, inst = _uncertified_example(tmp_path)
     with Store.open(tmp_path / "r.sqlite") as st:
         st.add_run(_solved(inst, "random", "x"))
         assert len(B.write_manifests(st, data, keep_bounds=True)) == 1
