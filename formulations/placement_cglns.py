@@ -336,6 +336,16 @@ def _start(instance, warm_start: str | None, seed: int, deadline: float | None):
     return best
 
 
+def not_applicable(instance, params: dict | None = None) -> str | None:
+    """Why the solver declines ``instance``, or None: its column pool and fitted histories come
+    from (6)'s labelling, whose progress recursion models multiplicative noise only (the authors'
+    additive clipped noise can make any step gain exactly 0)."""
+    p = instance.placement
+    if p is not None and p.noise > 0 and p.noise_model == "additive":
+        return "additive noise: the column pool is bound (6)'s, whose labelling models multiplicative noise only"
+    return None
+
+
 def _result(instance, t0: float, seed: int, params: dict, stats: dict, status: str, decisions=None,
             objective=None):
     stats["solve_time"] = time.perf_counter() - t0
@@ -360,7 +370,7 @@ def _result(instance, t0: float, seed: int, params: dict, stats: dict, status: s
                                 f"{BEST_KNOWN!r} or {LAGRANGIAN!r} (as for placement-lns)"},
           bounds={"block": (1, None), "sub_limit": (0.1, None), "iterations": (0, None), "rounds": (1, None),
                   "cut_rounds": (0, None)},
-          check=lambda p: check_warm_start(p.get("warm_start")))
+          check=lambda p: check_warm_start(p.get("warm_start")), applies=not_applicable)
 def solve(instance, *, time_limit: float | None = None, seed: int = 0, block: int = BLOCK,
           sub_limit: float = SUB_LIMIT, iterations: int | None = None, rounds: int = ROUNDS, cut_rounds: int = 0,
           fitted: bool = True, warm_start: str | None = None):
@@ -371,6 +381,10 @@ def solve(instance, *, time_limit: float | None = None, seed: int = 0, block: in
     params = {"block": block, "sub_limit": sub_limit, "iterations": iterations, "rounds": rounds,
               "cut_rounds": cut_rounds, "fitted": fitted, "warm_start": warm_start}
     result = functools.partial(_result, instance, t0, seed, params, stats)
+    why = not_applicable(instance)
+    if why is not None:
+        stats["message"] = why
+        return result("error")
     deadline = None if time_limit is None else t0 + float(time_limit)
     if iterations is None and deadline is None:
         iterations = DEFAULT_ITERATIONS
@@ -402,5 +416,5 @@ def solve(instance, *, time_limit: float | None = None, seed: int = 0, block: in
         return result("error")
 
 
-__all__ = ["solve", "improve", "pool_columns", "fitted_columns", "decisions_columns", "column", "changes_of",
+__all__ = ["solve", "improve", "pool_columns", "fitted_columns", "not_applicable", "decisions_columns", "column", "changes_of",
            "to_decisions", "Column", "SOLVER_NAME"]

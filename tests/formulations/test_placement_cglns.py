@@ -19,6 +19,7 @@ from edgebench.formulations import placement_enum as E
 from edgebench.formulations.placement_bound import cluster_durations
 from edgebench.formulations.placement_trajectory import tasks_of
 from edgebench.instances import sets
+from edgebench.instances.generators.placement import generate_placement
 from edgebench.instances.io import content_hash, load_instance, load_solution
 from edgebench.referee.placement import evaluate
 from test_placement_enum import tiny_instances
@@ -118,3 +119,13 @@ def test_bad_warm_start_is_a_clear_error(tmp_path):
 def test_listed_as_a_placement_heuristic():
     info = registry.get(CG.SOLVER_NAME)
     assert info.kind == "heuristic" and info.families == ("placement",)
+
+
+def test_declines_additive_noise():
+    """The authors' additive noise: the runner plans no run (``applies``) and a direct call is an
+    error saying why (the pool's labelling models multiplicative noise only)."""
+    inst = generate_placement("synthetic-3", seed=3, num_tasks=9, noise_model="additive")
+    assert "additive" in registry.get(CG.SOLVER_NAME).applies(inst, {})
+    r = registry.solve(inst, CG.SOLVER_NAME, iterations=2)
+    assert r.status == "error" and "additive" in r.stats["message"]
+    assert registry.get(CG.SOLVER_NAME).applies(load_instance(SYN3_MULTI[0]), {}) is None
