@@ -113,6 +113,17 @@ def changes_of(steps: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
     return out
 
 
+def usage_column(payload, j: int, n: int, amounts) -> Column | None:
+    """The column of task j on n that holds, per (step, resource 0 = cpu / 1 = gpu, amount) of
+    ``amounts``, that amount (steps not listed: paused); None when it is empty or never finishes."""
+    steps: dict[int, list[int]] = {}
+    for t, r, x in amounts:
+        steps.setdefault(t, [0, 0])[r] = x
+    if not steps:
+        return None
+    return column(payload, j, n, changes_of(sorted((t, c, g) for t, (c, g) in steps.items())))
+
+
 def pool_columns(payload, *, rounds: int = ROUNDS, cut_rounds: int = 0, deadline: float | None = None) -> list[Column]:
     """Step 1: the histories of (6)'s column generation as referee-simulated columns (sorted,
     without duplicates)."""
@@ -125,18 +136,14 @@ def pool_columns(payload, *, rounds: int = ROUNDS, cut_rounds: int = 0, deadline
     if pool is None:
         return []
     H = pool.H
-    live = [j for j, row in enumerate(durations) if row]
     out = set()
-    for c in range(len(pool.task)):
+    for c in range(len(pool.task)):  # every task is live (checked above): pool.task[c] is the task's index
         rows, vals = pool.rows[c], pool.vals[c]
-        j, m = live[pool.task[c]], pool.base[c] >> SCALE
+        j, m = pool.task[c], pool.base[c] >> SCALE
         if rows.size == 0 or int(payload.tasks[j].arrival) + m > H:  # usage past H is not recorded
             continue
-        steps: dict[int, list[int]] = {}
-        for flat, x in zip(rows.tolist(), vals.tolist()):
-            steps.setdefault(flat % H, [0, 0])[(flat // H) % 2] = x
-        n = int(rows[0]) // (2 * H)
-        col = column(payload, j, n, changes_of(sorted((t, c_, g) for t, (c_, g) in steps.items())))
+        col = usage_column(payload, j, int(rows[0]) // (2 * H),
+                           ((flat % H, (flat // H) % 2, x) for flat, x in zip(rows.tolist(), vals.tolist())))
         if col is not None:
             out.add(col)
     return sorted(out)
@@ -199,13 +206,9 @@ def fitted_columns(payload, task: Task, others: list[Column]) -> list[Column]:
         r = price_pair(opt, task.a, n, np.zeros((N, 2, H), dtype=np.int64), Mu, H, cap=_BLOCKED, extra=blocked)
         if r is None:
             continue
-        steps: dict[int, list[int]] = {}
-        for (_, rr, t), x in r[3].items():
-            steps.setdefault(t, [0, 0])[rr] = x
-        if steps:
-            col = column(payload, task.j, n, changes_of(sorted((t, c_, g) for t, (c_, g) in steps.items())))
-            if col is not None:
-                out.append(col)
+        col = usage_column(payload, task.j, n, ((t, rr, x) for (_, rr, t), x in r[3].items()))
+        if col is not None:
+            out.append(col)
     return out
 
 
@@ -416,5 +419,5 @@ def solve(instance, *, time_limit: float | None = None, seed: int = 0, block: in
         return result("error")
 
 
-__all__ = ["solve", "improve", "pool_columns", "fitted_columns", "not_applicable", "decisions_columns", "column", "changes_of",
+__all__ = ["solve", "improve", "pool_columns", "fitted_columns", "usage_column", "not_applicable", "decisions_columns", "column", "changes_of",
            "to_decisions", "Column", "SOLVER_NAME"]
