@@ -419,5 +419,5 @@ def solve(instance, *, time_limit: float | None = None, seed: int = 0, block: in
         return result("error")
 
 
-__all__ = ["solve", "improve", "pool_columns", "fitted_columns", "usage_column", "not_applicable", "decisions_columns", "column", "changes_of",
-           "to_decisions", "Column", "SOLVER_NAME"]
+__all__ = ["solve", "improve", "pool_columns", "fitted_columns", "usage_column", "not_applicable",
+           "decisions_columns", "column", "changes_of", "to_decisions", "Column", "SOLVER_NAME"]
