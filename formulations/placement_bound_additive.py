@@ -8,23 +8,30 @@ step gains 0 and still advances the task's noise index), so it has its own, weak
 with ``g*_j`` the largest noise-free gain any of its allocations gives at any progress; so
 task j needs at least ``K_j`` executed steps, the first K with
 ``sum_{k<K} max(g*_j + eps_k, 0) >= 1 - PROGRESS_EPS`` (the same draws eps_k as the referee's),
-and ``sum_j K_j`` bounds the total completion time. Proof: docs/formulations/placement.md,
-"A bound under additive noise"; brute-force test: tests/formulations/test_placement_bound_additive.py.
+and ``sum_j K_j`` bounds the total completion time. In variant single the tasks also need
+distinct (cluster, first step) slots, so the start-slot assignment of
+:func:`placement_bound.start_slot_bound` over the per-cluster counts ``K_j(n)`` (the best gain on
+cluster n alone) bounds it too, and is never below ``sum_j K_j``. Proofs:
+docs/formulations/placement.md, "A bound under additive noise"; brute-force test:
+tests/formulations/test_placement_bound_additive.py.
 """
 
 from __future__ import annotations
 
+from edgebench.formulations.placement_bound import start_slot_bound
 from edgebench.instances import semantics
 
 KIND = "combinatorial: optimistic draws (additive noise)"
+KIND_SLOTS = "combinatorial: optimistic draws and start slots (additive noise)"
 #: completion is taken at 1 - PROGRESS_EPS - SLACK: a margin against last-bit differences
 #: between the referee's per-allocation float arithmetic and the optimistic sum
 SLACK = 1e-9
 
 
-def best_gain(payload, j: int) -> float:
+def best_gain(payload, j: int, clusters=None) -> float:
     """The largest noise-free gain task j gets in one step at any allocation it may be given
-    (minimum <= allocation <= capacity of an eligible cluster) and any progress >= 0.
+    (minimum <= allocation <= capacity of an eligible cluster, or of one of ``clusters``) and any
+    progress >= 0.
     Synthetic: ``w sqrt(max(kappa - p, 0)) + base`` is non-increasing in p and w =
     tanh(min(gpu, cpu / cpu_per_gpu) / gpu_scale) non-decreasing in the allocation, so each
     cluster's full capacity at progress 0 decides. Table: the gain does not depend on the
@@ -32,7 +39,7 @@ def best_gain(payload, j: int) -> float:
     resources)."""
     task = payload.tasks[j]
     best = 0.0
-    for n in task.eligible:
+    for n in task.eligible if clusters is None else clusters:
         cap = payload.clusters[n].capacity
         if not semantics.fits(task.minimum, cap):
             continue
@@ -44,10 +51,11 @@ def best_gain(payload, j: int) -> float:
     return best
 
 
-def least_steps(payload, j: int) -> int:
+def least_steps(payload, j: int, n: int | None = None) -> int:
     """K_j: the fewest executed steps in which task j could finish, every step at its best
-    gain under its own noise draws (:func:`semantics.noisy_gain`)."""
-    top = best_gain(payload, j)
+    gain under its own noise draws (:func:`semantics.noisy_gain`); with ``n``, K_j(n): the best
+    gain on cluster n alone."""
+    top = best_gain(payload, j, None if n is None else (n,))
     done = 1.0 - semantics.PROGRESS_EPS - SLACK
     total = 0.0
     for k in range(semantics.MAX_RUN_STEPS):
@@ -59,12 +67,25 @@ def least_steps(payload, j: int) -> int:
     return semantics.MAX_RUN_STEPS
 
 
+def slot_steps(payload) -> list[dict[int, int]]:
+    """Per task j, {n: K_j(n)} over its eligible clusters where its minimum fits."""
+    return [{n: least_steps(payload, j, n) for n in task.eligible
+             if semantics.fits(task.minimum, payload.clusters[n].capacity)}
+            for j, task in enumerate(payload.tasks)]
+
+
 def additive_bound(payload) -> tuple[int, str] | None:
-    """(sum of K_j, kind) for an instance with additive noise; None for any other instance
-    (the bounds of :mod:`placement_bound` apply there)."""
+    """(bound, kind) for an instance with additive noise: the sum of K_j, or in variant single
+    the start-slot assignment over K_j(n) when it is larger; None for any other instance (the
+    bounds of :mod:`placement_bound` apply there)."""
     if payload.noise_model != "additive" or payload.noise <= 0:
         return None
-    return sum(least_steps(payload, j) for j in range(len(payload.tasks))), KIND
+    total = sum(least_steps(payload, j) for j in range(len(payload.tasks)))
+    if payload.variant == "single":
+        slots = start_slot_bound(payload, slot_steps(payload))
+        if slots > total:
+            return slots, KIND_SLOTS
+    return total, KIND
 
 
-__all__ = ["additive_bound", "least_steps", "best_gain", "KIND"]
+__all__ = ["additive_bound", "least_steps", "slot_steps", "best_gain", "KIND", "KIND_SLOTS"]

@@ -103,7 +103,10 @@ Under the authors' additive clipped noise (`noise_model = "additive"`, where tho
 fail) the bound is `combinatorial: optimistic draws (additive noise)`
 (`formulations.placement_bound_additive`): every executed step of a task gains at most its best
 noise-free gain plus that step's own draw, clipped at 0, so each task needs at least the steps in
-which these optimistic gains reach 1 (docs/formulations/placement.md, "A bound under additive noise").
+which these optimistic gains reach 1 (docs/formulations/placement.md, "A bound under additive noise");
+in the single-task variant `combinatorial: optimistic draws and start slots (additive noise)` adds
+that the tasks' (cluster, first step) pairs are distinct: the least assignment of tasks to start
+slots, each at its optimistic step count on that cluster.
 The Lagrangian bounds are LP-strength: a task may be a convex combination of histories (the
 rounding cuts remove part of that), so on the large sets (hetero-6, test-bed) part of a gap is
 still the bound's, not only the best known's.

@@ -8,7 +8,7 @@ when no exact model finished in the certification's time limit.
   every task needs at least its fewest steps on its cluster, and in the single-task variant the
   tasks' (cluster, first step) pairs are distinct (valid for re-allocating schedules too); under
   the authors' additive noise ``formulations.placement_bound_additive.additive_bound``
-  (optimistic draws);
+  (optimistic draws, and the start slots in the single-task variant);
 * offloading (``mean_makespan``, min): the largest of the proven bounds of
   ``formulations.offloading_bounds`` (critical path, load, heads / tails / windowed load), the
   one home of them, also used by the exact models (proofs in docs/formulations/offloading.md §4a);

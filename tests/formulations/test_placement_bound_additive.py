@@ -1,7 +1,7 @@
 """Under the authors' additive clipped noise: the brute-force enumerator is exact (the referee
 scores its schedule at the enumerated value, never worse than the fixed-allocation MILP), and
-the optimistic-draws bound (formulations/placement_bound_additive.py) never exceeds the
-enumerated optimum, on 200 tiny Hypothesis instances."""
+the optimistic-draws bound (formulations/placement_bound_additive.py), with its start slots in
+variant single, never exceeds the enumerated optimum, on 200 tiny Hypothesis instances."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from edgebench import registry
 from edgebench.formulations import placement_enum as E
-from edgebench.formulations.placement_bound_additive import KIND, additive_bound, least_steps
+from edgebench.formulations.placement_bound import start_slot_bound
+from edgebench.formulations.placement_bound_additive import KIND, KIND_SLOTS, additive_bound, least_steps, slot_steps
 from edgebench.instances import semantics
 from edgebench.instances.generators.placement import generate_placement
 from edgebench.instances.io import instance_from_dict
@@ -62,9 +63,17 @@ def test_enumerator_is_exact_and_the_bound_never_exceeds_its_optimum(inst):
     ev = evaluate(inst, decisions)
     assert ev.feasible, ev.violations[:3]
     assert ev.primary_value == pytest.approx(value, abs=TOL)
-    bound, kind = additive_bound(inst.placement)
-    assert kind == KIND
+    p = inst.placement
+    bound, kind = additive_bound(p)
+    total = sum(least_steps(p, j) for j in range(len(p.tasks)))
+    assert kind in (KIND, KIND_SLOTS) and bound >= total
     assert bound <= value + TOL
+    if p.variant == "single":  # the start-slot assignment on its own, and never below the sum
+        slots = start_slot_bound(p, slot_steps(p))
+        assert total <= slots <= value + TOL
+        assert bound == slots
+    else:
+        assert (bound, kind) == (total, KIND)
 
 
 def test_bound_is_the_runner_bound_and_only_for_additive_noise():
@@ -72,7 +81,7 @@ def test_bound_is_the_runner_bound_and_only_for_additive_noise():
     mul = generate_placement("synthetic-3", seed=1, num_tasks=20)
     assert additive_bound(mul.placement) is None
     b, kind = combinatorial_bound(add)
-    assert kind == KIND and b == additive_bound(add.placement)[0]
+    assert kind in (KIND, KIND_SLOTS) and (b, kind) == additive_bound(add.placement)
     # every task needs at least one executed step
     assert b >= len(add.placement.tasks)
     assert all(least_steps(add.placement, j) >= 1 for j in range(20))
@@ -91,3 +100,17 @@ def test_clipping_happens_in_the_tiny_instances():
     inst = _tiny([(0, "fix", 0, [0])], [(1, 1)], "single", 0.5, 0.3, {"fix": {"base": 0.15}}, 7)
     gains = [semantics.noisy_gain(inst.placement, 0, k, 0.15) for k in range(40)]
     assert min(gains) == 0.0 and max(gains) > 0.3
+
+
+def test_start_slots_delay_one_of_two_tasks_arriving_together():
+    """Two tasks whose gain does not depend on the allocation arrive together on one cluster
+    with room for both; variant single starts one a step later: the bound is K_0 + K_1 + 1, the
+    enumerated optimum; variant multi has no such rule (K_0 + K_1)."""
+    tasks = [(0, "fix", 0, [0]), (0, "fix", 0, [0])]
+    types = {"fix": {"base": 0.25}}
+    for variant, extra, kind in (("single", 1, KIND_SLOTS), ("multi", 0, KIND)):
+        inst = _tiny(tasks, [(2, 2)], variant, 0.0, 0.2, types, 11)
+        p = inst.placement
+        k = least_steps(p, 0) + least_steps(p, 1)
+        assert additive_bound(p) == (k + extra, kind)
+        assert E.optimum(inst, max_states=100_000)[0] == pytest.approx(k + extra, abs=TOL)
