@@ -22,7 +22,9 @@ Not a pytest module; one instance per call.
 from __future__ import annotations
 
 import argparse
+import sys
 
+from edgebench.errors import InputError
 from edgebench.formulations.placement_bound import cluster_durations, start_slot_bound
 from edgebench.instances import sets
 from edgebench.instances.io import content_hash, load_solution
@@ -49,19 +51,28 @@ def reassigned(p, dur, sched, keep: set[int]) -> tuple[int, int]:
     return kept, start_slot_bound(p, rows)
 
 
+def _fail(message: str) -> None:
+    print(f"probe_slot_queue: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("set")
     ap.add_argument("index", type=int)
     ap.add_argument("--keep", default="", help="clusters whose tasks stay as they are, e.g. 0,1")
     a = ap.parse_args(argv)
-    inst = sets.load_set(a.set)[a.index]
+    try:
+        keep = {int(x) for x in a.keep.split(",")} if a.keep else set()
+        inst = sets.load_set(a.set)[a.index]
+    except (InputError, ValueError, IndexError) as e:
+        _fail(f"{a.set}[{a.index}] --keep {a.keep!r}: {e}")
     p = inst.placement
-    if p.variant != "single":
-        raise SystemExit("variant multi has no start-slot rule: nothing to probe")
+    if p is None or p.variant != "single":
+        _fail(f"{a.set}[{a.index}]: not a single-task placement instance (no start-slot rule to probe)")
     path = sets.best_known_solution(content_hash(inst))
     if path is None:
-        raise SystemExit(f"{a.set}[{a.index}] ships no best-known solution")
+        _fail(f"{a.set}[{a.index}] ships no best-known solution")
     sched = runs(p, load_solution(path, inst).placement)
     dur = cluster_durations(p)
     total = sum(f - t.arrival for (_, _, f), t in zip(sched, p.tasks))
@@ -75,8 +86,7 @@ def main(argv: list[str] | None = None) -> None:
         span = starts[-1] - starts[0] + 1 if starts else 0
         print(f"  cluster {n} ({cl.capacity.cpu} cpu, {cl.capacity.gpu} gpu): {len(mine)} tasks, "
               f"waiting {wait}, running {run} (shortest {short}), starts in {len(starts)} of {span} steps")
-    if a.keep:
-        keep = {int(x) for x in a.keep.split(",")}
+    if keep:
         kept, rest = reassigned(p, dur, sched, keep)
         print(f"keeping clusters {sorted(keep)} ({kept}): the others re-assigned on start slots at their "
               f"shortest durations {rest}, total {kept + rest} ({total - kept - rest} below the best known)")
