@@ -26,19 +26,9 @@ import sys
 
 from edgebench.errors import InputError
 from edgebench.formulations.placement_bound import cluster_durations, start_slot_bound
+from edgebench.formulations.placement_cglns import decisions_columns
 from edgebench.instances import sets
 from edgebench.instances.io import content_hash, load_solution
-from edgebench.referee.placement import task_finish
-
-
-def runs(p, decisions) -> list[tuple[int, int, int]]:
-    """(cluster, first executed step, finish) per task, finishes by the referee's simulation."""
-    out = []
-    for j, d in enumerate(decisions.tasks):
-        changes = [(h.step, h.cpu, h.gpu) for h in d.history] if d.history else [(d.start, d.cpu, d.gpu)]
-        first = next(t for t, c, g in changes if c > 0 or g > 0)
-        out.append((d.cluster, first, task_finish(p, j, d.start, changes)))
-    return out
 
 
 def reassigned(p, dur, sched, keep: set[int]) -> tuple[int, int]:
@@ -73,7 +63,8 @@ def main(argv: list[str] | None = None) -> None:
     path = sets.best_known_solution(content_hash(inst))
     if path is None:
         _fail(f"{a.set}[{a.index}] ships no best-known solution")
-    sched = runs(p, load_solution(path, inst).placement)
+    # (cluster, first executed step, finish by the referee's simulation) per task
+    sched = [(c.n, c.s, c.F) for c in decisions_columns(p, load_solution(path, inst).placement)]
     dur = cluster_durations(p)
     total = sum(f - t.arrival for (_, _, f), t in zip(sched, p.tasks))
     print(f"{a.set}[{a.index}]: {len(p.tasks)} tasks, best known {total}")
