@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable, Iterator
@@ -113,6 +114,21 @@ _SCHEMA = [
 
 def utcnow() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def _set_wal(conn: sqlite3.Connection, wait: float = 60.0) -> None:
+    """Switch to WAL. The switch needs the file to itself and SQLite answers "database is locked"
+    at once, without its busy timeout, while another process has it open (runners opening a
+    new store together): retried for up to ``wait`` seconds."""
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
 
 
 def _unreadable(path: str, reason: str) -> InputError:
@@ -216,7 +232,7 @@ class Store:
                 # WAL + NORMAL (outside any transaction, once the file is known to be a store): a
                 # committed run survives a crash or kill of the process; a power cut may lose the
                 # last commits, which are then simply run again
-                conn.execute("PRAGMA journal_mode=WAL")
+                _set_wal(conn)
                 conn.execute("PRAGMA synchronous=NORMAL")
         except sqlite3.DatabaseError as exc:
             conn.close()
