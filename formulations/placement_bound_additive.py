@@ -11,18 +11,28 @@ task j needs at least ``K_j`` executed steps, the first K with
 and ``sum_j K_j`` bounds the total completion time. In variant single the tasks also need
 distinct (cluster, first step) slots, so the start-slot assignment of
 :func:`placement_bound.start_slot_bound` over the per-cluster counts ``K_j(n)`` (the best gain on
-cluster n alone) bounds it too, and is never below ``sum_j K_j``. Proofs:
-docs/formulations/placement.md, "A bound under additive noise"; brute-force test:
-tests/formulations/test_placement_bound_additive.py.
+cluster n alone) bounds it too, and is never below ``sum_j K_j``.
+
+With the capacities: bound (6)'s column generation with its rounding cuts
+(:func:`trajectory_additive`), whose labelling follows each history's progress through the
+*envelope* of the additive step (:func:`placement_trajectory.additive_envelope`: the most one
+step can reach from any progress at most the current one), started from the start-slot
+assignment. Proofs: docs/formulations/placement.md, "A bound under additive noise"; brute-force
+tests: tests/formulations/test_placement_bound_additive.py.
 """
 
 from __future__ import annotations
 
-from edgebench.formulations.placement_bound import start_slot_bound
+import numpy as np
+
+from edgebench.formulations.placement_bound import cluster_durations, start_slot_bound
+from edgebench.formulations.placement_lagrange import SCALE, assignment_duals, greedy_columns, horizon
+from edgebench.formulations.placement_trajectory import CUT_ROUNDS, ROUNDS, STALL, WORK, Rounded, _generate
 from edgebench.instances import semantics
 
 KIND = "combinatorial: optimistic draws (additive noise)"
 KIND_SLOTS = "combinatorial: optimistic draws and start slots (additive noise)"
+KIND_TRAJECTORY = "combinatorial: envelope-trajectory column generation with rounding cuts (additive noise)"
 #: completion is taken at 1 - PROGRESS_EPS - SLACK: a margin against last-bit differences
 #: between the referee's per-allocation float arithmetic and the optimistic sum
 SLACK = 1e-9
@@ -74,18 +84,54 @@ def slot_steps(payload) -> list[dict[int, int]]:
             for j, task in enumerate(payload.tasks)]
 
 
+def trajectory_additive(payload, floor: int, *, cut_rounds: int = CUT_ROUNDS, rounds: int = ROUNDS,
+                        stall: int = STALL, work: int = WORK) -> Rounded | None:
+    """Bound (6) with its rounding cuts under additive noise: the column generation of
+    :func:`placement_trajectory._generate`, whose labelling prices each task by its optimistic
+    histories (:class:`placement_trajectory.Options` under additive noise: every executed step
+    gains ``max(f(o, 0) + eps_k, 0)``).  Started at Lam = 0 and, variant single, the start-slot
+    assignment's duals over the counts K_j(n) (so its first point is that assignment), with
+    ``floor`` (a valid bound) as the value to beat.  None when some task could finish on a
+    cluster only by re-allocating (no fixed run finishes there): the seed schedule needs one."""
+    durations = cluster_durations(payload)
+    slots = slot_steps(payload)
+    if any(set(d) != set(k) for d, k in zip(durations, slots)):
+        return None
+    if not any(durations):
+        return None
+    N = len(payload.clusters)
+    H = horizon(payload, greedy_columns(payload, durations))
+    Mu = None
+    if payload.variant == "single":
+        while True:  # widen H until the assignment's tail holds at most one task per cluster
+            _, mu, chosen = assignment_duals(payload, slots, H)
+            tail = np.bincount([n for n, t in chosen if t >= H], minlength=N)
+            if tail.max() <= 1:
+                break
+            H += int(tail.max())
+        Mu = np.floor(mu * (1 << SCALE)).astype(np.int64)
+    Lam = np.zeros((N, 2, H), dtype=np.int64)
+    return _generate(payload, durations, (floor, Lam, Mu, H), rounds=rounds, stall=stall, work=work,
+                     cut_rounds=cut_rounds)
+
+
 def additive_bound(payload) -> tuple[int, str] | None:
-    """(bound, kind) for an instance with additive noise: the sum of K_j, or in variant single
-    the start-slot assignment over K_j(n) when it is larger; None for any other instance (the
-    bounds of :mod:`placement_bound` apply there)."""
+    """(bound, kind) for an instance with additive noise: the largest of the sum of K_j, in
+    variant single the start-slot assignment over K_j(n), and the trajectory column generation
+    with rounding cuts (:func:`trajectory_additive`) started from them; None for any other
+    instance (the bounds of :mod:`placement_bound` apply there)."""
     if payload.noise_model != "additive" or payload.noise <= 0:
         return None
-    total = sum(least_steps(payload, j) for j in range(len(payload.tasks)))
+    best, kind = sum(least_steps(payload, j) for j in range(len(payload.tasks))), KIND
     if payload.variant == "single":
         slots = start_slot_bound(payload, slot_steps(payload))
-        if slots > total:
-            return slots, KIND_SLOTS
-    return total, KIND
+        if slots > best:
+            best, kind = slots, KIND_SLOTS
+    traj = trajectory_additive(payload, best)
+    if traj is not None and traj.value > best:
+        best, kind = traj.value, KIND_TRAJECTORY
+    return best, kind
 
 
-__all__ = ["additive_bound", "least_steps", "slot_steps", "best_gain", "KIND", "KIND_SLOTS"]
+__all__ = ["additive_bound", "trajectory_additive", "least_steps", "slot_steps", "best_gain", "KIND", "KIND_SLOTS",
+           "KIND_TRAJECTORY"]

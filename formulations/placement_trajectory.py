@@ -93,7 +93,12 @@ class Options:
         self.cpu, self.gpu, self.param = self.cpu[order], self.gpu[order], self.param[order]
         self.level = np.unique(self.param, return_inverse=True)[1].reshape(-1).astype(np.int64)
         self.sigma = 1.0 - float(payload.switching_overhead)
-        self.noise = [1.0 + semantics.noise_draw(payload, j, k) for k in range(64)]
+        #: additive noise (the TapFinger authors'): the optimistic relaxation — each executed step
+        #: gains ``max(f(o, 0) + eps_k, 0)``, the noise-free gain at progress 0 (``f`` only falls as
+        #: progress grows), so progress is a plain sum (docs: "Trajectory pricing under additive noise")
+        self.additive = payload.noise_model == "additive" and payload.noise > 0
+        self._shift = 0.0 if self.additive else 1.0
+        self.noise = [self._shift + semantics.noise_draw(payload, j, k) for k in range(64)]
         self._payload, self._j = payload, j
         self.pmax = float(self.param.max()) if self.param.size else 0.0
         self.fmax = 1.0 + max(float(payload.noise), 0.0)
@@ -118,6 +123,11 @@ class Options:
         base) (1 + noise) + 1 / GRID`` (the largest parameter, the largest noise factor, the
         rounding up), and g only falls as progress grows, so r steps reach at most p + r g(p)."""
         p = b.astype(float) / GRID
+        if self.additive:  # one envelope step adds at most max(w sqrt(kappa), w^2 / 2) + base + noise
+            top = (max(self.pmax * math.sqrt(self.kappa), 0.5 * self.pmax ** 2) + self.base if self.synthetic
+                   else self.pmax)
+            g = np.full(p.size, top + float(self._payload.noise) + 1.0 / GRID) * (1.0 + 1e-9)
+            return np.maximum(np.ceil((_DONE - p) / g - 1e-6), 1).astype(np.int64)
         if self.synthetic:
             g = self.pmax * np.sqrt(np.maximum(self.kappa - p, 0.0)) + self.base
         else:
@@ -127,7 +137,7 @@ class Options:
 
     def factor(self, k: int) -> float:
         while k >= len(self.noise):
-            self.noise.append(1.0 + semantics.noise_draw(self._payload, self._j, len(self.noise)))
+            self.noise.append(self._shift + semantics.noise_draw(self._payload, self._j, len(self.noise)))
         return self.noise[k]
 
     def step(self, p: np.ndarray, par: np.ndarray, k: int, lossy: np.ndarray) -> np.ndarray:
@@ -138,11 +148,15 @@ class Options:
     def advance(self, p: np.ndarray, par: np.ndarray, fac, lossy: np.ndarray) -> np.ndarray:
         """:meth:`step` with the noise factor ``fac`` given: a number, or one per row (a column
         vector), and ``lossy`` any mask that broadcasts to (rows, columns)."""
-        if self.synthetic:
-            inc = par[None, :] * np.sqrt(np.maximum(self.kappa - p[:, None], 0.0)) + self.base
+        if self.additive:
+            return additive_envelope(p, par, fac, np.where(lossy, self.sigma, 1.0), self.kappa, self.base,
+                                     self.synthetic)
         else:
-            inc = np.broadcast_to(par[None, :], (p.size, par.size))
-        gain = inc * fac
+            if self.synthetic:
+                inc = par[None, :] * np.sqrt(np.maximum(self.kappa - p[:, None], 0.0)) + self.base
+            else:
+                inc = np.broadcast_to(par[None, :], (p.size, par.size))
+            gain = inc * fac
         if lossy.any():
             gain = np.where(lossy, gain * self.sigma, gain)
         return p[:, None] + gain
@@ -156,6 +170,30 @@ class Options:
                 idx.append(int(i))
                 top = cost[i]
         return np.array(idx, dtype=np.int64), cost[idx]
+
+
+def additive_envelope(p: np.ndarray, par: np.ndarray, eps, sig, kappa: float, base: float,
+                      synthetic: bool) -> np.ndarray:
+    """An upper bound, plus a margin of 1e-12, of the progress after one executed step under
+    additive noise from ANY progress q <= p (rows), at the gain parameters ``par`` (columns), the
+    draws ``eps`` (a number or a column) and loss factors ``sig`` (broadcast to rows x columns):
+    ``sup_{0 <= q <= p} q + sig max(h(q) + eps, 0)``, h(q) = par sqrt(max(kappa - q, 0)) + base
+    (table: h = par).  ``psi(q) = q + sig (h(q) + eps)`` is concave on [0, kappa] with its top at
+    ``q* = kappa - (sig par / 2)**2``: it is increasing up to q*, so the sup is its value at p for
+    p <= q*, and ``psi(q*) = kappa + (sig par)**2 / 4 + sig (base + eps)`` above; past kappa psi is
+    ``q + sig (base + eps)``, increasing; and the sup is at least p (the clip).
+    Non-decreasing in p, par and sig (docs: "Trajectory pricing under additive noise")."""
+    P = p[:, None]
+    if not synthetic:
+        out = P + sig * np.maximum(par[None, :] + eps, 0.0)
+        return out + 1e-12
+    sp = sig * par[None, :]
+    top = kappa - 0.25 * sp * sp
+    below = P <= top
+    h = par[None, :] * np.sqrt(np.maximum(kappa - P, 0.0)) + base
+    val = np.where(below, P + sig * (h + eps), kappa + 0.25 * sp * sp + sig * (base + eps))
+    val = np.where(P > kappa, np.maximum(val, P + sig * (base + eps)), val)  # psi grows again past kappa
+    return np.maximum(val, P) + 1e-12
 
 
 def price_pair(opt: Options, a: int, n: int, Lam: np.ndarray, Mu: np.ndarray | None, H: int,

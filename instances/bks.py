@@ -106,7 +106,11 @@ noise-free gain plus that step's own draw, clipped at 0, so each task needs at l
 which these optimistic gains reach 1 (docs/formulations/placement.md, "A bound under additive noise");
 in the single-task variant `combinatorial: optimistic draws and start slots (additive noise)` adds
 that the tasks' (cluster, first step) pairs are distinct: the least assignment of tasks to start
-slots, each at its optimistic step count on that cluster.
+slots, each at its optimistic step count on that cluster; and
+`combinatorial: envelope-trajectory column generation with rounding cuts (additive noise)` adds
+the capacities: the trajectory column generation above, with its rounding cuts, whose labelling
+follows each history's progress through the envelope of the additive step (the most one step can
+reach from any progress at most the current one), started from that assignment.
 The Lagrangian bounds are LP-strength: a task may be a convex combination of histories (the
 rounding cuts remove part of that), so on the large sets (hetero-6, test-bed) part of a gap is
 still the bound's, not only the best known's.
