@@ -1,0 +1,232 @@
+"""A restricted MIP of a single-task placement instance whose small clusters hold the schedule
+(docs/formulations/placement.md, "hetero-6-v2: where its gap sits"): it tries other choices of
+the small clusters' tasks than the best known's, and writes the schedule it finds as a warm
+start for the LNSs.
+
+The model (HiGHS, one thread, seeded, started from the shipped best known):
+
+* on the ``--small`` clusters, every task eligible there at each of its Pareto fixed allocations
+  (``semantics.dominant_options``) from each start step: the cpu and gpu capacities per step;
+* on the other clusters, start slots only: a task starting at s finishes at s plus its shortest
+  duration there, and their capacities are dropped (on hetero-6-v2 the large clusters are held
+  by the one-start-per-step rule, not by their capacity);
+* every task once, one first start per cluster and step (variant single); minimise the flow time.
+
+It is neither a bound (the large clusters' capacities are dropped, the small clusters' tasks do
+not re-allocate) nor a schedule. Its solution becomes one: the small clusters' tasks as the MIP
+has them; the others list-scheduled on their MIP clusters in the MIP's start order, each at the
+Pareto allocation that finishes first in what is left, on a free start slot. The referee scores
+it; ``--out`` writes it as a solution file for ``warm_start`` (placement-lns, placement-cg-lns).
+
+    .venv/bin/python bench/probe_restricted_mip.py placement-hetero-6-v2 0 --time-limit 1200 \\
+        --out bench/warm/placement-hetero-6-v2-s0-rmip.json.gz
+
+Not a pytest module; one instance per call.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import highspy
+import numpy as np
+import scipy.sparse as sp
+
+from edgebench.errors import InputError
+from edgebench.formulations.placement_bound import cluster_durations
+from edgebench.formulations.placement_cglns import decisions_columns
+from edgebench.instances import semantics, sets
+from edgebench.instances.io import content_hash, load_solution, write_json
+from edgebench.referee.placement import evaluate
+from edgebench.solution import PlacementDecision, PlacementDecisions, Solution
+
+
+def build(p, small: tuple[int, ...], smax: int):
+    """Columns (task, cluster, start, option or None, cost) and the sparse rows: task (= 1),
+    start slot (<= 1), small-cluster capacity per resource and step (<= capacity)."""
+    dur = cluster_durations(p)
+    J, N, th = len(p.tasks), len(p.clusters), smax + max((max(r.values()) for r in dur if r), default=1)
+    cols = []
+    for j, t in enumerate(p.tasks):
+        a = int(t.arrival)
+        for n in sorted(dur[j]):
+            opts = semantics.dominant_options(p, j, n) if n in small else [(None, None, dur[j][n])]
+            for c, g, d in opts:
+                cols.extend((j, n, s, None if c is None else (c, g, d), s - a + d) for s in range(a, smax))
+    ri, ci, vv = [], [], []
+    base = J + N * smax
+    for v, (j, n, s, o, _) in enumerate(cols):
+        ri += [j, J + n * smax + s]
+        ci += [v, v]
+        vv += [1.0, 1.0]
+        if o is not None:
+            c, g, d = o
+            k = small.index(n)
+            for t in range(s, min(s + d, th)):
+                ri += [base + (2 * k) * th + t, base + (2 * k + 1) * th + t]
+                ci += [v, v]
+                vv += [float(c), float(g)]
+    R = base + 2 * len(small) * th
+    hi = np.concatenate([np.ones(J), np.ones(N * smax),
+                         np.concatenate([np.full(th, float(getattr(p.clusters[n].capacity, r)))
+                                         for n in small for r in ("cpu", "gpu")])])
+    lo = np.concatenate([np.ones(J), np.full(R - J, -highspy.kHighsInf)])
+    return cols, sp.csc_matrix((vv, (ri, ci)), shape=(R, len(cols))), lo, hi
+
+
+def solve(p, cols, A, lo, hi, start: np.ndarray | None, time_limit: float, seed: int, log: bool):
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", log)  # HiGHS's own log: its progress, on stdout
+    lp = highspy.HighsLp()
+    lp.num_col_, lp.num_row_ = A.shape[1], A.shape[0]
+    lp.col_cost_ = np.array([c[4] for c in cols], dtype=float)
+    lp.col_lower_, lp.col_upper_ = np.zeros(A.shape[1]), np.ones(A.shape[1])
+    lp.row_lower_, lp.row_upper_ = lo, hi
+    m = lp.a_matrix_
+    m.format_, m.num_col_, m.num_row_ = highspy.MatrixFormat.kColwise, A.shape[1], A.shape[0]
+    m.start_, m.index_, m.value_ = A.indptr.astype(np.int32), A.indices.astype(np.int32), A.data
+    lp.integrality_ = [highspy.HighsVarType.kInteger] * A.shape[1]
+    for k, v in (("threads", 1), ("time_limit", float(time_limit)), ("random_seed", seed)):
+        h.setOptionValue(k, v)
+    h.passModel(lp)
+    if start is not None:
+        sol = highspy.HighsSolution()
+        sol.col_value, sol.value_valid = list(start), True
+        h.setSolution(sol)
+    h.run()
+    info = h.getInfo()
+    x = np.array(h.getSolution().col_value)
+    return x, info.objective_function_value, info.mip_dual_bound
+
+
+def mip_start(p, inst, cols, small, path=None) -> np.ndarray | None:
+    """A schedule (the solution file ``path``, else the shipped best known) as a MIP point: a
+    small-cluster task at the Pareto option within its fixed allocation that fits its run; None
+    when some task does not map (a re-allocating history, a start past ``--smax``)."""
+    path = path or sets.best_known_solution(content_hash(inst))
+    if path is None:
+        return None
+    index = {(j, n, s, o): v for v, (j, n, s, o, _) in enumerate(cols)}
+    x = np.zeros(len(cols))
+    sched = decisions_columns(p, load_solution(path, inst).placement)
+    T = max(c.F for c in sched) + 40
+    used = np.zeros((len(p.clusters), 2, T), dtype=np.int64)
+    for col in sched:
+        for t, c, g in col.use:
+            used[col.n, :, t] += (c, g)
+    for col in sched:
+        if col.n not in small:
+            v = index.get((col.j, col.n, col.s, None))
+        elif len(col.changes) == 1:  # a fixed run: the shortest Pareto option within its allocation
+            _, c, g = col.changes[0]
+            fit = [o for o in semantics.dominant_options(p, col.j, col.n)
+                   if o[0] <= c and o[1] <= g and col.s + o[2] <= col.F]
+            v = index.get((col.j, col.n, col.s, min(fit, key=lambda o: o[2]))) if fit else None
+        else:  # re-allocating: the Pareto option and free start slot that finish first in its place
+            cap = p.clusters[col.n].capacity
+            for t, c, g in col.use:
+                used[col.n, :, t] -= (c, g)
+            free = np.array([[cap.cpu], [cap.gpu]]) - used[col.n]
+            taken = {c2.s for c2 in sched if c2.n == col.n and c2.j != col.j}
+            fit = [(s + o[2], s, o) for o in semantics.dominant_options(p, col.j, col.n)
+                   for s in range(col.s, T - o[2]) if s not in taken
+                   and (free[0, s:s + o[2]] >= o[0]).all() and (free[1, s:s + o[2]] >= o[1]).all()]
+            v = None
+            if fit:
+                _, s, o = min(fit)
+                v = index.get((col.j, col.n, s, o))
+                used[col.n, :, s:s + o[2]] += np.array([[o[0]], [o[1]]])
+        if v is None:
+            return None
+        x[v] = 1.0
+    return x
+
+
+def schedule(p, cols, x, small) -> PlacementDecisions:
+    """The MIP's small-cluster tasks as they are; the others list-scheduled on their clusters."""
+    N, T = len(p.clusters), 1000
+    free = np.array([[[c.capacity.cpu] * T, [c.capacity.gpu] * T] for c in p.clusters], dtype=np.int64)
+    slot = np.ones((N, T), dtype=bool)
+    dec: list = [None] * len(p.tasks)
+    rest = []
+    for v in np.nonzero(x > 0.5)[0]:
+        j, n, s, o, _ = cols[v]
+        if o is None:
+            rest.append((s, j, n))
+            continue
+        c, g, d = o
+        dec[j] = PlacementDecision(cluster=n, start=s, cpu=c, gpu=g)
+        free[n, 0, s:s + d] -= c
+        free[n, 1, s:s + d] -= g
+        slot[n, s] = False
+    for _, j, n in sorted(rest):
+        a, best = int(p.tasks[j].arrival), None
+        for c, g, k in semantics.dominant_options(p, j, n):
+            ok = (free[n, 0] >= c) & (free[n, 1] >= g)
+            run = np.concatenate([[0], np.cumsum(ok)])
+            starts = np.nonzero((run[k:] - run[:-k] == k)[a:] & slot[n, a:T - k + 1])[0]
+            if starts.size and (best is None or (a + starts[0] + k, c + g) < best[0]):
+                best = ((a + int(starts[0]) + k, c + g), a + int(starts[0]), c, g, k)
+        _, s, c, g, k = best
+        dec[j] = PlacementDecision(cluster=n, start=s, cpu=c, gpu=g)
+        free[n, 0, s:s + k] -= c
+        free[n, 1, s:s + k] -= g
+        slot[n, s] = False
+    return PlacementDecisions(tasks=dec)
+
+
+def _fail(message: str) -> None:
+    print(f"probe_restricted_mip: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("set")
+    ap.add_argument("index", type=int)
+    ap.add_argument("--small", default="0,1", help="clusters modelled in detail, e.g. 0,1")
+    ap.add_argument("--time-limit", type=float, default=600.0, help="seconds of HiGHS")
+    ap.add_argument("--smax", type=int, default=120, help="latest start step modelled")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--out", help="solution file to write (a warm start)")
+    ap.add_argument("--start", help="solution file to start the MIP from (default: the shipped best known)")
+    ap.add_argument("--quiet", action="store_true", help="no HiGHS log")
+    a = ap.parse_args(argv)
+    try:
+        small = tuple(sorted({int(x) for x in a.small.split(",")}))
+        inst = sets.load_set(a.set)[a.index]
+    except (InputError, ValueError, IndexError) as e:
+        _fail(f"{a.set}[{a.index}] --small {a.small!r}: {e}")
+    p = inst.placement
+    if p is None or p.variant != "single":
+        _fail(f"{a.set}[{a.index}]: not a single-task placement instance")
+    if not small or min(small) < 0 or max(small) >= len(p.clusters):
+        _fail(f"--small {a.small!r}: clusters are 0..{len(p.clusters) - 1}")
+    if not (a.time_limit > 0 and a.smax > max(int(t.arrival) for t in p.tasks)):
+        _fail("--time-limit must be > 0 and --smax after the last arrival")
+    cols, A, lo, hi = build(p, small, a.smax)
+    try:
+        start = mip_start(p, inst, cols, small, a.start)
+    except InputError as e:
+        _fail(f"--start: {e.line()}")
+    x, value, bound = solve(p, cols, A, lo, hi, start, a.time_limit, a.seed, not a.quiet)
+    print(f"{a.set}[{a.index}]: {len(cols)} columns, {A.nnz} nonzeros; MIP start "
+          f"{'none' if start is None else int(start @ np.array([c[4] for c in cols]))}; "
+          f"restricted MIP {value:.0f} (its dual bound {bound:.1f}: not a bound of the instance)")
+    dec = schedule(p, cols, x, small)
+    ev = evaluate(inst, dec)
+    if not ev.feasible:
+        _fail(f"the list-scheduled schedule is infeasible: {ev.violations[:2]}")
+    print(f"schedule: referee value {ev.primary_value:.0f}; per cluster "
+          f"{np.bincount([d.cluster for d in dec.tasks], minlength=len(p.clusters)).tolist()} tasks")
+    if a.out:
+        write_json(a.out, Solution(
+            family="placement", instance_id=inst.id, instance_hash=content_hash(inst), solver="probe-restricted-mip",
+            params={"small": list(small), "time_limit": a.time_limit, "smax": a.smax, "seed": a.seed}, seed=a.seed,
+            status="feasible", placement=dec, objective=float(ev.primary_value)))
+        print(f"wrote {a.out}")
+
+
+if __name__ == "__main__":
+    main()
