@@ -87,9 +87,10 @@ def slot_steps(payload) -> list[dict[int, int]]:
 def trajectory_additive(payload, floor: int, *, cut_rounds: int = CUT_ROUNDS, rounds: int = ROUNDS,
                         stall: int = STALL, work: int = WORK) -> Rounded | None:
     """Bound (6) with its rounding cuts under additive noise: the column generation of
-    :func:`placement_trajectory._generate`, whose labelling prices each task by its optimistic
-    histories (:class:`placement_trajectory.Options` under additive noise: every executed step
-    gains ``max(f(o, 0) + eps_k, 0)``).  Started at Lam = 0 and, variant single, the start-slot
+    :func:`placement_trajectory._generate`, whose labelling advances each history's progress by
+    the monotone envelope of the additive step (:class:`placement_trajectory.Options` under
+    additive noise, :func:`placement_trajectory.additive_envelope`).  Started at Lam = 0 and,
+    variant single, the start-slot
     assignment's duals over the counts K_j(n) (so its first point is that assignment), with
     ``floor`` (a valid bound) as the value to beat.  None when some task could finish on a
     cluster only by re-allocating (no fixed run finishes there): the seed schedule needs one."""

@@ -15,7 +15,9 @@ relaxation of the exact price, hence a LOWER bound of it, and so gives a valid L
   both justified by the dominance lemma ("more progress never finishes later");
 * per step only allocations on the (gain up, cost down) Pareto front are tried (the order of the
   gains over allocations does not depend on the progress);
-* completion is declared at ``1 - PROGRESS_EPS - ENERGY_SLACK`` (the margin of (4)).
+* completion is declared at ``1 - PROGRESS_EPS - ENERGY_SLACK`` (the margin of (4));
+* under additive noise (whose step is not monotone in the progress) a label advances by the
+  step's monotone envelope, :func:`additive_envelope`.
 
 Costs are exact integers on the grid 2**-SCALE of (4); only the progress carries floats, with
 the referee's own operations.
@@ -93,9 +95,9 @@ class Options:
         self.cpu, self.gpu, self.param = self.cpu[order], self.gpu[order], self.param[order]
         self.level = np.unique(self.param, return_inverse=True)[1].reshape(-1).astype(np.int64)
         self.sigma = 1.0 - float(payload.switching_overhead)
-        #: additive noise (the TapFinger authors'): the optimistic relaxation — each executed step
-        #: gains ``max(f(o, 0) + eps_k, 0)``, the noise-free gain at progress 0 (``f`` only falls as
-        #: progress grows), so progress is a plain sum (docs: "Trajectory pricing under additive noise")
+        #: additive noise (the TapFinger authors'): the step there is not monotone in the progress,
+        #: so a label advances by its monotone envelope (:func:`additive_envelope`; docs: "Trajectory
+        #: pricing under additive noise"); ``noise`` then holds the draws eps_k, not 1 + eps_k
         self.additive = payload.noise_model == "additive" and payload.noise > 0
         self._shift = 0.0 if self.additive else 1.0
         self.noise = [self._shift + semantics.noise_draw(payload, j, k) for k in range(64)]
@@ -148,15 +150,14 @@ class Options:
     def advance(self, p: np.ndarray, par: np.ndarray, fac, lossy: np.ndarray) -> np.ndarray:
         """:meth:`step` with the noise factor ``fac`` given: a number, or one per row (a column
         vector), and ``lossy`` any mask that broadcasts to (rows, columns)."""
-        if self.additive:
+        if self.additive:  # ``fac`` holds the draws eps_k
             return additive_envelope(p, par, fac, np.where(lossy, self.sigma, 1.0), self.kappa, self.base,
                                      self.synthetic)
+        if self.synthetic:
+            inc = par[None, :] * np.sqrt(np.maximum(self.kappa - p[:, None], 0.0)) + self.base
         else:
-            if self.synthetic:
-                inc = par[None, :] * np.sqrt(np.maximum(self.kappa - p[:, None], 0.0)) + self.base
-            else:
-                inc = np.broadcast_to(par[None, :], (p.size, par.size))
-            gain = inc * fac
+            inc = np.broadcast_to(par[None, :], (p.size, par.size))
+        gain = inc * fac
         if lossy.any():
             gain = np.where(lossy, gain * self.sigma, gain)
         return p[:, None] + gain
