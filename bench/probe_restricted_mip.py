@@ -3,7 +3,8 @@
 the small clusters' tasks than the best known's, and writes the schedule it finds as a warm
 start for the LNSs.
 
-The model (HiGHS, one thread, seeded, started from the shipped best known):
+The model (HiGHS through ``placement_highs.solve_highs``, one thread, seeded, started from the
+shipped best known or ``--start``):
 
 * on the ``--small`` clusters, every task eligible there at each of its Pareto fixed allocations
   (``semantics.dominant_options``) from each start step: the cpu and gpu capacities per step;
@@ -29,24 +30,25 @@ from __future__ import annotations
 import argparse
 import sys
 
-import highspy
 import numpy as np
-import scipy.sparse as sp
 
 from edgebench.errors import InputError
 from edgebench.formulations.placement_bound import cluster_durations
+from edgebench.formulations.linear import LinearModel
 from edgebench.formulations.placement_cglns import decisions_columns
+from edgebench.formulations.placement_highs import solve_highs
+from edgebench.formulations.placement_lagrange import first_fit
 from edgebench.instances import semantics, sets
 from edgebench.instances.io import content_hash, load_solution, write_json
 from edgebench.referee.placement import evaluate
 from edgebench.solution import PlacementDecision, PlacementDecisions, Solution
 
 
-def build(p, small: tuple[int, ...], smax: int):
-    """Columns (task, cluster, start, option or None, cost) and the sparse rows: task (= 1),
-    start slot (<= 1), small-cluster capacity per resource and step (<= capacity)."""
+def build(p, small: tuple[int, ...], smax: int) -> tuple[list, LinearModel]:
+    """Columns (task, cluster, start, option or None, cost) and the model: one binary per column;
+    rows task (= 1), start slot (<= 1), small-cluster capacity per resource and step."""
     dur = cluster_durations(p)
-    J, N, th = len(p.tasks), len(p.clusters), smax + max((max(r.values()) for r in dur if r), default=1)
+    N, th = len(p.clusters), smax + max((max(r.values()) for r in dur if r), default=1)
     cols = []
     for j, t in enumerate(p.tasks):
         a = int(t.arrival)
@@ -54,50 +56,28 @@ def build(p, small: tuple[int, ...], smax: int):
             opts = semantics.dominant_options(p, j, n) if n in small else [(None, None, dur[j][n])]
             for c, g, d in opts:
                 cols.extend((j, n, s, None if c is None else (c, g, d), s - a + d) for s in range(a, smax))
-    ri, ci, vv = [], [], []
-    base = J + N * smax
+    model = LinearModel("restricted-mip")
+    for v in range(len(cols)):
+        model.add_binary(f"x{v}")
+    model.set_objective((v, col[4]) for v, col in enumerate(cols))
+    task: dict = {}
+    slot: dict = {}
+    use: dict = {}
     for v, (j, n, s, o, _) in enumerate(cols):
-        ri += [j, J + n * smax + s]
-        ci += [v, v]
-        vv += [1.0, 1.0]
+        task.setdefault(j, []).append((v, 1.0))
+        slot.setdefault((n, s), []).append((v, 1.0))
         if o is not None:
             c, g, d = o
-            k = small.index(n)
             for t in range(s, min(s + d, th)):
-                ri += [base + (2 * k) * th + t, base + (2 * k + 1) * th + t]
-                ci += [v, v]
-                vv += [float(c), float(g)]
-    R = base + 2 * len(small) * th
-    hi = np.concatenate([np.ones(J), np.ones(N * smax),
-                         np.concatenate([np.full(th, float(getattr(p.clusters[n].capacity, r)))
-                                         for n in small for r in ("cpu", "gpu")])])
-    lo = np.concatenate([np.ones(J), np.full(R - J, -highspy.kHighsInf)])
-    return cols, sp.csc_matrix((vv, (ri, ci)), shape=(R, len(cols))), lo, hi
-
-
-def solve(p, cols, A, lo, hi, start: np.ndarray | None, time_limit: float, seed: int, log: bool):
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", log)  # HiGHS's own log: its progress, on stdout
-    lp = highspy.HighsLp()
-    lp.num_col_, lp.num_row_ = A.shape[1], A.shape[0]
-    lp.col_cost_ = np.array([c[4] for c in cols], dtype=float)
-    lp.col_lower_, lp.col_upper_ = np.zeros(A.shape[1]), np.ones(A.shape[1])
-    lp.row_lower_, lp.row_upper_ = lo, hi
-    m = lp.a_matrix_
-    m.format_, m.num_col_, m.num_row_ = highspy.MatrixFormat.kColwise, A.shape[1], A.shape[0]
-    m.start_, m.index_, m.value_ = A.indptr.astype(np.int32), A.indices.astype(np.int32), A.data
-    lp.integrality_ = [highspy.HighsVarType.kInteger] * A.shape[1]
-    for k, v in (("threads", 1), ("time_limit", float(time_limit)), ("random_seed", seed)):
-        h.setOptionValue(k, v)
-    h.passModel(lp)
-    if start is not None:
-        sol = highspy.HighsSolution()
-        sol.col_value, sol.value_valid = list(start), True
-        h.setSolution(sol)
-    h.run()
-    info = h.getInfo()
-    x = np.array(h.getSolution().col_value)
-    return x, info.objective_function_value, info.mip_dual_bound
+                use.setdefault((n, "cpu", t), []).append((v, float(c)))
+                use.setdefault((n, "gpu", t), []).append((v, float(g)))
+    for terms in task.values():
+        model.add_eq(terms, 1.0)
+    for terms in slot.values():
+        model.add_le(terms, 1.0)
+    for (n, r, _), terms in use.items():
+        model.add_le(terms, float(getattr(p.clusters[n].capacity, r)))
+    return cols, model
 
 
 def mip_start(p, inst, cols, small, path=None) -> np.ndarray | None:
@@ -163,11 +143,9 @@ def schedule(p, cols, x, small) -> PlacementDecisions:
     for _, j, n in sorted(rest):
         a, best = int(p.tasks[j].arrival), None
         for c, g, k in semantics.dominant_options(p, j, n):
-            ok = (free[n, 0] >= c) & (free[n, 1] >= g)
-            run = np.concatenate([[0], np.cumsum(ok)])
-            starts = np.nonzero((run[k:] - run[:-k] == k)[a:] & slot[n, a:T - k + 1])[0]
-            if starts.size and (best is None or (a + starts[0] + k, c + g) < best[0]):
-                best = ((a + int(starts[0]) + k, c + g), a + int(starts[0]), c, g, k)
+            s = first_fit(free[n], slot[n], a, c, g, k)
+            if s is not None and (best is None or (s + k, c + g) < best[0]):
+                best = ((s + k, c + g), s, c, g, k)
         _, s, c, g, k = best
         dec[j] = PlacementDecision(cluster=n, start=s, cpu=c, gpu=g)
         free[n, 0, s:s + k] -= c
@@ -205,16 +183,18 @@ def main(argv: list[str] | None = None) -> None:
         _fail(f"--small {a.small!r}: clusters are 0..{len(p.clusters) - 1}")
     if not (a.time_limit > 0 and a.smax > max(int(t.arrival) for t in p.tasks)):
         _fail("--time-limit must be > 0 and --smax after the last arrival")
-    cols, A, lo, hi = build(p, small, a.smax)
+    cols, model = build(p, small, a.smax)
     try:
         start = mip_start(p, inst, cols, small, a.start)
     except InputError as e:
         _fail(f"--start: {e.line()}")
-    x, value, bound = solve(p, cols, A, lo, hi, start, a.time_limit, a.seed, not a.quiet)
-    print(f"{a.set}[{a.index}]: {len(cols)} columns, {A.nnz} nonzeros; MIP start "
+    res = solve_highs(model, hint=start, time_limit=a.time_limit, seed=a.seed, log=not a.quiet)
+    if res.values is None:
+        _fail(f"the restricted MIP has no solution: {res.status}, {res.message}")
+    print(f"{a.set}[{a.index}]: {model.size()}; MIP start "
           f"{'none' if start is None else int(start @ np.array([c[4] for c in cols]))}; "
-          f"restricted MIP {value:.0f} (its dual bound {bound:.1f}: not a bound of the instance)")
-    dec = schedule(p, cols, x, small)
+          f"restricted MIP {res.objective:.0f} (its dual bound {res.bound}: not a bound of the instance)")
+    dec = schedule(p, cols, res.values, small)
     ev = evaluate(inst, dec)
     if not ev.feasible:
         _fail(f"the list-scheduled schedule is infeasible: {ev.violations[:2]}")

@@ -272,6 +272,16 @@ def certified_value(payload, pairs, Lam: np.ndarray, Mu: np.ndarray | None, H: i
     return _value(payload, price(pairs, Lam, Mu, H), Lam, Mu)
 
 
+def first_fit(free: np.ndarray, slot: np.ndarray | None, a: int, c: int, g: int, k: int) -> int | None:
+    """The first step s >= a from which (c, g) fits in ``free`` (2 x T: cpu, gpu left per step)
+    for the k steps s..s+k-1, with ``slot[s]`` free (None: no start rule); None if none does."""
+    ok = (free[0] >= c) & (free[1] >= g)
+    run = np.concatenate([[0], np.cumsum(ok)])
+    window = run[k:] - run[:-k] == k  # window[s]: steps s..s+k-1 all fit
+    starts = np.nonzero(window[a:] & (slot[a:a + window.size - a] if slot is not None else True))[0]
+    return a + int(starts[0]) if starts.size else None
+
+
 def greedy_columns(payload, durations):
     """A feasible fixed-allocation schedule (list scheduling by arrival, each task at the
     (cluster, dominant option, first start) finishing earliest within the residual capacities
@@ -288,12 +298,9 @@ def greedy_columns(payload, durations):
         best = None
         for n in sorted(durations[j]):
             for c, g, k in semantics.dominant_options(payload, j, n):
-                ok = (free[n, 0] >= c) & (free[n, 1] >= g)
-                run = np.concatenate([[0], np.cumsum(ok)])
-                window = run[k:] - run[:-k] == k  # window[s]: steps s..s+k-1 all fit
-                starts = np.nonzero(window[a:] & (slot[n, a:a + window.size - a] if single else True))[0]
-                if starts.size and (best is None or a + starts[0] + k < best[0]):
-                    best = (a + int(starts[0]) + k, n, a + int(starts[0]), (c, g, k))
+                s = first_fit(free[n], slot[n] if single else None, a, c, g, k)
+                if s is not None and (best is None or s + k < best[0]):
+                    best = (s + k, n, s, (c, g, k))
         assert best is not None, "the greedy horizon holds every task"
         F, n, s, (c, g, k) = best
         free[n, 0, s:F] -= c
