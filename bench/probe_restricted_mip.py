@@ -13,7 +13,14 @@ shipped best known or ``--start``):
   by the one-start-per-step rule, not by their capacity);
 * every task once, one first start per cluster and step (variant single); minimise the flow time.
 
-It is neither a bound (the large clusters' capacities are dropped, the small clusters' tasks do
+``--fast K`` models the other clusters too: each task at its K shortest Pareto options, with the
+capacities, and every task also has one column that is its history in the start schedule (so the
+MIP starts exactly there, re-allocating histories included). Every column is then a real fixed
+run or a real history: the model is a *restriction* of the instance, and its solutions are
+schedules, written as they are. ``--window W`` lets a task start at most W steps after its
+arrival (a smaller model). Its dual bound is the restricted model's, not the instance's.
+
+Without ``--fast`` it is neither a bound (the large clusters' capacities are dropped, the small clusters' tasks do
 not re-allocate) nor a schedule. Its solution becomes one: the small clusters' tasks as the MIP
 has them; the others list-scheduled on their MIP clusters in the MIP's start order, each at the
 Pareto allocation that finishes first in what is left, on a free start slot. The referee scores
@@ -21,6 +28,8 @@ it; ``--out`` writes it as a solution file for ``warm_start`` (placement-lns, pl
 
     .venv/bin/python bench/probe_restricted_mip.py placement-hetero-6-v2 0 --time-limit 1200 \\
         --out bench/warm/placement-hetero-6-v2-s0-rmip.json.gz
+    .venv/bin/python bench/probe_restricted_mip.py placement-hetero-6-v2 0 --fast 4 --window 40 \\
+        --time-limit 1800 --out bench/warm/placement-hetero-6-v2-s0-fast.json.gz
 
 Not a pytest module; one instance per call.
 """
@@ -44,18 +53,33 @@ from edgebench.referee.placement import evaluate
 from edgebench.solution import PlacementDecision, PlacementDecisions, Solution
 
 
-def build(p, small: tuple[int, ...], smax: int) -> tuple[list, LinearModel]:
+def build(p, small: tuple[int, ...], smax: int, fast: int = 0, window: int | None = None,
+          incumbent: list | None = None) -> tuple[list, LinearModel]:
     """Columns (task, cluster, start, option or None, cost) and the model: one binary per column;
-    rows task (= 1), start slot (<= 1), small-cluster capacity per resource and step."""
+    rows task (= 1), start slot (<= 1), small-cluster capacity per resource and step.  With
+    ``fast`` > 0 the other clusters hold their ``fast`` shortest Pareto options and their
+    capacities too (every column is then a fixed run: the model is a restriction, its solutions
+    schedules); ``window``: starts at most that many steps after the arrival; ``incumbent`` (with
+    ``fast``): (``decisions_columns`` column, its decision, whether it is the start schedule's)
+    per history of one or more schedules, each one more column whose option is
+    ``("history", column, decision, first)``: the MIP starts at the first schedule's."""
     dur = cluster_durations(p)
     N, th = len(p.clusters), smax + max((max(r.values()) for r in dur if r), default=1)
     cols = []
     for j, t in enumerate(p.tasks):
         a = int(t.arrival)
         for n in sorted(dur[j]):
-            opts = semantics.dominant_options(p, j, n) if n in small else [(None, None, dur[j][n])]
+            if n in small:
+                opts = semantics.dominant_options(p, j, n)
+            elif fast:
+                opts = sorted(semantics.dominant_options(p, j, n), key=lambda o: o[2])[:fast]
+            else:
+                opts = [(None, None, dur[j][n])]
+            last = smax if window is None else min(smax, a + window + 1)
             for c, g, d in opts:
-                cols.extend((j, n, s, None if c is None else (c, g, d), s - a + d) for s in range(a, smax))
+                cols.extend((j, n, s, None if c is None else (c, g, d), s - a + d) for s in range(a, last))
+    for col, dec, first in incumbent or ():
+        cols.append((col.j, col.n, col.s, ("history", col, dec, first), col.F - int(p.tasks[col.j].arrival)))
     model = LinearModel("restricted-mip")
     for v in range(len(cols)):
         model.add_binary(f"x{v}")
@@ -66,7 +90,11 @@ def build(p, small: tuple[int, ...], smax: int) -> tuple[list, LinearModel]:
     for v, (j, n, s, o, _) in enumerate(cols):
         task.setdefault(j, []).append((v, 1.0))
         slot.setdefault((n, s), []).append((v, 1.0))
-        if o is not None:
+        if o is not None and o[0] == "history":
+            for t, c, g in o[1].use:
+                use.setdefault((n, "cpu", t), []).append((v, float(c)))
+                use.setdefault((n, "gpu", t), []).append((v, float(g)))
+        elif o is not None:
             c, g, d = o
             for t in range(s, min(s + d, th)):
                 use.setdefault((n, "cpu", t), []).append((v, float(c)))
@@ -80,7 +108,7 @@ def build(p, small: tuple[int, ...], smax: int) -> tuple[list, LinearModel]:
     return cols, model
 
 
-def mip_start(p, inst, cols, small, path=None) -> np.ndarray | None:
+def mip_start(p, inst, cols, small, path=None, fast: int = 0) -> np.ndarray | None:
     """A schedule (the solution file ``path``, else the shipped best known) as a MIP point: a
     small-cluster task at the Pareto option within its fixed allocation that fits its run; None
     when some task does not map (a re-allocating history, a start past ``--smax``)."""
@@ -95,28 +123,34 @@ def mip_start(p, inst, cols, small, path=None) -> np.ndarray | None:
     for col in sched:
         for t, c, g in col.use:
             used[col.n, :, t] += (c, g)
+    slots = {(c2.n, c2.s): c2.j for c2 in sched}  # start slots as mapped so far
     for col in sched:
-        if col.n not in small:
+        v = None
+        if col.n not in small and not fast:
             v = index.get((col.j, col.n, col.s, None))
         elif len(col.changes) == 1:  # a fixed run: the shortest Pareto option within its allocation
             _, c, g = col.changes[0]
             fit = [o for o in semantics.dominant_options(p, col.j, col.n)
-                   if o[0] <= c and o[1] <= g and col.s + o[2] <= col.F]
+                   if o[0] <= c and o[1] <= g and col.s + o[2] <= col.F and (col.j, col.n, col.s, o) in index]
             v = index.get((col.j, col.n, col.s, min(fit, key=lambda o: o[2]))) if fit else None
-        else:  # re-allocating: the Pareto option and free start slot that finish first in its place
+        if v is None and (col.n in small or fast):
+            # re-allocating, or no modelled option within its run: the modelled option and free
+            # start slot that finish first in its place
             cap = p.clusters[col.n].capacity
             for t, c, g in col.use:
                 used[col.n, :, t] -= (c, g)
             free = np.array([[cap.cpu], [cap.gpu]]) - used[col.n]
-            taken = {c2.s for c2 in sched if c2.n == col.n and c2.j != col.j}
+            taken = {s for (n2, s), j2 in slots.items() if n2 == col.n and j2 != col.j}
             fit = [(s + o[2], s, o) for o in semantics.dominant_options(p, col.j, col.n)
-                   for s in range(col.s, T - o[2]) if s not in taken
+                   for s in range(col.s, T - o[2]) if s not in taken and (col.j, col.n, s, o) in index
                    and (free[0, s:s + o[2]] >= o[0]).all() and (free[1, s:s + o[2]] >= o[1]).all()]
-            v = None
             if fit:
                 _, s, o = min(fit)
                 v = index.get((col.j, col.n, s, o))
                 used[col.n, :, s:s + o[2]] += np.array([[o[0]], [o[1]]])
+                if slots.get((col.n, col.s)) == col.j:
+                    del slots[(col.n, col.s)]
+                slots[(col.n, s)] = col.j
         if v is None:
             return None
         x[v] = 1.0
@@ -134,6 +168,12 @@ def schedule(p, cols, x, small) -> PlacementDecisions:
         j, n, s, o, _ = cols[v]
         if o is None:
             rest.append((s, j, n))
+            continue
+        if o[0] == "history":
+            dec[j] = o[2]
+            for t, c, g in o[1].use:
+                free[n, :, t] -= (c, g)
+            slot[n, s] = False
             continue
         c, g, d = o
         dec[j] = PlacementDecision(cluster=n, start=s, cpu=c, gpu=g)
@@ -166,6 +206,11 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--small", default="0,1", help="clusters modelled in detail, e.g. 0,1")
     ap.add_argument("--time-limit", type=float, default=600.0, help="seconds of HiGHS")
     ap.add_argument("--smax", type=int, default=120, help="latest start step modelled")
+    ap.add_argument("--fast", type=int, default=0,
+                    help="model the other clusters too, each task at its FAST shortest Pareto options (0: start slots only)")
+    ap.add_argument("--also", action="append",
+                    help="with --fast: a further schedule (solution file) whose histories become columns too")
+    ap.add_argument("--window", type=int, default=None, help="starts at most WINDOW steps after the arrival")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", help="solution file to write (a warm start)")
     ap.add_argument("--start", help="solution file to start the MIP from (default: the shipped best known)")
@@ -183,11 +228,24 @@ def main(argv: list[str] | None = None) -> None:
         _fail(f"--small {a.small!r}: clusters are 0..{len(p.clusters) - 1}")
     if not (a.time_limit > 0 and a.smax > max(int(t.arrival) for t in p.tasks)):
         _fail("--time-limit must be > 0 and --smax after the last arrival")
-    cols, model = build(p, small, a.smax)
+    if a.fast < 0 or (a.window is not None and a.window < 0):
+        _fail("--fast and --window must be >= 0")
     try:
-        start = mip_start(p, inst, cols, small, a.start)
+        inc = []  # with --fast: the start schedule's histories (the MIP starts exactly there), then --also's
+        paths = [a.start or sets.best_known_solution(content_hash(inst))] + (a.also or []) if a.fast else []
+        for k, path in enumerate(paths if paths and paths[0] else []):
+            sched = load_solution(path, inst).placement.tasks
+            hist = decisions_columns(p, PlacementDecisions(tasks=sched))
+            if hist is None:
+                raise InputError(f"{path}: not a complete schedule of the instance")
+            inc.extend((col, d, k == 0) for col, d in zip(hist, sched) if k == 0 or d != inc[col.j][1])
+        cols, model = build(p, small, a.smax, a.fast, a.window, inc)
+        if inc:
+            start = np.array([1.0 if (o is not None and o[0] == "history" and o[3]) else 0.0 for _, _, _, o, _ in cols])
+        else:
+            start = mip_start(p, inst, cols, small, a.start, a.fast)
     except InputError as e:
-        _fail(f"--start: {e.line()}")
+        _fail(f"--start / --also: {e.line()}")
     res = solve_highs(model, hint=start, time_limit=a.time_limit, seed=a.seed, log=not a.quiet)
     if res.values is None:
         _fail(f"the restricted MIP has no solution: {res.status}, {res.message}")

@@ -380,6 +380,7 @@ class _Master:
         h.addRows(ub.size, lb, ub, 0, np.zeros(ub.size, dtype=np.int32), np.zeros(0, dtype=np.int32), np.zeros(0))
         self.ncols = 0
         self.entries: dict[int, tuple[list, list]] = {}  # capacity row -> (columns, amounts)
+        self.meta: list[tuple[int, int, int]] = []  # per column: (live task, cost F - a, cluster)
 
     def column(self, i: int, pr: _Pair, m: int, s: int, use: dict):
         """(cost, rows, values, i): a trajectory of live task i (rows without its convexity row)."""
@@ -402,10 +403,20 @@ class _Master:
                 ent = self.entries.setdefault(rr, ([], []))
                 ent[0].append(self.ncols + c)
                 ent[1].append(int(x))
+        for cost, r, _, i in cols:
+            self.meta.append((int(i), int(round(cost)), self._cluster(r)))
         self.h.addCols(len(cols), np.array([c for c, _, _, _ in cols]), np.zeros(len(cols)),
                        np.full(len(cols), highspy.kHighsInf), values.size, starts,
                        np.concatenate(idx).astype(np.int32), values)
         self.ncols += len(cols)
+
+    def _cluster(self, rows: np.ndarray) -> int:
+        """A column's cluster, from its first capacity or start row (-1 when it has neither)."""
+        cap = rows[rows < self.ncap]
+        if cap.size:
+            return int(cap[0] // (2 * self.H))
+        st = rows[(rows >= self.ncap) & (rows < self.nrows)]
+        return int((st[0] - self.ncap) // self.H) if st.size else -1
 
     def entry(self, row: int) -> tuple[np.ndarray, np.ndarray]:
         """(columns, their amounts) in the capacity row ``row``, over the columns added so far

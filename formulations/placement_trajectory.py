@@ -419,6 +419,8 @@ class Rounded:
     stats: dict = field(default_factory=dict)
     #: every column generated (:class:`_Pool`; the heuristic :mod:`.placement_cglns` reuses them)
     pool: "_Pool | None" = None
+    #: the master LP as it ended (its columns' tasks, costs and clusters in ``meta``; diagnostics)
+    master: "_Master | None" = None
 
 
 def _generate(payload, durations, start, *, rounds: int, stall: int, work: int, cut_rounds: int,
@@ -517,7 +519,7 @@ def _generate(payload, durations, start, *, rounds: int, stall: int, work: int, 
         stats["cuts"], stats["cut_rounds"] = len(cuts), cr + 1
     Lam, Mu, nu = split(best_grid)
     stats["work"] = done[0]
-    return Rounded(best, plain, Lam.copy(), (Mu.copy() if single else None), H, cuts, nu.copy(), stats, pool)
+    return Rounded(best, plain, Lam.copy(), (Mu.copy() if single else None), H, cuts, nu.copy(), stats, pool, master)
 
 
 class _Pool:

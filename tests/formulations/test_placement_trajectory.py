@@ -168,3 +168,27 @@ def test_same_input_same_bound():
     second = PT.trajectory_multipliers(p, d, PL.lagrangian_multipliers(p, d))
     assert first[0] == second[0] == 11
     assert np.array_equal(first[1], second[1]) and np.array_equal(first[2], second[2])
+
+
+def test_master_columns_carry_task_cost_and_cluster():
+    """The master's per-column (task, F - a, cluster) (``_Master.meta``, read by
+    bench/probe_lp_clusters.py): its masses sum to 1 per live task, the LP value is the sum of mass
+    times cost, and every column with mass sits on a cluster where its task can finish."""
+    inst = tiny([(0, "gpu", (1, 1), (0, 1)), (0, "fix", (1, 1), (0,)), (1, "lm", (1, 1), (1,)), (1, "gpu", (1, 1), (0, 1))],
+                [(4, 2), (2, 2)], "single", 0.2, TYPES)
+    p = inst.placement
+    d = PB.cluster_durations(p)
+    r = PT.rounded_multipliers(p, d, PL.lagrangian_multipliers(p, d))
+    value = r.master.solve()[0]
+    x = r.master.primal()
+    assert len(r.master.meta) == x.size
+    live = PT.tasks_of(p, d)
+    mass = np.zeros(len(live))
+    total = 0.0
+    for c, (i, m, n) in enumerate(r.master.meta):
+        mass[i] += x[c]
+        total += x[c] * m
+        if x[c] > 1e-9:
+            assert n in d[live[i].j]
+    assert np.allclose(mass, 1.0, atol=1e-7)
+    assert math.isclose(total, value, rel_tol=1e-9, abs_tol=1e-7)
