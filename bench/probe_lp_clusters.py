@@ -51,8 +51,8 @@ def window_violations(p, used: list, n: int, r: int, top: int = 5) -> list[tuple
     """The ``top`` most violated windowed energy rounding inequalities on cluster n, resource r:
     (violation, u, t, g), empty when none is violated by more than 1e-6."""
     cap = (p.clusters[n].capacity.cpu, p.clusters[n].capacity.gpu)[r]
-    items = [(int(p.tasks[j].arrival), int(p.tasks[j].arrival) + m, w, min_energy(p, j, n, r))
-             for j, nn, m, w in used if nn == n]
+    energy = {j: min_energy(p, j, n, r) for j in {j for j, nn, _, _ in used if nn == n}}  # once per task
+    items = [(int(p.tasks[j].arrival), int(p.tasks[j].arrival) + m, w, energy[j]) for j, nn, m, w in used if nn == n]
     if not items:
         return []
     gs = sorted({x for *_, x in items if x})
@@ -61,9 +61,11 @@ def window_violations(p, used: list, n: int, r: int, top: int = 5) -> list[tuple
     for u in range(T):
         for t in range(u + 1, T + 1):
             inside = [(x, w) for a, F, w, x in items if a >= u and F <= t and x]
+            if not inside:
+                continue
             for g in gs:
-                if g > cap * (t - u) or not inside:
-                    break
+                if g > cap * (t - u):  # a history done inside the window holds <= cap per step,
+                    break  # so its least energy is <= cap (t - u) < g: nothing counts, rhs 0
                 v = sum((x // g) * w for x, w in inside) - (cap * (t - u)) // g
                 if v > 1e-6:
                     out.append((v, u, t, g))

@@ -20,8 +20,8 @@ run or a real history: the model is a *restriction* of the instance, and its sol
 schedules, written as they are. ``--window W`` lets a task start at most W steps after its
 arrival (a smaller model). Its dual bound is the restricted model's, not the instance's.
 
-Without ``--fast`` it is neither a bound (the large clusters' capacities are dropped, the small clusters' tasks do
-not re-allocate) nor a schedule. Its solution becomes one: the small clusters' tasks as the MIP
+Without ``--fast`` it is neither a bound (the large clusters' capacities are dropped, the small
+clusters' tasks do not re-allocate) nor a schedule. Its solution becomes one: the small clusters' tasks as the MIP
 has them; the others list-scheduled on their MIP clusters in the MIP's start order, each at the
 Pareto allocation that finishes first in what is left, on a free start slot. The referee scores
 it; ``--out`` writes it as a solution file for ``warm_start`` (placement-lns, placement-cg-lns).
@@ -108,7 +108,7 @@ def build(p, small: tuple[int, ...], smax: int, fast: int = 0, window: int | Non
     return cols, model
 
 
-def mip_start(p, inst, cols, small, path=None, fast: int = 0) -> np.ndarray | None:
+def mip_start(p, inst, cols, small, path=None) -> np.ndarray | None:
     """A schedule (the solution file ``path``, else the shipped best known) as a MIP point: a
     small-cluster task at the Pareto option within its fixed allocation that fits its run; None
     when some task does not map (a re-allocating history, a start past ``--smax``)."""
@@ -126,14 +126,14 @@ def mip_start(p, inst, cols, small, path=None, fast: int = 0) -> np.ndarray | No
     slots = {(c2.n, c2.s): c2.j for c2 in sched}  # start slots as mapped so far
     for col in sched:
         v = None
-        if col.n not in small and not fast:
+        if col.n not in small:
             v = index.get((col.j, col.n, col.s, None))
         elif len(col.changes) == 1:  # a fixed run: the shortest Pareto option within its allocation
             _, c, g = col.changes[0]
             fit = [o for o in semantics.dominant_options(p, col.j, col.n)
                    if o[0] <= c and o[1] <= g and col.s + o[2] <= col.F and (col.j, col.n, col.s, o) in index]
             v = index.get((col.j, col.n, col.s, min(fit, key=lambda o: o[2]))) if fit else None
-        if v is None and (col.n in small or fast):
+        if v is None and col.n in small:
             # re-allocating, or no modelled option within its run: the modelled option and free
             # start slot that finish first in its place
             cap = p.clusters[col.n].capacity
@@ -158,7 +158,8 @@ def mip_start(p, inst, cols, small, path=None, fast: int = 0) -> np.ndarray | No
 
 
 def schedule(p, cols, x, small) -> PlacementDecisions:
-    """The MIP's small-cluster tasks as they are; the others list-scheduled on their clusters."""
+    """The MIP's fixed runs and histories as they are; the start-slot columns' tasks (without
+    ``--fast``) list-scheduled on their clusters."""
     N, T = len(p.clusters), 1000
     free = np.array([[[c.capacity.cpu] * T, [c.capacity.gpu] * T] for c in p.clusters], dtype=np.int64)
     slot = np.ones((N, T), dtype=bool)
@@ -230,6 +231,8 @@ def main(argv: list[str] | None = None) -> None:
         _fail("--time-limit must be > 0 and --smax after the last arrival")
     if a.fast < 0 or (a.window is not None and a.window < 0):
         _fail("--fast and --window must be >= 0")
+    if a.also and not a.fast:
+        _fail("--also needs --fast (its histories are columns only in that model)")
     try:
         inc = []  # with --fast: the start schedule's histories (the MIP starts exactly there), then --also's
         paths = [a.start or sets.best_known_solution(content_hash(inst))] + (a.also or []) if a.fast else []
@@ -243,7 +246,7 @@ def main(argv: list[str] | None = None) -> None:
         if inc:
             start = np.array([1.0 if (o is not None and o[0] == "history" and o[3]) else 0.0 for _, _, _, o, _ in cols])
         else:
-            start = mip_start(p, inst, cols, small, a.start, a.fast)
+            start = mip_start(p, inst, cols, small, a.start)
     except InputError as e:
         _fail(f"--start / --also: {e.line()}")
     res = solve_highs(model, hint=start, time_limit=a.time_limit, seed=a.seed, log=not a.quiet)
