@@ -19,9 +19,9 @@ variants, every heuristic and policy, the MILP).  Proofs: docs/formulations/plac
   capacities and first starts priced by multipliers), certified from the multipliers in integers;
 * :func:`formulations.placement_trajectory.trajectory_multipliers` — (6): the same Lagrangian
   with each task priced by an allocation history (labelling programme, switching loss included),
-  started from (4)'s multipliers, then strengthened by rounding cuts (``sum_j floor(a x_j / g) <=
-  floor(a C / g)`` per cluster, resource and step; :mod:`placement_rounding`) separated on its
-  master LP (:func:`formulations.placement_trajectory.rounded_multipliers`);
+  started from (4)'s multipliers, then strengthened by rounding cuts (``sum_j floor((alpha c_j +
+  beta g_j) / gamma) <= floor((alpha C + beta G) / gamma)`` per cluster and step, one resource or
+  both; :mod:`placement_rounding`) separated on its master LP (:func:`formulations.placement_trajectory.rounded_multipliers`);
 * :func:`reallocating_bound` — the best applicable bound and its kind.
 
 Durations and assignments are integers (step counts) and SRPT is computed in exact fractions.

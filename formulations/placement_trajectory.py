@@ -504,17 +504,20 @@ def _generate(payload, durations, start, *, rounds: int, stall: int, work: int, 
                 or master.solve() is None):
             break
         x = master.primal()
-        rows: dict = {}
+        held: dict = {}  # (n, t) -> column -> [cpu, gpu]
         for rr, (cs, vs) in master.entries.items():
+            n, rem = divmod(rr, 2 * H)
+            r, t = divmod(rem, H)
             for c, v in zip(cs, vs):
                 if x[c] > 1e-9:
-                    rows.setdefault(rr, []).append((float(x[c]), v))
-        new = cuts.separate(rows)
+                    held.setdefault((n, t), {}).setdefault(c, [0, 0])[r] = v
+        new = cuts.separate({nt: [(float(x[c]), cg[0], cg[1]) for c, cg in sorted(cs.items())]
+                             for nt, cs in held.items()})
         if not new:
             break
         for k in new:
-            cols, amounts = master.entry(cuts.row(k))
-            master.add_cut(cols, cuts.coef(k, amounts), cuts.rhs[k])
+            cols, coef = cuts.coefs(k, master.entry)
+            master.add_cut(cols, coef, cuts.rhs[k])
         best_grid = np.concatenate([best_grid, np.zeros(len(new), dtype=np.int64)])
         stats["cuts"], stats["cut_rounds"] = len(cuts), cr + 1
     Lam, Mu, nu = split(best_grid)
@@ -559,9 +562,9 @@ class _Pool:
                 cost[c] += int(lam[rows] @ vals)
         if cuts is not None and nu is not None:
             for k in np.nonzero(nu)[0].tolist():
-                cols, vals = self.entries.get(cuts.row(k), ([], []))
-                if cols:
-                    np.add.at(cost, np.array(cols), int(nu[k]) * cuts.coef(k, np.array(vals, dtype=np.int64)))
+                cols, coef = cuts.coefs(k, lambda row: self.entries.get(row, ([], [])))
+                if cols.size:
+                    np.add.at(cost, cols, int(nu[k]) * coef)
         if self.single and Mu is not None:
             st = np.array(self.start, dtype=np.int64)
             m = st >= 0

@@ -19,7 +19,7 @@ from edgebench.formulations import placement_enum as E
 from edgebench.formulations import placement_histip as HI
 from edgebench.formulations import placement_lagrange as PL
 from edgebench.formulations import placement_trajectory as PT
-from edgebench.formulations.placement_rounding import Cuts, _pairs
+from edgebench.formulations.placement_rounding import Cuts, _families, _pairs
 from edgebench.instances.io import load_instance
 from edgebench.referee.placement import evaluate
 from test_placement_bound import TYPES, no_solver_below, tiny_instances
@@ -30,17 +30,24 @@ S = 1 << PL.SCALE
 
 
 @settings(max_examples=300, deadline=None, derandomize=True)
-@given(st.integers(1, 32), st.data())
-def test_every_cut_holds_for_every_usage_within_the_capacity(C, data):
-    """sum_j floor(a x_j / g) <= floor(a C / g) for integers x_j >= 0 with sum x_j <= C and every
-    multiplier a / g the separation tries for C."""
-    xs = data.draw(st.lists(st.integers(0, C), min_size=1, max_size=8))
-    assume(sum(xs) <= C)
-    a, g = _pairs(C)
-    x = np.array(xs, dtype=np.int64)
-    lhs = ((a[:, None] * x[None, :]) // g[:, None]).sum(axis=1)
-    assert (lhs <= (a * C) // g).all()
-    assert ((a < g) & (a >= 1)).all() and (g <= C).all()
+@given(st.integers(1, 32), st.integers(1, 32), st.data())
+def test_every_cut_holds_for_every_usage_within_the_capacity(C, G, data):
+    """sum_j floor((alpha c_j + beta g_j) / gamma) <= floor((alpha C + beta G) / gamma) for
+    integers c_j, g_j >= 0 with sum c_j <= C, sum g_j <= G and every (alpha, beta, gamma) the
+    separation tries for (C, G): the cpu cuts, the gpu cuts and the combined ones."""
+    use = data.draw(st.lists(st.tuples(st.integers(0, C), st.integers(0, G)), min_size=1, max_size=8))
+    assume(sum(c for c, _ in use) <= C and sum(g for _, g in use) <= G)
+    c = np.array([c for c, _ in use], dtype=np.int64)
+    g = np.array([g for _, g in use], dtype=np.int64)
+    fams = _families(C, G)
+    for al, be, ga in fams:
+        lhs = ((al[:, None] * c[None, :] + be[:, None] * g[None, :]) // ga[:, None]).sum(axis=1)
+        assert (lhs <= (al * C + be * G) // ga).all()
+        assert ((al >= 0) & (be >= 0) & (al + be > 0) & (ga >= 2)).all()
+    assert (fams[0][1] == 0).all() and (fams[1][0] == 0).all()  # cpu only, gpu only
+    assert ((fams[2][0] > 0) & (fams[2][1] > 0)).all() and fams[2][0].size > 0  # both
+    a, gg = _pairs(C)
+    assert ((a < gg) & (a >= 1)).all() and (gg <= C).all()
 
 
 def test_separation_finds_the_fractional_packing_and_nothing_in_an_integral_one():
@@ -49,15 +56,38 @@ def test_separation_finds_the_fractional_packing_and_nothing_in_an_integral_one(
     caps = np.array([[16, 16]], dtype=np.int64)
     H = 3
     cuts = Cuts(caps, H)
-    row = (0 * 2 + 1) * H + 1  # cluster 0, gpu, step 1
-    new = cuts.separate({row: [(0.9, 6), (0.9, 6), (0.9, 6)]})
+    new = cuts.separate({(0, 1): [(0.9, 1, 6), (0.9, 1, 6), (0.9, 1, 6)]})
+    assert new
+    for k in new:
+        assert cuts.keys[k][:2] == (0, 1)
+        assert 3 * 0.9 * cuts.coef(k, 1, 6) > cuts.rhs[k]
+    gpu_only = [cuts.keys[k] for k in new if cuts.keys[k][2] == 0]
+    assert len(gpu_only) == 1 and 3 * 0.9 * (gpu_only[0][3] * 6 // gpu_only[0][4]) > gpu_only[0][3] * 16 // gpu_only[0][4]
+    assert Cuts(caps, H).separate({(0, 1): [(1.0, 1, 6), (1.0, 1, 6), (1.0, 2, 4)]}) == []
+    # a cut already present is not added again; the step's next most violated one may be
+    again = cuts.separate({(0, 1): [(0.9, 1, 6)] * 3})
+    assert not set(cuts.keys[k] for k in again) & set(cuts.keys[k] for k in new)
+
+
+def test_combined_cut_separates_what_no_single_resource_cut_does():
+    """A 4-cpu / 4-gpu cluster, every task at 2 cpu or more: 0.6 of a task holding all 4 GPUs
+    beside a task of 1 GPU (share 1) and one of 2 GPUs (share 0.2) — within both capacity rows
+    (cpu 3.6, gpu 4.0) and violating no single-resource cut — cannot be an integral usage: the
+    combined cut floor((c + g) / 3) <= 2 (4-GPU task 2, any other 1) is violated (2.4)."""
+    caps = np.array([[4, 4]], dtype=np.int64)
+    step = [(0.6, 2, 4), (1.0, 2, 1), (0.2, 2, 2)]
+    only = Cuts(caps, 1)
+    fams = _families(4, 4)
+    for al, be, ga in fams[:2]:
+        lhs = ((al[:, None] * np.array([2, 2, 2]) + be[:, None] * np.array([4, 1, 2])) // ga[:, None]) @ np.array(
+            [0.6, 1.0, 0.2])
+        assert (lhs <= (al * 4 + be * 4) // ga + 1e-9).all()
+    new = only.separate({(0, 0): step})
     assert len(new) == 1
-    n, r, t, a, g = cuts.keys[new[0]]
-    assert (n, r, t) == (0, 1, 1)
-    assert 3 * 0.9 * ((a * 6) // g) > (a * 16) // g
-    assert Cuts(caps, H).separate({row: [(1.0, 6), (1.0, 6), (1.0, 4)]}) == []
-    # a cut already present is not added again; the row's next most violated one may be
-    assert (n, r, t, a, g) not in [cuts.keys[k] for k in cuts.separate({row: [(0.9, 6)] * 3})]
+    n, t, al, be, ga = only.keys[new[0]]
+    assert al > 0 and be > 0
+    assert sum(s * only.coef(new[0], c, g) for s, c, g in step) > only.rhs[new[0]] + 1e-3
+    assert sum(s * ((c + g) // 3) for s, c, g in step) > (4 + 4) // 3  # the cut of the docstring, too
 
 
 @settings(max_examples=60, deadline=None, derandomize=True)
@@ -70,15 +100,13 @@ def test_cut_price_is_at_most_the_cost_of_every_history(kind, cpu, gpu, noise, v
     them when the cheapest completes within 4 steps."""
     p, rng, H, Lam, Mu = one_task(kind, cpu, gpu, noise, variant, seed)
     cuts = Cuts(np.array([[cpu, gpu]], dtype=np.int64), H)
-    for _ in range(6):
-        r = int(rng.integers(0, 2))
-        C = (cpu, gpu)[r]
-        if C >= 2:
-            g = int(rng.integers(2, C + 1))
-            cuts.add(0, r, int(rng.integers(0, H)), int(rng.integers(1, g)), g)
+    for _ in range(6):  # cpu, gpu and combined cuts
+        al, be = [(int(rng.integers(1, 3)), 0), (0, int(rng.integers(1, 3))),
+                  (int(rng.integers(1, 3)), int(rng.integers(1, 3)))][int(rng.integers(0, 3))]
+        cuts.add(0, int(rng.integers(0, H)), al, be, int(rng.integers(2, al * cpu + be * gpu + 2)))
     nu = rng.integers(0, 4, size=len(cuts)).astype(np.int64) << (PL.SCALE - 1)
     def step_cost(t, c, g):  # the cut terms of holding (c, g) in step t
-        return sum(int(nu[k]) * ((a * (c, g)[r]) // gg) for k, (_, r, tt, a, gg) in enumerate(cuts.keys) if tt == t)
+        return sum(int(nu[k]) * ((al * c + be * g) // ga) for k, (_, tt, al, be, ga) in enumerate(cuts.keys) if tt == t)
 
     least = least_history_cost(p, Lam, Mu, step_cost)
     task = PT.tasks_of(p, PB.cluster_durations(p))[0]
@@ -114,7 +142,11 @@ def test_bound_with_cuts_never_above_the_optimum(inst, seed):
             for t in range(H):
                 if caps[n, res] >= 2 and rng.random() < 0.5:
                     g = int(rng.integers(2, caps[n, res] + 1))
-                    cuts.add(n, res, t, int(rng.integers(1, g)), g)
+                    cuts.add_single(n, res, t, int(rng.integers(1, g)), g)
+        for t in range(H):
+            if rng.random() < 0.5:  # combined
+                al, be = int(rng.integers(1, 4)), int(rng.integers(1, 4))
+                cuts.add(n, t, al, be, int(rng.integers(2, al * caps[n, 0] + be * caps[n, 1] + 2)))
     nu = rng.integers(0, 3, size=len(cuts)).astype(np.int64) << (PL.SCALE - 1)
     lam = (np.arange(N * 2 * H, dtype=np.int64).reshape(N, 2, H) % 3) << (PL.SCALE - 2)
     mu = np.full((N, H), S // 2, dtype=np.int64) if p.variant == "single" else None
