@@ -157,7 +157,7 @@ def _combined(C: int, G: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     COMBINED, gcd 1, 2 <= gamma <= alpha C + beta G (gamma = 1 or larger cut nothing), in a fixed
     order."""
     out = [(al, be, ga) for al in range(1, COMBINED + 1) for be in range(1, COMBINED + 1)
-           if math.gcd(al, be) == 1 for ga in range(2, al * C + be * G + 1) if math.gcd(math.gcd(al, be), ga) == 1]
+           if math.gcd(al, be) == 1 for ga in range(2, al * C + be * G + 1)]
     arr = np.array(out, dtype=np.int64).reshape(-1, 3)
     return arr[:, 0], arr[:, 1], arr[:, 2]
 
