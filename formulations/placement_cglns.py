@@ -198,10 +198,10 @@ def fitted_columns(payload, task: Task, others: list[Column]) -> list[Column]:
                     free[2, t] -= m
         short = free[2] < mem if (cap.memory is not None and mem > 0) else np.zeros(H, dtype=bool)
 
-        def blocked(t, opt=opt, free=free, short=short):
-            """>= _BLOCKED for an allocation that does not fit in step t (non-decreasing in cpu, gpu)."""
-            off = (opt.cpu > free[0, t]) | (opt.gpu > free[1, t]) | short[t]
-            return np.where(off, _BLOCKED, 0).astype(np.int64)
+        # per step t >= a and allocation: >= _BLOCKED where it does not fit (non-decreasing in cpu, gpu)
+        off = ((opt.cpu[None, :] > free[0, task.a:, None]) | (opt.gpu[None, :] > free[1, task.a:, None])
+               | short[task.a:, None])
+        blocked = np.where(off, _BLOCKED, 0).astype(np.int64)
 
         r = price_pair(opt, task.a, n, np.zeros((N, 2, H), dtype=np.int64), Mu, H, cap=_BLOCKED, extra=blocked)
         if r is None:

@@ -50,6 +50,7 @@ class Cuts:
         self.rhs: list[int] = []
         self.at: dict[tuple[int, int], list[tuple[int, int, int, int]]] = {}  # (n, t) -> [(k, alpha, beta, gamma)]
         self._seen: set = set()
+        self._arr: np.ndarray | None = None  # the keys as an array (:meth:`step_costs`)
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -101,6 +102,23 @@ class Cuts:
             if nu[k]:
                 term = int(nu[k]) * self.coef(k, cpu, gpu)
                 out = term if out is None else out + term
+        return out
+
+    def step_costs(self, nu: np.ndarray, n: int, a: int, cpu: np.ndarray, gpu: np.ndarray):
+        """:meth:`step_cost` for every step t in [a, H) at once: an integer array (H - a,
+        allocations), row t - a step t's cut costs, or None where no cut with nu > 0 applies on n
+        from step a on."""
+        if self._arr is None or self._arr.shape[0] != len(self.keys):
+            self._arr = np.array(self.keys, dtype=np.int64).reshape(-1, 5)
+        K = self._arr
+        on = np.nonzero((K[:, 0] == n) & (K[:, 1] >= a) & (nu[:K.shape[0]] > 0))[0]
+        if not on.size:
+            return None
+        t, al, be, ga = K[on, 1], K[on, 2], K[on, 3], K[on, 4]
+        terms = nu[on].astype(np.int64)[:, None] * ((al[:, None] * cpu[None, :] + be[:, None] * gpu[None, :])
+                                                   // ga[:, None])
+        out = np.zeros((self.H - a, cpu.size), dtype=np.int64)
+        np.add.at(out, t - a, terms)
         return out
 
     def column(self, use: dict) -> tuple[list[int], list[float]]:

@@ -39,6 +39,7 @@ from edgebench.formulations.placement_lagrange import (
     greedy_columns,
     lagrangian_multipliers,
 )
+from edgebench.formulations import placement_labelling as LB
 from edgebench.formulations.placement_rounding import Cuts
 from edgebench.instances import semantics
 
@@ -104,6 +105,13 @@ class Options:
         self._payload, self._j = payload, j
         self.pmax = float(self.param.max()) if self.param.size else 0.0
         self.fmax = 1.0 + max(float(payload.noise), 0.0)
+        #: under additive noise one envelope step adds at most max(w sqrt(kappa), w^2 / 2) + base +
+        #: noise (w the largest parameter; table: w + noise), plus the rounding up: the fewest
+        #: steps still needed from progress p are at least (done - p) / top_add
+        top = (max(self.pmax * math.sqrt(self.kappa), 0.5 * self.pmax ** 2) + self.base if self.synthetic
+               else self.pmax)
+        self.top_add = (top + float(payload.noise) + 1.0 / GRID) * (1.0 + 1e-9)
+        self._factors = np.zeros(0)
 
     @staticmethod
     def _exact_params(payload, j, opts):
@@ -119,59 +127,26 @@ class Options:
                 out.append(math.tanh(ge / t.gpu_scale))
         return out
 
-    def fewest(self, b: np.ndarray) -> np.ndarray:
-        """A lower bound (>= 1) on the executed steps a label of progress ``b / GRID`` still needs:
-        one relaxed step from progress p gains at most ``g(p) = (pmax sqrt(max(kappa - p, 0)) +
-        base) (1 + noise) + 1 / GRID`` (the largest parameter, the largest noise factor, the
-        rounding up), and g only falls as progress grows, so r steps reach at most p + r g(p)."""
-        p = b.astype(float) / GRID
-        if self.additive:  # one envelope step adds at most max(w sqrt(kappa), w^2 / 2) + base + noise
-            top = (max(self.pmax * math.sqrt(self.kappa), 0.5 * self.pmax ** 2) + self.base if self.synthetic
-                   else self.pmax)
-            g = np.full(p.size, top + float(self._payload.noise) + 1.0 / GRID) * (1.0 + 1e-9)
-            return np.maximum(np.ceil((_DONE - p) / g - 1e-6), 1).astype(np.int64)
-        if self.synthetic:
-            g = self.pmax * np.sqrt(np.maximum(self.kappa - p, 0.0)) + self.base
-        else:
-            g = np.full(p.size, self.pmax)
-        g = (g * self.fmax + 1.0 / GRID) * (1.0 + 1e-9)
-        return np.maximum(np.ceil((_DONE - p) / g - 1e-6), 1).astype(np.int64)
+    def factors(self) -> np.ndarray:
+        """The noise factors drawn so far (multiplicative: 1 + eps_k; additive: eps_k)."""
+        if self._factors.size != len(self.noise):
+            self._factors = np.array(self.noise, dtype=float)
+        return self._factors
+
+    def step(self, p: np.ndarray, par: np.ndarray, k: int, lossy: np.ndarray) -> np.ndarray:
+        """Progress after one executed step (noise index k) from p (rows) at the parameters par
+        (columns), the switching loss where ``lossy`` (broadcast to rows x columns): the referee's
+        operations, or under additive noise their monotone envelope (the labelling's own step)."""
+        p = np.asarray(p, dtype=float).reshape(-1)
+        par = np.asarray(par, dtype=float).reshape(-1)
+        lossy = np.ascontiguousarray(np.broadcast_to(np.asarray(lossy, dtype=bool), (p.size, par.size)))
+        return LB.step_grid(p, par, float(self.factor(k)), lossy, self.synthetic, self.additive, self.kappa,
+                            self.base, self.sigma)
 
     def factor(self, k: int) -> float:
         while k >= len(self.noise):
             self.noise.append(self._shift + semantics.noise_draw(self._payload, self._j, len(self.noise)))
         return self.noise[k]
-
-    def step(self, p: np.ndarray, par: np.ndarray, k: int, lossy: np.ndarray) -> np.ndarray:
-        """Progress after one executed step (noise index k) from p (rows) at the parameters par
-        (columns), the switching loss where ``lossy`` (columns); the referee's operations."""
-        return self.advance(p, par, self.factor(k), lossy)
-
-    def advance(self, p: np.ndarray, par: np.ndarray, fac, lossy: np.ndarray) -> np.ndarray:
-        """:meth:`step` with the noise factor ``fac`` given: a number, or one per row (a column
-        vector), and ``lossy`` any mask that broadcasts to (rows, columns)."""
-        if self.additive:  # ``fac`` holds the draws eps_k
-            return additive_envelope(p, par, fac, np.where(lossy, self.sigma, 1.0), self.kappa, self.base,
-                                     self.synthetic)
-        if self.synthetic:
-            inc = par[None, :] * np.sqrt(np.maximum(self.kappa - p[:, None], 0.0)) + self.base
-        else:
-            inc = np.broadcast_to(par[None, :], (p.size, par.size))
-        gain = inc * fac
-        if lossy.any():
-            gain = np.where(lossy, gain * self.sigma, gain)
-        return p[:, None] + gain
-
-    def front(self, cost: np.ndarray):
-        """Indices of the allocations on the (parameter up, cost down) front at the per-allocation
-        costs ``cost``."""
-        idx, top = [], None
-        for i in np.lexsort((cost, -self.param)):
-            if top is None or cost[i] < top:
-                idx.append(int(i))
-                top = cost[i]
-        return np.array(idx, dtype=np.int64), cost[idx]
-
 
 def additive_envelope(p: np.ndarray, par: np.ndarray, eps, sig, kappa: float, base: float,
                       synthetic: bool) -> np.ndarray:
@@ -183,18 +158,12 @@ def additive_envelope(p: np.ndarray, par: np.ndarray, eps, sig, kappa: float, ba
     ``q* = kappa - (sig par / 2)**2``: it is increasing up to q*, so the sup is its value at p for
     p <= q*, and ``psi(q*) = kappa + (sig par)**2 / 4 + sig (base + eps)`` above; past kappa psi is
     ``q + sig (base + eps)``, increasing; and the sup is at least p (the clip).
-    Non-decreasing in p, par and sig (docs: "Trajectory pricing under additive noise")."""
-    P = p[:, None]
-    if not synthetic:
-        out = P + sig * np.maximum(par[None, :] + eps, 0.0)
-        return out + 1e-12
-    sp = sig * par[None, :]
-    top = kappa - 0.25 * sp * sp
-    below = P <= top
-    h = par[None, :] * np.sqrt(np.maximum(kappa - P, 0.0)) + base
-    val = np.where(below, P + sig * (h + eps), kappa + 0.25 * sp * sp + sig * (base + eps))
-    val = np.where(P > kappa, np.maximum(val, P + sig * (base + eps)), val)  # psi grows again past kappa
-    return np.maximum(val, P) + 1e-12
+    Non-decreasing in p, par and sig (docs: "Trajectory pricing under additive noise").  Computed
+    by :func:`placement_labelling.envelope`, the labelling programme's own step."""
+    p, par = np.asarray(p, dtype=float).reshape(-1), np.asarray(par, dtype=float).reshape(-1)
+    eps = np.broadcast_to(np.asarray(eps, dtype=float).reshape(-1, 1), (p.size, 1))[:, 0].copy()
+    sig = np.ascontiguousarray(np.broadcast_to(np.asarray(sig, dtype=float), (p.size, par.size)))
+    return LB.envelope_grid(p, par, eps, sig, float(kappa), float(base), bool(synthetic))
 
 
 def price_pair(opt: Options, a: int, n: int, Lam: np.ndarray, Mu: np.ndarray | None, H: int,
@@ -203,89 +172,42 @@ def price_pair(opt: Options, a: int, n: int, Lam: np.ndarray, Mu: np.ndarray | N
     """(least cost, F, first start, usage {(n, r, t): amount for t < H}) of the relaxed histories
     of a task arriving at a on cluster n under integer multipliers (Lam (N, 2, H), Mu (N, H) or
     None), cost = (F - a) 2**SCALE + sum_t Lam x_t + Mu[n, s]; None if none costs below ``cap``.
-    ``extra(t)``: per kept allocation a further cost >= 0 of holding it in step t, non-decreasing
-    in the cpu and the gpu (the rounding cuts', :mod:`placement_rounding`), or None for none.
+    ``extra``: an integer array (H - a, kept allocations), row t - a the further cost >= 0 of
+    holding each allocation in step t, non-decreasing in the cpu and the gpu (the rounding cuts',
+    :meth:`placement_rounding.Cuts.step_costs`), or None for none.
 
     Labels at the start of step t are grouped by (executed steps k, level of the previous step)
     — the level is the gain parameter's index, -1 after a pause or before the first step; with
     ``switching`` off every level is -1 and no loss is charged — and within a group only the
     Pareto front on (progress up, cost down) is kept.  All labels of a step are held in flat
-    arrays and extended at once (one matrix of labels x allocations per step).  ``work[0]``
-    (when given) grows by the labels extended: a deterministic measure of the effort."""
-    best, best_col = cap, None
-    big = np.iinfo(np.int64).max
+    arrays and extended at once; the programme is compiled (:func:`placement_labelling.label`).
+    ``work[0]`` (when given) grows by the labels x allocations extended: a deterministic measure
+    of the effort."""
     nopt = opt.cpu.size
-    nlev = int(opt.level.max()) + 2 if nopt else 1
-    layers: list[tuple[np.ndarray, np.ndarray]] = []  # per step: (parent row, option) of its labels
-    K = np.zeros(1, dtype=np.int64)
-    LV = np.full(1, -1, dtype=np.int64)
-    B = np.zeros(1, dtype=np.int64)
-    C = np.zeros(1, dtype=np.int64)
-    layers.append((np.full(1, -1, dtype=np.int64), np.full(1, -1, dtype=np.int64)))
-    t = a
-    cand = np.arange(nopt)
-    while B.size and (best is None or ((t + 1 - a) << SCALE) < best):
-        lc, lg = (int(Lam[n, 0, t]), int(Lam[n, 1, t])) if t < H else (0, 0)
-        mu = int(Mu[n, t]) if (Mu is not None and t < H) else 0
-        allcost = lc * opt.cpu + lg * opt.gpu
-        more = extra(t) if (extra is not None and t < H) else None
-        if more is not None:
-            allcost = allcost + more
-        if not switching:
-            cand = opt.front(allcost)[0]
-        L = B.size
-        p = B.astype(float) / GRID
-        kmax = int(K.max())
-        fac = np.array([opt.factor(k) for k in range(kmax + 1)])[K]
-        lossy = ((opt.level[cand][None, :] != LV[:, None]) & (K[:, None] > 0) if switching
-                 else np.zeros((1, cand.size), dtype=bool))
-        q = opt.advance(p, opt.param[cand], fac[:, None], lossy)
-        if work is not None:
-            work[0] += q.size
-        tot = C[:, None] + allcost[cand][None, :] + np.where(K == 0, mu, 0)[:, None]
-        done = q >= _DONE
-        if done.any():
-            cm = np.where(done, tot, big)
-            flat = int(np.argmin(cm))
-            r, o = divmod(flat, cand.size)
-            val = ((t + 1 - a) << SCALE) + int(cm[r, o])
-            if best is None or val < best:
-                best, best_col = val, (t, r, int(cand[o]))
-        rr, oo = np.nonzero(~done)
-        nb = np.minimum(np.ceil(q[rr, oo] * GRID).astype(np.int64), GRID)
-        ops = cand[oo]
-        # children: the pauses (k, -1) then the executed steps (k + 1, level of the option)
-        K2 = np.concatenate([K, K[rr] + 1])
-        LV2 = np.concatenate([np.full(L, -1, dtype=np.int64),
-                              opt.level[ops] if switching else np.full(ops.size, -1, dtype=np.int64)])
-        B2 = np.concatenate([B, nb])
-        C2 = np.concatenate([C, tot[rr, oo]])
-        P2 = np.concatenate([np.arange(L, dtype=np.int64), rr.astype(np.int64)])
-        O2 = np.concatenate([np.full(L, -1, dtype=np.int64), ops.astype(np.int64)])
-        if best is not None:  # completion no earlier than t + 1 + (the fewest steps still needed)
-            ok = (((t + 1 - a + opt.fewest(B2)) << SCALE) + C2) < best
-            K2, LV2, B2, C2, P2, O2 = K2[ok], LV2[ok], B2[ok], C2[ok], P2[ok], O2[ok]
-        if B2.size:
-            key = K2 * nlev + (LV2 + 1)
-            order = np.lexsort((C2, -B2, key))  # group, then progress down, then cost up
-            K2, LV2, B2, C2, P2, O2, key = K2[order], LV2[order], B2[order], C2[order], P2[order], O2[order], key[order]
-            keep = _pareto(key, C2)
-            K2, LV2, B2, C2, P2, O2 = K2[keep], LV2[keep], B2[keep], C2[keep], P2[keep], O2[keep]
-        K, LV, B, C = K2, LV2, B2, C2
-        layers.append((P2, O2))
-        t += 1
-    if best_col is None:
+    if nopt == 0:
+        return None
+    span = max(H - a, 0)
+    ex = np.zeros((span, nopt), dtype=np.int64)
+    if extra is not None and span:
+        ex += np.asarray(extra, dtype=np.int64).reshape(span, nopt)
+    lamc = np.ascontiguousarray(Lam[n, 0, :H], dtype=np.int64)
+    lamg = np.ascontiguousarray(Lam[n, 1, :H], dtype=np.int64)
+    mu = np.ascontiguousarray(Mu[n, :H], dtype=np.int64) if Mu is not None else np.zeros(H, dtype=np.int64)
+    while True:
+        out = LB.label(opt.cpu, opt.gpu, opt.param, opt.level, opt.synthetic, opt.additive, opt.kappa, opt.base,
+                       opt.sigma, opt.pmax, opt.fmax, opt.top_add, opt.factors(), a, H, lamc, lamg, mu, ex,
+                       (cap if cap is not None else 0), cap is not None, switching, SCALE, GRID, _DONE)
+        status, best, has_best, t_end, row, o, done, parents, options, offsets = out
+        if status != LB.NEED_FACTORS:
+            break
+        opt.factor(2 * len(opt.noise))  # more noise draws, then the same programme again
+    if work is not None:
+        work[0] += int(done)
+    if not has_best:
         return None
     if not want_column:
-        return best, None, None, None
-    t_end, r, o = best_col
-    steps = [(t_end, o)]
-    tt = t_end
-    while tt > a:  # walk back through the parents: layers[tt - a] holds the labels at step tt
-        P, O = layers[tt - a]
-        if O[r] >= 0:
-            steps.append((tt - 1, int(O[r])))
-        r, tt = int(P[r]), tt - 1
+        return int(best), None, None, None
+    steps = LB.walk_back(a, t_end, row, o, parents, options, offsets)
     use: dict = {}
     for s, i in steps:
         if s < H:
@@ -293,28 +215,7 @@ def price_pair(opt: Options, a: int, n: int, Lam: np.ndarray, Mu: np.ndarray | N
                 use[(n, 0, s)] = int(opt.cpu[i])
             if opt.gpu[i]:
                 use[(n, 1, s)] = int(opt.gpu[i])
-    return best, t_end + 1, min(s for s, _ in steps), use
-
-
-def _pareto(key: np.ndarray, cost: np.ndarray) -> np.ndarray:
-    """Labels sorted by (key, progress down, cost up): keep[i] iff cost[i] is below every cost
-    before it with the same key (the first of each key is kept) — a segmented running minimum."""
-    keep = np.ones(key.size, dtype=bool)
-    if key.size < 2:
-        return keep
-    lo, hi = int(cost.min()), int(cost.max())
-    seg = np.concatenate([[0], np.cumsum(key[1:] != key[:-1])])
-    span = hi - lo + 1
-    if span * (int(seg[-1]) + 1) < (1 << 62):  # shift later groups below earlier ones: one running min
-        v = (cost - lo) - seg * span
-        run = np.minimum.accumulate(v)
-        keep[1:] = v[1:] < run[:-1]
-        return keep
-    starts = np.nonzero(np.concatenate([[True], key[1:] != key[:-1]]))[0]
-    for s, e in zip(starts, np.append(starts[1:], key.size)):
-        c = cost[s:e]
-        keep[s + 1:e] = c[1:] < np.minimum.accumulate(c)[:-1]
-    return keep
+    return int(best), int(t_end) + 1, int(min(s for s, _ in steps)), use
 
 
 class Task:
@@ -342,7 +243,7 @@ def price_task(task: Task, Lam, Mu, H: int, *, want_column: bool = True, switchi
     for n, opt in task.opts.items():
         extra = None
         if cuts is not None and len(cuts) and nu is not None and nu.any():
-            extra = (lambda t, n=n, opt=opt: cuts.step_cost(nu, n, t, opt.cpu, opt.gpu))
+            extra = cuts.step_costs(nu, n, task.a, opt.cpu, opt.gpu)
         r = price_pair(opt, task.a, n, Lam, Mu, H, cap=cap, want_column=want_column, switching=switching,
                        work=work, extra=extra)
         if r is not None:

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from edgebench.formulations import placement_bound as PB
 from edgebench.formulations import placement_enum as E
+from edgebench.formulations import placement_labelling as LB
 from edgebench.formulations import placement_lagrange as PL
 from edgebench.formulations import placement_trajectory as PT
 from edgebench.instances import semantics
@@ -133,17 +134,36 @@ def test_a_cap_keeps_the_least_price(kind, cpu, gpu, noise, variant, seed, shift
         assert PT.least_price(capped, cap) == min(least, cap)
 
 
+def test_labelling_draws_more_noise_factors_when_it_needs_them():
+    """The compiled labelling gets the noise factors drawn so far; a label past them sends it back
+    for more (NEED_FACTORS) and the same programme runs again: the answer is the one priced with
+    every factor drawn up front."""
+    inst = tiny([(0, "lm", (1, 1), (0,)), (0, "fix", (1, 1), (0,))], [(2, 2)], "multi", 0.2, TYPES)
+    p = inst.placement
+    H = 6
+    Lam = np.full((1, 2, H), 1 << (PL.SCALE - 3), dtype=np.int64)
+    full = PT.Options(p, 0, 0)
+    short = PT.Options(p, 0, 0)
+    short.noise = short.noise[:1]
+    assert short.factors().size == 1
+    want = PT.price_pair(full, 0, 0, Lam, None, H)
+    work = [0]
+    assert PT.price_pair(short, 0, 0, Lam, None, H, work=work) == want and want is not None
+    assert len(short.noise) > 1 and short.noise == full.noise[:len(short.noise)] and work[0] > 0
+
+
 @settings(max_examples=100, deadline=None, derandomize=True)
 @given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 50)), min_size=1, max_size=40))
 def test_segmented_pareto_filter(rows):
-    """_pareto on labels sorted by (key, ...): keep[i] iff cost[i] < every earlier cost of its key
-    (both of its paths: one shifted running minimum, and the per-group loop for wide spans)."""
+    """The labelling's Pareto filter on labels sorted by (key, ...): label i is kept iff cost[i] <
+    every earlier cost of its key (also for costs near the int64 limit)."""
     rows = sorted(rows, key=lambda r: r[0])
     key = np.array([r[0] for r in rows], dtype=np.int64)
     cost = np.array([r[1] for r in rows], dtype=np.int64)
     want = [all(cost[i] < cost[j] for j in range(i) if key[j] == key[i]) for i in range(len(rows))]
-    assert PT._pareto(key, cost).tolist() == want
-    assert PT._pareto(key, cost << 56).tolist() == want  # spans too wide for one shifted running minimum
+    idx = np.arange(len(rows), dtype=np.int64)
+    assert LB.pareto(key, cost, idx).tolist() == [i for i in range(len(rows)) if want[i]]
+    assert LB.pareto(key, cost << 56, idx).tolist() == [i for i in range(len(rows)) if want[i]]
 
 
 def test_strictly_above_the_lagrangian_bound():
