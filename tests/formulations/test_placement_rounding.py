@@ -18,6 +18,7 @@ from edgebench.formulations import placement_bound as PB
 from edgebench.formulations import placement_enum as E
 from edgebench.formulations import placement_histip as HI
 from edgebench.formulations import placement_lagrange as PL
+from edgebench.formulations import placement_rounding as R
 from edgebench.formulations import placement_trajectory as PT
 from edgebench.formulations.placement_rounding import Cuts, _families, _pairs
 from edgebench.instances.io import load_instance
@@ -88,6 +89,34 @@ def test_combined_cut_separates_what_no_single_resource_cut_does():
     assert al > 0 and be > 0
     assert sum(s * only.coef(new[0], c, g) for s, c, g in step) > only.rhs[new[0]] + 1e-3
     assert sum(s * ((c + g) // 3) for s, c, g in step) > (4 + 4) // 3  # the cut of the docstring, too
+
+
+def _rounded_value(p, combined: int) -> int:
+    """(6) with its cuts, the combined ones tried for alpha, beta in 1..combined (0: none)."""
+    R.COMBINED = combined
+    R._combined.cache_clear()
+    R._families.cache_clear()
+    d = PB.cluster_durations(p)
+    return PT.rounded_multipliers(p, d, PL.lagrangian_multipliers(p, d)).value
+
+
+def test_combined_cuts_raise_the_bound_to_the_brute_force_optimum(monkeypatch):
+    """A 2-task instance found by random search (session 12): one 2-cpu / 2-gpu cluster, a "fix"
+    task needing 2 cpu and a "gpu" task needing 1 cpu and 2 gpu, which cannot run together.  The
+    single-resource cuts leave (6) at 5; with the combined cuts it is 6, the optimum of the
+    referee's problem by brute force over every re-allocating schedule (placement_enum)."""
+    inst = tiny([(1, "gpu", (1, 2), (0,)), (0, "fix", (2, 0), (0,))], [(2, 2)], "multi", 0.0, TYPES)
+    p = inst.placement
+    monkeypatch.setattr(R, "COMBINED", R.COMBINED)  # restored after the test
+    try:
+        single = _rounded_value(p, 0)
+        combined = _rounded_value(p, 3)
+    finally:
+        R._combined.cache_clear()
+        R._families.cache_clear()
+    opt = E.optimum(inst, max_states=100_000)[0]
+    assert single == 5 and combined == 6
+    assert combined <= opt + 1e-9 and opt == pytest.approx(6)
 
 
 @settings(max_examples=60, deadline=None, derandomize=True)
