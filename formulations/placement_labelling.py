@@ -155,7 +155,7 @@ def label(cpu, gpu, param, level, synthetic, additive, kappa, base, sigma, pmax,
     allcost = np.zeros(nopt, dtype=np.int64)
     cand = np.arange(nopt)
     if nopt == 0:
-        return 0, best, has_best, t_end, brow, bopt, work, parents, options, offsets[:2].copy()
+        return 0, best, False, t_end, brow, bopt, work, parents, options, offsets[:2].copy()
     t = a
     while B.size and ((not has_best) or ((t + 1 - a) << scale) < best):
         L = B.size
@@ -166,7 +166,7 @@ def label(cpu, gpu, param, level, synthetic, additive, kappa, base, sigma, pmax,
         else:
             m = 0
             allcost[:] = 0
-        if not switching:  # Options.front: the (parameter up, cost down) front at these costs
+        if not switching:  # only the allocations on the (parameter up, cost down) front at these costs
             order = np.argsort(allcost, kind="mergesort")  # np.lexsort((allcost, -param))
             order = order[np.argsort(-param[order], kind="mergesort")]
             nc = 0
