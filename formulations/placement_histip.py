@@ -112,6 +112,7 @@ def _pair_columns(task: Task, n: int, Lam, Mu, H: int, top: int, single: bool, c
     opt, a = task.opts[n], task.a
     memo: dict = {}
     nopt = opt.cpu.size
+    more = cuts.step_costs(nu, n, a, opt.cpu, opt.gpu) if (cuts is not None and nu is not None) else None
     # groups keyed (k, previous option or -1, first start or -1 (multi: -1 once started: the
     # start matters only through Mu and the start rows)): (progress on the grid, cost, histories)
     cur = {(0, -1, -1): (np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64), np.zeros((1, 0), dtype=np.int64))}
@@ -122,10 +123,8 @@ def _pair_columns(task: Task, n: int, Lam, Mu, H: int, top: int, single: bool, c
         lc, lg = (int(Lam[n, 0, t]), int(Lam[n, 1, t])) if t < H else (0, 0)
         mu = int(Mu[n, t]) if (Mu is not None and t < H) else 0
         allcost = lc * opt.cpu + lg * opt.gpu
-        if cuts is not None and nu is not None and t < H:
-            more = cuts.step_cost(nu, n, t, opt.cpu, opt.gpu)
-            if more is not None:
-                allcost = allcost + more
+        if more is not None and t < H:
+            allcost = allcost + more[t - a]
         nxt: dict = {}
 
         def add(key, b, c, h):

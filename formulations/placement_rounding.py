@@ -94,20 +94,11 @@ class Cuts:
         """sum_k nu_k rhs_k (exact integers)."""
         return int(np.dot(nu.astype(np.int64), np.array(self.rhs, dtype=np.int64))) if self.keys else 0
 
-    def step_cost(self, nu: np.ndarray, n: int, t: int, cpu: np.ndarray, gpu: np.ndarray):
-        """Per allocation (arrays cpu, gpu) its cut cost in step t on n, or None where no cut with
-        nu > 0 applies."""
-        out = None
-        for k, _, _, _ in self.at.get((n, t), ()):
-            if nu[k]:
-                term = int(nu[k]) * self.coef(k, cpu, gpu)
-                out = term if out is None else out + term
-        return out
-
     def step_costs(self, nu: np.ndarray, n: int, a: int, cpu: np.ndarray, gpu: np.ndarray):
-        """:meth:`step_cost` for every step t in [a, H) at once: an integer array (H - a,
-        allocations), row t - a step t's cut costs, or None where no cut with nu > 0 applies on n
-        from step a on."""
+        """The cut costs of holding each allocation (arrays cpu, gpu) on n in each step t in [a, H):
+        an integer array (H - a, allocations), row t - a the sum over step t's cuts k of
+        nu_k floor((alpha cpu + beta gpu) / gamma); None where no cut with nu > 0 applies on n from
+        step a on."""
         if self._arr is None or self._arr.shape[0] != len(self.keys):
             self._arr = np.array(self.keys, dtype=np.int64).reshape(-1, 5)
         K = self._arr

@@ -187,9 +187,8 @@ def price_pair(opt: Options, a: int, n: int, Lam: np.ndarray, Mu: np.ndarray | N
     if nopt == 0:
         return None
     span = max(H - a, 0)
-    ex = np.zeros((span, nopt), dtype=np.int64)
-    if extra is not None and span:
-        ex += np.asarray(extra, dtype=np.int64).reshape(span, nopt)
+    ex = (np.zeros((span, nopt), dtype=np.int64) if extra is None
+          else np.ascontiguousarray(extra, dtype=np.int64).reshape(span, nopt))
     lamc = np.ascontiguousarray(Lam[n, 0, :H], dtype=np.int64)
     lamg = np.ascontiguousarray(Lam[n, 1, :H], dtype=np.int64)
     mu = np.ascontiguousarray(Mu[n, :H], dtype=np.int64) if Mu is not None else np.zeros(H, dtype=np.int64)
