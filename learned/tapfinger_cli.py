@@ -77,11 +77,13 @@ def train_args_from_cli(args: argparse.Namespace):
                      team_reward=args.team_reward, device=args.device)
 
 
-def write_sidecar(export: str, targs, final: dict, command: str, init_extra: dict) -> None:
+def write_sidecar(export: str, targs, final: dict, command: str, init_extra: dict,
+                  ledger: dict | None = None) -> None:
     """The provenance sidecar of an exported checkpoint (``NAME.json`` beside ``NAME.pt``; see
     :mod:`edgebench.learned.provenance`): preset, variant, algorithm, env_steps (the RL steps
     that produced the exported weights: the selected update's when MAPPO was selected on
-    validation), the run's total RL steps, the command and the held-out evaluation."""
+    validation), the run's total RL steps, the command, the held-out evaluation and the budget of
+    the whole run (``ledger``: env steps, CPU hours, resumptions)."""
     import json
     from pathlib import Path
 
@@ -96,6 +98,10 @@ def write_sidecar(export: str, targs, final: dict, command: str, init_extra: dic
             "env_steps_run": rl_steps, "episode_tasks": targs.gen_params.get("num_tasks"), "command": command,
             "eval": {"held_out_seeds": f"10**9 + k, k < {targs.eval_episodes}",
                      "mean_completion_time": final.get("eval_mean_ct")}}
+    if ledger:  # the whole run's budget (issue 42): every process of it, resumptions included
+        meta["budget"] = {"env_steps_total": int(ledger["env_steps"]),
+                          "cpu_hours": round(float(ledger["cpu_seconds"]) / 3600.0, 3),
+                          "resumptions": int(ledger["resumptions"])}
     if "selected_update" in final:
         meta["selected_update"] = final["selected_update"]
         meta["val_mean_ct"] = final.get("val_mean_ct")
@@ -127,7 +133,7 @@ def cmd_train_tapfinger(args: argparse.Namespace) -> int:
                            extra={"command": _command(args),
                                   "eval": {k: v for k, v in final.items() if isinstance(v, (int, float))},
                                   "eval_cts": list(final.get("eval_cts", [])), **init_extra})
-        write_sidecar(args.export, targs, final, _command(args), init_extra)
+        write_sidecar(args.export, targs, final, _command(args), init_extra, res.get("ledger"))
     sps = [h["sps"] for h in res["history"] if "sps" in h]
     print(f"done: {final.get('global_step', 0)} steps, held-out mean completion time "
           f"{first.get('eval_mean_ct', float('nan')):.3f} (random init) -> {final.get('eval_mean_ct', float('nan')):.3f}"

@@ -42,6 +42,7 @@ import numpy as np
 from edgebench.instances.io import write_text_atomic
 from edgebench.learned import checkpoint, ppo
 from edgebench.learned import tapfinger as tf
+from edgebench.learned.envs.placement import PlacementVectorEnv
 
 __all__ = ["TrainArgs", "train", "evaluate", "transfer_layout", "EVAL_SEED_BASE", "expert_schedule", "replay_expert", "expert_seeds",
            "expert_dataset", "behaviour_cloning", "expert_from_state", "student_states", "dagger_dataset"]
@@ -225,6 +226,10 @@ def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict
     history: list[dict[str, Any]] = []
     global_step, update, best = 0, 0, float("inf")
     bc_done = False
+    #: the step ledger: env steps, CPU seconds and resumptions over the run's whole life
+    ledger = {"env_steps": 0, "cpu_seconds": 0.0, "resumptions": 0}
+    cpu_at_start = time.process_time()
+    venv_state: dict | None = None  # the vector env's episodes in flight (a resumed run)
     # MAPPO model selection on the validation seeds (val_episodes > 0): the weights at the start of
     # MAPPO (the warm start) are a candidate; OUT/rl_best.pt keeps the best (its weights: "state"
     # in memory, None after a resume, then read from the file)
@@ -244,6 +249,13 @@ def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict
             rng.bit_generator.state = st["rng"]
             torch.set_rng_state(blob["extra"]["torch_rng"])
             history = list(st["history"])
+            if "critic_optimizer" in st:  # files before issue 42 did not keep it
+                critic_opt.load_state_dict(st["critic_optimizer"])
+            old = st.get("ledger", {})
+            ledger = {"env_steps": int(old.get("env_steps", global_step)),
+                      "cpu_seconds": float(old.get("cpu_seconds", 0.0)),
+                      "resumptions": int(old.get("resumptions", 0)) + 1}
+            venv_state = st.get("venv")
         # rows written after the checkpoint are recorded again by the resumed run: keep only the
         # checkpoint's history (issue 28: a resumed run duplicated metrics.csv rows)
         if (out / "metrics.csv").is_file():
@@ -275,9 +287,16 @@ def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict
                     writer.add_scalar(k, v, row["global_step"])
             writer.flush()
 
-    def new_episode(env):
-        inst = generate("placement", args.preset, seed=int(rng.integers(0, EVAL_SEED_BASE)), **args.gen_params)
-        return env.reset(seed=int(rng.integers(0, 2**31 - 1)), options={"instance": inst})[0]
+    def draw_episode() -> list[int]:
+        """The next training episode: [instance generator seed, env reset seed] from the run's RNG."""
+        return [int(rng.integers(0, EVAL_SEED_BASE)), int(rng.integers(0, 2**31 - 1))]
+
+    def start_episode(env, token):
+        inst = generate("placement", args.preset, seed=int(token[0]), **args.gen_params)
+        return env.reset(seed=int(token[1]), options={"instance": inst})[0]
+
+    venv = None
+    steps_in_process = [global_step]  # env steps already in the ledger when this process started
 
     if update == 0 and not history:
         row = {"update": 0, "global_step": 0, **evaluate(model, args, lay)}
@@ -295,9 +314,15 @@ def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict
             tf.save_checkpoint(out / "best.pt", model, lay, extra={"args": asdict(args), "eval": row})
 
     def save_last() -> None:
+        """``OUT/last.pt``: the run's whole state (weights, both optimisers, the learner's RNGs,
+        the vector env's episodes in flight, the step ledger, the history), written atomically."""
         if out is not None:
             st = {"global_step": global_step, "update": update, "best": best, "rng": rng.bit_generator.state,
-                  "history": history, "bc_done": bc_done}
+                  "history": history, "bc_done": bc_done, "critic_optimizer": critic_opt.state_dict(),
+                  "ledger": {**ledger, "env_steps": ledger["env_steps"] + global_step - steps_in_process[0],
+                             "cpu_seconds": ledger["cpu_seconds"] + time.process_time() - cpu_at_start}}
+            if venv is not None:
+                st["venv"] = venv.state()
             st["rl_selected"] = {"update": rl_sel["update"], "val": rl_sel["val"]}
             tf.save_checkpoint(out / "last.pt", model, lay, optimizer=opt,
                                extra={"args": asdict(args), "train_state": st, "torch_rng": torch.get_rng_state()})
@@ -402,10 +427,12 @@ def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict
         record(row)
         if log:
             log(f"MAPPO start (update {update}): validation mean completion time {row['val_mean_ct']:.3f}")
-    from edgebench.learned.envs.placement import PlacementVectorEnv
-
-    venv = PlacementVectorEnv(envs, new_episode)
-    obs = venv.reset()
+    venv = PlacementVectorEnv(envs, draw=draw_episode, start=start_episode)
+    if venv_state is not None:  # the episodes in flight when the run stopped, replayed
+        with checkpoint.reading(out / "last.pt", "resume.venv"):
+            obs = venv.restore(venv_state)
+    else:
+        obs = venv.reset()
     t_start = time.perf_counter()
     steps_at_start = global_step
     N, E = lay.n, args.num_envs
@@ -494,7 +521,9 @@ def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict
     if writer is not None:
         writer.close()
     final = next((h for h in reversed(history) if "eval_mean_ct" in h), {})
-    return {"model": model, "layout": lay, "history": history, "final": final}
+    ledger = {**ledger, "env_steps": ledger["env_steps"] + global_step - steps_in_process[0],
+              "cpu_seconds": ledger["cpu_seconds"] + time.process_time() - cpu_at_start}
+    return {"model": model, "layout": lay, "history": history, "final": final, "ledger": ledger}
 
 
 # ---- behaviour cloning from the exact model (a documented deviation from the paper) ----------

@@ -514,26 +514,52 @@ raw_env = PlacementParallelEnv
 class PlacementVectorEnv:
     """E placement environments stepped in lockstep, for a policy that decides for all of them
     in one batched forward pass (TapFinger's ``act_batch``). An environment whose episode ends
-    is reset at once on a new episode by ``reset_fn(env) -> obs`` (the trainer draws the next
-    training instance there), so every step returns an observation for every environment.
+    is reset at once on a new episode, so every step returns an observation for every
+    environment.
+
+    Two ways to start episodes:
+
+    - ``reset_fn(env) -> obs``: any reset (the vector env cannot be saved);
+    - ``draw() -> token`` and ``start(env, token) -> obs``: ``draw`` picks the next episode (a
+      JSON-able token, e.g. the instance's generator seed and the env's reset seed, drawn from
+      the trainer's RNG) and ``start`` resets an env on it. The vector env then keeps a journal
+      per slot -- the token of the episode in progress and the joint actions taken since its
+      reset -- so that :meth:`state` is a few kB of plain data and :meth:`restore` rebuilds every
+      slot exactly (``start`` on the token, then the actions replayed: the env is deterministic
+      given its reset seed and the actions). A training run that stops anywhere resumes with the
+      same episodes in flight (``docs/tapfinger.md``, "Training that stops and resumes").
 
     ``step(actions)`` takes one PettingZoo action dict per environment and returns
     (obs list, rewards float array (E, agents) in ``possible_agents`` order, done float array
     (E,): 1 where the episode ended at this step, finished: list of (env index, summed
     episode reward of all agents, tasks) of the episodes that ended)."""
 
-    def __init__(self, envs: list[PlacementParallelEnv], reset_fn) -> None:
+    def __init__(self, envs: list[PlacementParallelEnv], reset_fn=None, *, draw=None, start=None) -> None:
         if not envs:
             raise ValueError("PlacementVectorEnv needs at least one environment")
+        if (reset_fn is None) == (draw is None or start is None):
+            raise ValueError("PlacementVectorEnv needs either reset_fn or both draw and start")
         self.envs = list(envs)
         self.reset_fn = reset_fn
+        self.draw, self.start = draw, start
         self.num_envs = len(self.envs)
         self.num_agents = len(self.envs[0].possible_agents)
         self.obs: list[dict] = []
         self._ret = np.zeros(self.num_envs)
+        #: per slot: the token of the episode in progress and the joint actions since its reset
+        self._tokens: list[Any] = [None] * self.num_envs
+        self._actions: list[list[list[int]]] = [[] for _ in self.envs]
+
+    def _new_episode(self, e: int) -> dict:
+        env = self.envs[e]
+        if self.reset_fn is not None:
+            return self.reset_fn(env)
+        token = self.draw()
+        self._tokens[e], self._actions[e] = token, []
+        return self.start(env, token)
 
     def reset(self) -> list[dict]:
-        self.obs = [self.reset_fn(e) for e in self.envs]
+        self.obs = [self._new_episode(e) for e in range(self.num_envs)]
         self._ret[:] = 0.0
         return self.obs
 
@@ -542,6 +568,9 @@ class PlacementVectorEnv:
         rewards, dones = np.zeros((E, self.num_agents)), np.zeros(E)
         finished = []
         for e, env in enumerate(self.envs):
+            if self.reset_fn is None:  # journal: -1 = the agent sent no action (void)
+                self._actions[e].append([-1 if actions[e].get(a) is None else int(np.asarray(actions[e][a]).item())
+                                         for a in env.possible_agents])
             obs, rew, _, _, _ = env.step(actions[e])
             rewards[e] = [rew.get(a, 0.0) for a in env.possible_agents]
             self._ret[e] += rewards[e].sum()
@@ -549,9 +578,40 @@ class PlacementVectorEnv:
                 dones[e] = 1.0
                 finished.append((e, float(self._ret[e]), env.sim.num_tasks))
                 self._ret[e] = 0.0
-                obs = self.reset_fn(env)
+                obs = self._new_episode(e)
             self.obs[e] = obs
         return self.obs, rewards, dones, finished
+
+    def state(self) -> dict[str, Any]:
+        """The episodes in flight as plain data: {"tokens", "actions", "returns"}."""
+        if self.reset_fn is not None:
+            raise ValueError("a PlacementVectorEnv built with reset_fn keeps no journal: use draw and start")
+        return {"tokens": list(self._tokens), "actions": [[list(a) for a in acts] for acts in self._actions],
+                "returns": [float(r) for r in self._ret]}
+
+    def restore(self, state: Mapping[str, Any]) -> list[dict]:
+        """Rebuild every slot from :meth:`state`'s data (``start`` on its token, then its actions
+        replayed) and return the observations. Raises ValueError when the data does not fit
+        (wrong number of slots, an action a slot's agents cannot take, an episode that ends
+        during the replay)."""
+        if self.reset_fn is not None:
+            raise ValueError("a PlacementVectorEnv built with reset_fn keeps no journal: use draw and start")
+        tokens, acts, rets = state["tokens"], state["actions"], state["returns"]
+        if not (len(tokens) == len(acts) == len(rets) == self.num_envs):
+            raise ValueError(f"the saved state has {len(tokens)} slots, this run {self.num_envs}")
+        self.obs = []
+        for e, env in enumerate(self.envs):
+            obs = self.start(env, tokens[e])
+            for joint in acts[e]:
+                if len(joint) != self.num_agents or not env.agents:
+                    raise ValueError(f"slot {e}: the saved actions do not replay on the saved episode")
+                obs = env.step({a: int(x) for a, x in zip(env.possible_agents, joint) if int(x) >= 0})[0]
+            if not env.agents:
+                raise ValueError(f"slot {e}: the saved episode ends during the replay")
+            self._tokens[e], self._actions[e] = tokens[e], [list(map(int, j)) for j in acts[e]]
+            self._ret[e] = float(rets[e])
+            self.obs.append(obs)
+        return self.obs
 
 
 def parallel_env(**kwargs: Any) -> PlacementParallelEnv:
