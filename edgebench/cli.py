@@ -584,6 +584,44 @@ def _sub(sub, name: str, help_: str, description: str, examples: str, func: Call
     return p
 
 
+def cmd_results(args: argparse.Namespace) -> int:
+    if args.action == "export":
+        from edgebench.runner.results import export
+
+        meta = export(args.db, args.output, note=args.note)
+        failed = sum(f["runs"] for f in meta["failures"].values())
+        print(f"{args.output}: {meta['runs']} runs ({meta['planned']} planned, {failed} failed), "
+              f"{len(meta['solutions'])} best-known solutions, {meta['cpu_hours']:.3f} run-hours")
+        return 0
+    from edgebench.runner.results_diff import main as diff_main
+
+    return diff_main(args.old, args.new, args.json)
+
+
+def _add_results(sub) -> None:
+    p = _sub(sub, "results", "export a results store to a versioned folder; compare two exports",
+             "'export': write a compact, versioned export of a results store (runs table as Parquet and CSV "
+             "with referee values, bounds, gaps, statuses, runtimes; environment records; the solutions that "
+             "hold a best known value; metadata.json with the suite, set and checkpoint versions and sha256s, "
+             "the run-hours, planned vs stored runs and the failures with their reasons), written to a "
+             "temporary folder and renamed into place. 'diff': what changed between two exports (per set and "
+             "solver: mean gaps and the paired change with 95% t-intervals; new best knowns; new failures; "
+             "runs added / removed) as Markdown, or --json. docs/results.md.",
+             "  edgebench results export --db runs/paper/results.sqlite -o results/paper-v1/\n"
+             "  edgebench results diff results/paper-v0-slice results/paper-v1\n",
+             cmd_results)
+    act = p.add_subparsers(dest="action", required=True, metavar="ACTION")
+    e = act.add_parser("export", help="write the export folder of a results store", formatter_class=_FMT)
+    e.add_argument("--db", required=True, metavar="STORE", help="results store (SQLite)")
+    e.add_argument("-o", "--output", required=True, metavar="DIR", help="export folder (replaced as a whole)")
+    e.add_argument("--note", metavar="TEXT", help="a line kept in metadata.json and shown on the results page "
+                   "(e.g. what slice of a suite this is)")
+    d = act.add_parser("diff", help="compare two export folders", formatter_class=_FMT)
+    d.add_argument("old", metavar="OLD", help="the earlier export folder")
+    d.add_argument("new", metavar="NEW", help="the later export folder")
+    d.add_argument("--json", action="store_true", help="print the comparison as JSON")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG, formatter_class=_FMT,
@@ -761,6 +799,7 @@ def build_parser() -> argparse.ArgumentParser:
     from edgebench.runner.merge import add_parser as add_merge
 
     add_merge(sub)
+    _add_results(sub)
     return parser
 
 
