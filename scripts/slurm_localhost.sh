@@ -133,7 +133,7 @@ OMP_NUM_THREADS=1 "$PY" -m edgebench.runner.jobqueue slurm --jobs 1 --cores "$CP
     --walltime 00:15:00 --queue debug -- "${SLICE[@]}" --db "$WORK/slurm.sqlite"
 say "batch jobs seen by slurmctld: $(grep -c 'sched: Allocate JobId' "$WORK/log/slurmctld.log" || true)"
 say "local run of the same slice"
-OMP_NUM_THREADS=1 "$ROOT/.venv/bin/edgebench" run "${SLICE[@]}" --workers 1 --db "$WORK/local.sqlite" >/dev/null
+OMP_NUM_THREADS=1 "$PY" -m edgebench run "${SLICE[@]}" --workers 1 --db "$WORK/local.sqlite" >/dev/null
 
 # --- same runs, same referee values -----------------------------------------------------------
 "$PY" - "$WORK/slurm.sqlite" "$WORK/local.sqlite" <<'EOF'
