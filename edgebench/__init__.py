@@ -9,6 +9,12 @@ from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version as _version
 
+from edgebench import kernels as _kernels
+
+# numba reads its cache folder once, when it is imported: set it first, for every process that
+# imports edgebench (a writable per-user folder; see edgebench.kernels and docs/runner.md)
+_kernels.configure()
+
 try:
     __version__ = _version("edgebench")
 except PackageNotFoundError:  # pragma: no cover - running from a source tree that is not installed

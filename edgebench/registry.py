@@ -2,8 +2,15 @@
 
 A solver is a function ``solve(instance, *, time_limit=None, seed=0, **params) -> Result``
 registered with :func:`register`, which records its name, the families it supports, its
-kind and a one-line description. Solver modules are imported lazily (torch, OR-Tools and
-friends load only when a solver that needs them runs).
+kind and a one-line description.
+
+Lazy loading: the built-in solvers are listed from the solver catalogue
+(:mod:`edgebench.solver_catalogue`, generated from the ``register`` calls by ``python -m
+edgebench.catalogue``; a test checks that it equals what the modules register), so listing
+the registry imports no solver module. A solver's module (and with it scipy, numba, OR-Tools,
+torch ...) is imported the first time something needs the solver's function: :func:`get`,
+running it, checking its parameters. A module that fails to import makes its solvers raise
+:class:`SolverLoadError` ("NAME: could not load: REASON"), never "unknown solver".
 
 Model building, solving and decoding are separate steps inside each solver; every solver
 returns the same :class:`Result`, whose ``solution`` is a :class:`edgebench.solution.Solution`.
@@ -12,6 +19,7 @@ returns the same :class:`Result`, whose ``solution`` is a :class:`edgebench.solu
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib
 import inspect
 import json
@@ -27,8 +35,8 @@ from typing import Annotated, Any, Callable, Protocol
 
 from pydantic import AfterValidator, ConfigDict, ValidationError, create_model
 
+from edgebench import solver_catalogue
 from edgebench.errors import InputError
-
 from edgebench.instances.io import content_hash
 from edgebench.instances.model import Instance
 from edgebench.solution import Solution
@@ -45,9 +53,8 @@ PROVING_KINDS = ("exact", "mdp")
 RESERVED_PARAMS = ("time_limit", "seed")
 _UNSET: Any = object()
 
-#: packages whose modules register solvers on import (every public module is imported, once,
-#: the first time the registry is read). Solver modules keep heavy imports (OR-Tools, torch)
-#: inside their functions so that listing the registry stays fast.
+#: packages whose modules register solvers on import (the catalogue names, per solver, the one
+#: module to import; :func:`load_all` imports every public module, as the catalogue's writer does)
 SOLVER_PACKAGES = ["edgebench.solvers", "edgebench.formulations", "edgebench.learned"]
 
 
@@ -108,17 +115,112 @@ class SolverInfo:
     applies: Callable[[Any, dict[str, Any]], str | None] | None = field(default=None, repr=False, compare=False)
 
     def as_dict(self) -> dict[str, Any]:
-        out = {"name": self.name, "families": list(self.families), "kind": self.kind,
-               "description": self.description, "params": dict(self.params)}
-        if self.provenance is not None:
-            out["checkpoints"] = self.provenance()
-        return out
+        return _as_dict(self)
 
 
+def _as_dict(info: Any) -> dict[str, Any]:
+    out = {"name": info.name, "families": list(info.families), "kind": info.kind,
+           "description": info.description, "params": dict(info.params)}
+    if info.provenance is not None:
+        out["checkpoints"] = info.provenance()
+    return out
+
+
+class SolverLoadError(KeyError):
+    """A catalogued solver whose module failed to import (or no longer registers it): the
+    message is "NAME: could not load: REASON". A KeyError, as an unknown name is, so callers
+    that handle one handle both; ``str()`` is the message itself."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+class CatalogueEntry:
+    """A built-in solver as the catalogue lists it: name, kind, families, parameters (documented,
+    choices, bounds), default time limit, proves, description and the module to import. Reading
+    ``fn``, ``types``, ``check`` or ``applies`` (where the solver has one) imports the module and
+    answers from the registered :class:`SolverInfo` (:meth:`loaded`); ``provenance`` reads the
+    checkpoints' JSON sidecars without importing the solver (no torch)."""
+
+    origin = "built-in"
+
+    def __init__(self, record: dict[str, Any]):
+        self.record = record
+        self.name: str = record["name"]
+        self.module: str = record["module"]
+        self.families: tuple[str, ...] = tuple(record["families"])
+        self.kind: str = record["kind"]
+        self.description: str = record["description"]
+        self.params: dict[str, str] = dict(record["params"])
+        self.choices: dict[str, tuple] = {k: tuple(v) for k, v in record["choices"].items()}
+        self.bounds: dict[str, tuple] = {k: tuple(v) for k, v in record["bounds"].items()}
+        self.default_time_limit: float | None = record["default_time_limit"]
+        self.proves: bool = record["proves"]
+        self.open_params: bool = record["open_params"]
+        self._info: SolverInfo | None = None
+        self._error: str | None = None
+
+    def __repr__(self) -> str:
+        return f"CatalogueEntry({self.name!r}, module={self.module!r})"
+
+    def loaded(self) -> SolverInfo:
+        """The registered SolverInfo (imports the solver's module once). Raises SolverLoadError
+        with the reason when the module fails to import or does not register the solver."""
+        if self._info is None:
+            if self._error is None:
+                try:
+                    importlib.import_module(self.module)
+                except Exception as exc:  # noqa: BLE001 - any import failure is the solver's reason
+                    LOAD_ERRORS[self.module] = self._error = f"{type(exc).__name__}: {exc}"
+                else:
+                    self._info = _BUILTIN.get(self.name)
+                    if self._info is None:
+                        self._error = (f"module {self.module} does not register it (the solver catalogue is "
+                                       "stale: run python -m edgebench.catalogue)")
+            if self._info is None:
+                raise SolverLoadError(f"{self.name}: could not load: {self._error}")
+        return self._info
+
+    @property
+    def fn(self) -> SolveFn:
+        return self.loaded().fn
+
+    @property
+    def types(self) -> dict[str, Any]:
+        return self.loaded().types
+
+    @property
+    def check(self) -> Callable[[dict[str, Any]], Any] | None:
+        return self.loaded().check if self.record["check"] else None
+
+    @property
+    def applies(self) -> Callable[[Any, dict[str, Any]], str | None] | None:
+        return self.loaded().applies if self.record["applies"] else None
+
+    @property
+    def provenance(self) -> Callable[[], list[dict[str, Any]]] | None:
+        spec = self.record["provenance"]
+        if spec is None:
+            return None
+        if spec == "module":  # not a light hook: the solver's own
+            return self.loaded().provenance
+        target, args = spec
+        module, func = target.split(":")
+        return functools.partial(getattr(importlib.import_module(module), func), *args)
+
+    def as_dict(self) -> dict[str, Any]:
+        return _as_dict(self)
+
+
+#: solvers registered so far (plugins, entry points, and built-ins whose module was imported)
 _REGISTRY: dict[str, SolverInfo] = {}
+#: every built-in registration, kept apart from _REGISTRY (which tests may swap for a copy)
+_BUILTIN: dict[str, SolverInfo] = {}
+#: the built-in solvers, by name, from the catalogue (their modules are imported on demand)
+_CATALOGUE: dict[str, CatalogueEntry] = {r["name"]: CatalogueEntry(r) for r in solver_catalogue.SOLVERS}
 #: solver modules that failed to import (module -> error); a test asserts it stays empty
 LOAD_ERRORS: dict[str, str] = {}
-_loaded = False
+_entry_points_loaded = False
 #: the entry point group that installed packages use to register solvers
 ENTRY_POINT_GROUP = "edgebench.solvers"
 #: origin given to solvers registered while an entry point loads (set by _load_entry_points)
@@ -150,8 +252,10 @@ def register(name: str, *, families: tuple[str, ...] | list[str], kind: str, des
     def deco(fn: SolveFn) -> SolveFn:
         if name in _REGISTRY and _REGISTRY[name].fn is not fn:
             raise ValueError(f"solver {name!r} registered twice")
+        if name in _CATALOGUE and getattr(fn, "__module__", None) != _CATALOGUE[name].module:
+            raise ValueError(f"solver {name!r} registered twice (a built-in solver of {_CATALOGUE[name].module})")
         tl = DEFAULT_TIME_LIMITS.get(kind) if time_limit is _UNSET else time_limit
-        _REGISTRY[name] = SolverInfo(name, tuple(families), kind,
+        _REGISTRY[name] = info = SolverInfo(name, tuple(families), kind,
                                      description or (fn.__doc__ or "").strip().split("\n")[0], fn,
                                      dict(params or {}), origin=origin_of(fn), types=dict(types or {}),
                                      choices={k: tuple(v) for k, v in (choices or {}).items()},
@@ -159,16 +263,18 @@ def register(name: str, *, families: tuple[str, ...] | list[str], kind: str, des
                                      proves=kind in PROVING_KINDS if proves is None else bool(proves),
                                      open_params=params is None, check=check,
                                      provenance=provenance, applies=applies)
+        if info.origin == "built-in":
+            _BUILTIN[name] = info
         _PARAM_MODELS.pop(name, None)
         return fn
 
     return deco
 
 
-def _load() -> None:
-    global _loaded
-    if _loaded:
-        return
+def load_all() -> dict[str, str]:
+    """Import every public module of :data:`SOLVER_PACKAGES` (what the catalogue's writer and
+    its test do; listing and running solvers never need it) and the entry points; returns
+    :data:`LOAD_ERRORS`."""
     for pkg_name in SOLVER_PACKAGES:
         pkg = importlib.import_module(pkg_name)
         for mod in pkgutil.iter_modules(pkg.__path__):
@@ -179,8 +285,15 @@ def _load() -> None:
                 except Exception as exc:  # one broken module must not hide every other solver
                     LOAD_ERRORS[name] = f"{type(exc).__name__}: {exc}"
                     warnings.warn(f"edgebench: solver module {name} failed to import: {exc}", stacklevel=2)
-    _loaded = True
-    _load_entry_points()
+    _ensure_entry_points()
+    return LOAD_ERRORS
+
+
+def _ensure_entry_points() -> None:
+    global _entry_points_loaded
+    if not _entry_points_loaded:
+        _entry_points_loaded = True
+        _load_entry_points()
 
 
 def origin_of(fn: Callable) -> str:
@@ -222,7 +335,7 @@ def _declared_info(name: str, fn: Any, origin: str) -> SolverInfo:
     """A SolverInfo from a function's declared attributes (see :func:`declare`)."""
     if not callable(fn):
         raise ValueError(f"{name} is not a function ({type(fn).__name__})")
-    for info in _REGISTRY.values():  # the function registered itself: keep its declaration
+    for info in [*_REGISTRY.values(), *_BUILTIN.values()]:  # the function registered itself: keep its declaration
         if info.fn is fn:
             return dataclasses.replace(info, name=name, origin=origin)
     families = getattr(fn, "families", FAMILIES)
@@ -256,7 +369,8 @@ def _load_entry_points() -> None:
         _entry_origin = where
         try:
             fn = ep.load()
-            if ep.name not in _REGISTRY and not any(i.fn is fn for i in _REGISTRY.values()):
+            if (ep.name not in _REGISTRY and ep.name not in _CATALOGUE
+                    and not any(i.fn is fn for i in [*_REGISTRY.values(), *_BUILTIN.values()])):
                 _REGISTRY[ep.name] = _declared_info(ep.name, fn, where)
         except Exception as exc:
             LOAD_ERRORS[f"{where} ({ep.name} = {ep.value})"] = f"{type(exc).__name__}: {exc}"
@@ -281,7 +395,6 @@ def resolve(spec: str) -> SolverInfo:
         return _RESOLVED[spec]
     if not is_function_spec(spec):
         raise ValueError(f"{spec!r} is not MODULE:FUNCTION")
-    _load()
     import os
     import sys
 
@@ -306,24 +419,34 @@ def resolve(spec: str) -> SolverInfo:
     return info
 
 
-def solvers(family: str | None = None) -> list[SolverInfo]:
-    _load()
-    out = [s for s in _REGISTRY.values() if family is None or family in s.families]
+def solvers(family: str | None = None) -> list[SolverInfo | CatalogueEntry]:
+    """Every solver (built-ins from the catalogue, without importing their modules; plugins;
+    entry points), sorted by name, of ``family`` if given."""
+    _ensure_entry_points()
+    every: dict[str, Any] = {**_CATALOGUE, **_REGISTRY}
+    out = [s for s in every.values() if family is None or family in s.families]
     return sorted(out, key=lambda s: s.name)
 
 
 def get(name: str) -> SolverInfo:
-    """A registered solver by name, or a ``MODULE:FUNCTION`` (:func:`resolve`)."""
-    _load()
-    if name not in _REGISTRY and is_function_spec(name):
+    """A solver by name (a built-in's module is imported now), or a ``MODULE:FUNCTION``
+    (:func:`resolve`). KeyError for an unknown name; :class:`SolverLoadError` (a KeyError)
+    naming the reason when the solver's module fails to import."""
+    if name in _REGISTRY:
+        return _REGISTRY[name]
+    if name in _CATALOGUE:
+        return _CATALOGUE[name].loaded()
+    if is_function_spec(name):
         try:
             return resolve(name)
         except ValueError as exc:
             raise KeyError(f"cannot use solver {name!r}: {exc}") from None
+    _ensure_entry_points()
     try:
         return _REGISTRY[name]
     except KeyError:
-        raise KeyError(f"unknown solver {name!r}; known: {', '.join(sorted(_REGISTRY))}") from None
+        known = sorted({*_CATALOGUE, *_REGISTRY})
+        raise KeyError(f"unknown solver {name!r}; known: {', '.join(known)}") from None
 
 
 def solve(instance: Instance, solver: str, *, time_limit: float | None = None, seed: int = 0,
@@ -462,7 +585,12 @@ def check_params(solver: str | SolverInfo, params: dict[str, Any], *, file: str 
     defaults) and ``register(types=...)``; ``choices`` / ``bounds`` from ``register``. Values
     are checked as JSON data in pydantic's strict mode (no coercion: ``"4"`` is not an int).
     Returns ``params`` unchanged."""
-    info = get(solver) if isinstance(solver, str) else solver
+    try:
+        info = get(solver) if isinstance(solver, str) else solver
+        if isinstance(info, CatalogueEntry):
+            info = info.loaded()
+    except SolverLoadError as exc:  # the solver's module failed to import: its reason, one line
+        raise InputError(str(exc), file=file, field=field) from None
     if not isinstance(params, dict):
         raise InputError("parameters must be a table of name = value", file=file, field=field)
     for k in RESERVED_PARAMS:

@@ -12,6 +12,7 @@ asked, so it can never be stale. A registered learned solver passes
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from pathlib import Path
@@ -69,7 +70,7 @@ def checkpoint_records(prefix: str, directory: Path = CHECKPOINT_DIR, *, sha: bo
 
 def checkpoints_of(prefix: str) -> Callable[[], list[dict[str, Any]]]:
     """The registry's provenance hook for a solver whose checkpoints are ``PREFIX-*.pt``."""
-    return lambda: checkpoint_records(prefix)
+    return functools.partial(checkpoint_records, prefix)
 
 
 def training_summary(prefix: str) -> str:

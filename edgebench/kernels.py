@@ -1,0 +1,126 @@
+"""The compiled kernels (numba) and where their compiled code is cached.
+
+numba compiles a kernel the first time it is called (about 20 s for the placement labelling
+programme, :mod:`edgebench.formulations.placement_labelling`) and, with ``cache=True``, keeps the
+machine code for later processes. Two things make that safe for a benchmark:
+
+* **One writable cache, chosen before numba is imported** (:func:`configure`, called by
+  ``import edgebench``): ``$NUMBA_CACHE_DIR`` when the user set it to a writable folder, else
+  ``$XDG_CACHE_HOME/edgebench/numba`` (``~/.cache/edgebench/numba`` without XDG_CACHE_HOME), else
+  a private folder ``edgebench-numba-<uid>`` in the temporary folder. numba's own default, the
+  ``__pycache__`` beside the source, is not used: a read-only install (a system site-packages, a
+  container image) would otherwise fail to import the kernels where the user-wide fallback is
+  not writable either.
+* **Compiled before it is timed** (:func:`warm_kernels`): ``edgebench warm`` (run by
+  ``scripts/dev.sh setup``) compiles every kernel into that cache; the runner calls
+  :func:`warm_kernels` before a solver's clock starts, so a cold cache costs set-up time, never a
+  solver's time limit (docs/runner.md, "Compiled kernels").
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+#: the environment variable numba reads (once, when it is imported) for its cache folder
+ENV = "NUMBA_CACHE_DIR"
+#: modules whose numba kernels :func:`warm_kernels` compiles
+KERNEL_MODULES = ("edgebench.formulations.placement_labelling",)
+
+
+def _writable(path: Path) -> bool:
+    """``path`` is a folder we may write, or can be created (its nearest existing parent is)."""
+    for p in (path, *path.parents):
+        if p.exists():
+            return p.is_dir() and os.access(p, os.W_OK | os.X_OK)
+    return False
+
+
+def _private(path: Path) -> bool:
+    """A folder in a shared place (the temporary folder) that only we own and may write: numba's
+    cache index is a pickle, so a folder another user could plant files in is never used."""
+    try:
+        path.mkdir(mode=0o700, exist_ok=True)
+        st = path.lstat()
+    except OSError:
+        return False
+    return (stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid()
+            and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH) and os.access(path, os.W_OK | os.X_OK))
+
+
+def default_cache_dir() -> Path:
+    """``$XDG_CACHE_HOME/edgebench/numba``, or ``~/.cache/edgebench/numba``."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "edgebench" / "numba"
+
+
+def cache_dir() -> Path | None:
+    """The folder numba's cache goes to (see the module's docstring); None when no folder is
+    writable (numba then compiles in every process, or fails with its reason)."""
+    user = os.environ.get(ENV)
+    if user and _writable(Path(user)):
+        return Path(user)
+    home = default_cache_dir()
+    if _writable(home):
+        return home
+    tmp = Path(tempfile.gettempdir()) / f"edgebench-numba-{os.getuid()}"
+    if _private(tmp):
+        return tmp
+    try:
+        return Path(tempfile.mkdtemp(prefix="edgebench-numba-"))
+    except OSError:
+        return None
+
+
+def configure() -> Path | None:
+    """Set ``NUMBA_CACHE_DIR`` to :func:`cache_dir` (before numba is imported; if it already is,
+    its configuration is updated too). Idempotent; returns the folder."""
+    path = cache_dir()
+    if path is None:
+        return None
+    os.environ[ENV] = str(path)
+    config = sys.modules.get("numba.core.config")
+    if config is not None:
+        config.CACHE_DIR = str(path)
+    return path
+
+
+def _tiny_instance():
+    """A small placement instance (synthetic gain, multiplicative noise, switching loss on)."""
+    from edgebench.instances.generators import generate
+
+    return generate("placement", "synthetic-3", seed=0, num_tasks=6, noise=0.1)
+
+
+def warm_kernels() -> dict[str, float]:
+    """Compile (or load from the cache) every numba kernel, outside any timed section: runs the
+    placement trajectory bound, whose labelling programme calls every kernel, on tiny instances.
+    Returns {kernel: number of compiled signatures} plus ``"seconds"``: the time it took (about
+    20 s on a cold cache, well under 1 s on a warm one). Safe to call again (cheap)."""
+    configure()
+    import importlib
+
+    import numpy as np
+
+    from edgebench.formulations.placement_bound import cluster_durations
+    from edgebench.formulations.placement_trajectory import Options, additive_envelope, trajectory_bound
+
+    started = time.perf_counter()
+    payload = _tiny_instance().payload
+    trajectory_bound(payload, cluster_durations(payload), rounds=1)  # label, walk_back
+    opt = Options(payload, 0, payload.tasks[0].eligible[0])
+    opt.step(np.array([0.0, 0.5]), opt.param, 0, True)  # step_grid
+    for synthetic in (True, False):  # the envelope of additive noise (its own entry point)
+        additive_envelope(np.array([0.0, 0.5]), np.array([0.2, 0.4]), 0.1, 0.5, 1.0, 0.0, synthetic)
+    out: dict[str, float] = {}
+    for module in KERNEL_MODULES:
+        mod = importlib.import_module(module)
+        for name, obj in sorted(vars(mod).items()):
+            if hasattr(obj, "signatures") and hasattr(obj, "py_func"):
+                out[f"{module.rsplit('.', 1)[-1]}.{name}"] = len(obj.signatures)
+    out["seconds"] = round(time.perf_counter() - started, 3)
+    return out
