@@ -1,20 +1,28 @@
 """Executing a sweep: isolated worker processes with a hard wall-clock kill, locally or on a
 Dask cluster; the driver alone writes the store.
 
-Isolation. Each run executes in a worker process (``python -P -m edgebench.runner.worker``:
+Isolation. Each worker slot is a warm "zygote" process (``python -P -m edgebench.runner.worker``:
 nothing is imported from the current folder, nor from an empty ``PYTHONPATH`` entry;
-see :mod:`.worker`) started in its own session. A worker serves runs one after another
-(imports and parsed instances are reused: the runner's overhead per run stays in the
-milliseconds) and is replaced after anything that may have left it in a bad state:
+see :mod:`.worker`) started in its own session, which imports the plan's solver modules once
+and forks one child process per run: every run has its own process, started in milliseconds.
 
-* the hard kill — a run still going ``time_limit * 1.2 + kill_grace`` seconds after it was
-  sent: the worker's whole process group gets SIGKILL, the run is stored as ``killed``;
+* the hard kill — a run still going ``time_limit * 1.2 + kill_grace`` seconds after its
+  solver started, or whose start-up (instance load and validation) takes longer than the
+  suite's ``startup_allowance``: the run's whole process tree gets SIGKILL, the run is stored
+  as ``killed``; the start-up is stored separately (column ``startup``);
 * ``memory`` — a MemoryError under the suite's ``memory_limit_mb`` (RLIMIT_AS, set in the
-  worker around each run), or a worker that vanished by SIGKILL we did not send (the
+  run's process after the fork), or a run that vanished by SIGKILL we did not send (the
   kernel's OOM killer), or whose log ends in an allocation failure;
-* ``crash`` — any other death of the worker (segfault, abort, ``os._exit``).
+* ``crash`` — any other death of the run's process (segfault, abort, ``os._exit``).
 
-Solver exceptions are stored as ``error`` and the worker carries on.
+Solver exceptions are stored as ``error``. The zygote carries on after every run; it is
+replaced only when it dies itself, or does not answer ``SAFETY_SECONDS`` after a run's kill was
+due (then the whole worker's tree is killed, as before).
+
+Worker logs (the zygote's stdout and stderr, which every run shares) are temporary files
+removed as soon as they are opened: nothing is left in TMPDIR, even when the driver is killed.
+At start, logs of the older naming left behind by dead drivers are removed
+(:func:`clean_stale_logs`).
 
 Dask (``--dask ADDRESS``): the same runs are submitted to a ``dask.distributed`` cluster;
 each Dask worker thread keeps one isolated worker process and returns results to the
@@ -25,6 +33,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -43,6 +52,13 @@ from edgebench.runner.worker import THREAD_VARS, descendants, environment, kill_
 
 #: seconds a worker may take to start (import every solver module)
 START_TIMEOUT = 300.0
+#: seconds the driver waits past a run's own kill (enforced by the zygote) before it kills the
+#: whole worker
+SAFETY_SECONDS = 10.0
+#: worker log names: ``edgebench-worker-<driver pid>-<random>.log``; older versions wrote
+#: ``edgebench-worker-<random>.log``
+LOG_PREFIX = "edgebench-worker-"
+_LOG_NAME = re.compile(r"^edgebench-worker-(?:(\d+)-)?[A-Za-z0-9_]+\.log$")
 #: log markers of an allocation failure
 MEMORY_MARKERS = ("MemoryError", "std::bad_alloc", "Cannot allocate memory", "out of memory", "Out of memory")
 
@@ -69,7 +85,7 @@ class WorkerProc:
         self.proc: subprocess.Popen | None = None
         self.rx: Connection | None = None
         self.tx: Connection | None = None
-        self.log_path: str | None = None
+        self.log_fd: int | None = None
         self.env: dict[str, Any] | None = None
         self.env_hash: str | None = None
         self.load_errors: dict[str, str] = {}
@@ -91,7 +107,9 @@ class WorkerProc:
             env[v] = str(self.threads)
         if "PYTHONPATH" in env:  # an empty entry means the current folder (-P covers the implicit one)
             env["PYTHONPATH"] = os.pathsep.join(x for x in env["PYTHONPATH"].split(os.pathsep) if x)
-        fd, self.log_path = tempfile.mkstemp(prefix="edgebench-worker-", suffix=".log", dir=self.log_dir)
+        fd, path = tempfile.mkstemp(prefix=f"{LOG_PREFIX}{os.getpid()}-", suffix=".log", dir=self.log_dir)
+        os.unlink(path)  # read through our descriptor only: nothing is left when the driver dies
+        self.log_fd = os.dup(fd)
         try:
             self.proc = subprocess.Popen(
                 [sys.executable, "-P", "-m", "edgebench.runner.worker", str(to_r), str(from_w)],
@@ -130,39 +148,40 @@ class WorkerProc:
                     c.close()
                 except OSError:
                     pass
-        if self.log_path is not None:
+        if self.log_fd is not None:
             try:
-                os.unlink(self.log_path)
+                os.close(self.log_fd)
             except OSError:
                 pass
         self.proc = self.rx = self.tx = None
-        self.log_path = None
+        self.log_fd = None
         self.state = "dead"
 
     def _log_tail(self, n: int = 1500) -> str:
-        if self.log_path is None:
+        if self.log_fd is None:
             return ""
         try:
-            with open(self.log_path, "rb") as fh:
-                fh.seek(0, os.SEEK_END)
-                size = fh.tell()
-                start = max(self.log_offset, size - n)
-                fh.seek(start)
-                return fh.read().decode("utf-8", "replace").strip()
+            size = os.fstat(self.log_fd).st_size
+            start = max(self.log_offset, size - n)
+            return os.pread(self.log_fd, size - start, start).decode("utf-8", "replace").strip()
         except OSError:
             return ""
 
     # ---- runs ------------------------------------------------------------------------
 
     def assign(self, task: dict[str, Any], kill_after: float) -> None:
+        """Send ``task`` to the zygote. It kills the run itself (start-up allowance, then
+        ``kill_after`` from the solver's start); the driver's deadline is a safety net over
+        the zygote, ``SAFETY_SECONDS`` later."""
         assert self.state == "idle" and self.tx is not None
         try:
-            self.log_offset = os.path.getsize(self.log_path) if self.log_path else 0
+            self.log_offset = os.fstat(self.log_fd).st_size if self.log_fd is not None else 0
         except OSError:
             self.log_offset = 0
+        task = {**task, "kill_after": kill_after}
         self.task_key = task["key"]
         self.sent_at = time.monotonic()
-        self.deadline = self.sent_at + kill_after
+        self.deadline = self.sent_at + float(task.get("startup_allowance") or 0.0) + kill_after + SAFETY_SECONDS
         self.state = "busy"
         try:
             self.tx.send(task)
@@ -186,26 +205,23 @@ class WorkerProc:
             self.state = "idle"
             return None
         wall = time.monotonic() - self.sent_at
+        if msg.get("type") == "died":
+            msg = self._run_died(msg, wall)
         msg["wall"] = wall
         msg["env"] = self.env_hash
         self.task_key = None
-        if msg.get("recycle"):
-            self.close()
-        else:
-            self.state = "idle"
+        self.state = "idle"
         return msg
 
-    def _died(self) -> dict[str, Any] | None:
-        code = self.proc.wait(timeout=10) if self.proc is not None else None
+    def _run_died(self, msg: dict[str, Any], elapsed: float) -> dict[str, Any]:
+        """The result of a run whose process ended without one (the zygote reported its exit)."""
+        res = _failure(msg.get("key") or self.task_key or "", *self._death(msg.get("code")), msg.get("runtime"))
+        res["startup"] = msg.get("startup")
+        return res
+
+    def _death(self, code: int | None) -> tuple[str, str]:
+        """(status, message) of a process that ended with ``code`` without a result."""
         tail = self._log_tail()
-        if self.state == "starting":
-            self.close()
-            raise WorkerStartError(f"a worker exited while starting (exit code {code}): {tail[-1000:]}")
-        key = self.task_key
-        elapsed = time.monotonic() - self.sent_at
-        self.close()
-        if key is None:
-            return None
         if code is not None and code < 0:
             try:
                 signame = signal.Signals(-code).name
@@ -216,9 +232,23 @@ class WorkerProc:
             how = f"exit code {code}"
         last = tail.splitlines()[-1][:300] if tail else ""
         memory = (code == -signal.SIGKILL) or any(m in tail for m in MEMORY_MARKERS)
-        status = "memory" if memory else "crash"
         why = " (not sent by the runner: the kernel's OOM killer)" if code == -signal.SIGKILL else ""
-        res = _failure(key, status, f"worker {how}{why}" + (f"; last output: {last}" if last else ""), elapsed)
+        return ("memory" if memory else "crash"), f"{how}{why}" + (f"; last output: {last}" if last else "")
+
+    def _died(self) -> dict[str, Any] | None:
+        code = self.proc.wait(timeout=10) if self.proc is not None else None
+        tail = self._log_tail()
+        if self.state == "starting":
+            self.close()
+            raise WorkerStartError(f"a worker exited while starting (exit code {code}): {tail[-1000:]}")
+        key = self.task_key
+        elapsed = time.monotonic() - self.sent_at
+        if key is None:
+            self.close()
+            return None
+        status, message = self._death(code)
+        self.close()
+        res = _failure(key, status, f"worker {message}", elapsed)
         res["wall"] = elapsed
         res["env"] = self.env_hash
         return res
@@ -230,8 +260,8 @@ class WorkerProc:
         env = self.env_hash
         self.killed_by_us = True
         self.close()
-        res = _failure(key, "killed", f"hard wall-clock kill after {elapsed:.1f} s", elapsed,
-                       round(peak, 3) if peak is not None else None)
+        res = _failure(key, "killed", f"hard wall-clock kill after {elapsed:.1f} s (the worker did not end the run "
+                                      f"itself; worker replaced)", elapsed, round(peak, 3) if peak is not None else None)
         res["wall"] = elapsed
         res["env"] = env
         return res
@@ -269,11 +299,65 @@ def make_task(spec: RunSpec, texts: dict[str, str]) -> dict[str, Any]:
         text = texts[spec.inst.hash] = canonical_json(spec.inst.instance)
     return {"key": spec.key, "instance": text, "instance_hash": spec.inst.hash, "solver": spec.solver,
             "params": spec.params, "seed": spec.seed, "time_limit": spec.time_limit,
-            "memory_limit_mb": spec.memory_limit_mb}
+            "memory_limit_mb": spec.memory_limit_mb, "startup_allowance": spec.startup_allowance}
 
 
-def worker_init(plugins: list[str]) -> dict[str, Any]:
-    return {"sys_path": [p for p in sys.path if p], "plugins": list(plugins)}
+def worker_init(plugins: list[str], solvers: Iterable[str] | None = None,
+                specs: Iterable[RunSpec] = ()) -> dict[str, Any]:
+    """The zygote's set-up: the driver's import path, the plugins, the solvers whose modules
+    it imports before the first run (None: every registered solver) and, from ``specs``, the
+    smallest instance of each family (parsed once there, to warm the models)."""
+    from edgebench.instances.io import canonical_json
+
+    smallest: dict[str, tuple[int, str]] = {}
+    for spec in specs:
+        if spec.inst.family not in smallest or spec.inst.size < smallest[spec.inst.family][0]:
+            smallest[spec.inst.family] = (spec.inst.size, spec.inst.hash)
+    warm = {h for _, h in smallest.values()}
+    texts = {s.inst.hash: canonical_json(s.inst.instance) for s in specs if s.inst.hash in warm}
+    return {"sys_path": [p for p in sys.path if p], "plugins": list(plugins),
+            "solvers": None if solvers is None else sorted(set(solvers)), "warm_instances": sorted(texts.values())}
+
+
+def clean_stale_logs(folder: str | None = None) -> int:
+    """Remove worker logs that drivers killed before they could (SIGKILL) left in ``folder``
+    (TMPDIR): ``edgebench-worker-<pid>-*.log`` of a driver pid that is no longer running, and
+    empty logs of the older naming (no pid). Only this user's files; returns how many."""
+    folder = folder or tempfile.gettempdir()
+    n = 0
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return 0
+    for name in names:
+        m = _LOG_NAME.match(name)
+        if m is None:
+            continue
+        path = os.path.join(folder, name)
+        try:
+            st = os.lstat(path)
+            if st.st_uid != os.getuid() or not os.path.isfile(path) or os.path.islink(path):
+                continue
+            if m.group(1) is not None:
+                if int(m.group(1)) == os.getpid() or _alive(int(m.group(1))):
+                    continue
+            elif st.st_size:
+                continue
+            os.unlink(path)
+            n += 1
+        except (OSError, ValueError):
+            pass
+    return n
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True
+    return True
 
 
 def _next_claimed(queue: deque, claim: Callable[[RunSpec], bool] | None) -> RunSpec | None:
@@ -293,6 +377,7 @@ def run_local(specs: list[RunSpec], on_result: Callable[[RunSpec, dict[str, Any]
     just before a run starts (False: another runner has it; it is skipped)."""
     if not specs:
         return
+    clean_stale_logs()
     texts: dict[str, str] = {}
     queue = deque(specs)
     slots = [WorkerProc(init, threads) for _ in range(max(1, min(workers, len(specs))))]
@@ -472,6 +557,7 @@ def make_row(spec: RunSpec, res: dict[str, Any], *, sweep: int | None, suite: st
         "objectives": res.get("objectives"), "violations": res.get("violations"),
         "reported_objective": res.get("reported_objective"), "bound": res.get("bound"),
         "runtime": res.get("runtime"), "solver_wall": res.get("solver_wall"), "wall": res.get("wall"),
+        "startup": res.get("startup"),
         "peak_mem_mb": res.get("peak_mem_mb"), "message": message, "trace": res.get("trace"),
         "pareto": res.get("pareto"), "env": res.get("env"), "started": res.get("started"),
         "finished": res.get("finished"), "solution": res.get("solution"),
@@ -572,7 +658,7 @@ def run_sweep(plan: Plan, store_path: str | Path, *, workers: int | None = None,
             bar.set_postfix_str(" ".join(f"{k}={v}" for k, v in sorted(result.statuses.items())), refresh=False)
             bar.update(1)
 
-        init = worker_init(plan.plugins)
+        init = worker_init(plan.plugins, {r.solver for r in todo}, todo)
         n_workers = workers or plan.suite.workers or 1
         owner = owner_id()
         elsewhere: list[str] = []

@@ -43,6 +43,8 @@ RESERVED_PARAMS = ("time_limit", "seed")
 #: the documented limits of a suite's numbers (docs/runner.md)
 MAX_SEED = 2 ** 63 - 1
 MAX_SECONDS = 1e7
+#: default start-up allowance of a run (seconds from its process's start to its solver's start)
+DEFAULT_STARTUP_ALLOWANCE = 10.0
 MAX_MEMORY_MB = 16 * 1024 * 1024
 MAX_WORKERS = 1024
 #: address-space limit of each run (MiB) unless the suite or --memory-limit says otherwise (0: none)
@@ -197,8 +199,11 @@ class Suite(_Strict):
     seeds: list[Seed] = Field(default_factory=lambda: [0])
     #: seconds: one value, a by-size table, or a table by solver kind ({default = .., exact = ..})
     time_limit: Any = Field(default=60.0, validate_default=True)
-    #: the hard kill comes at ``time_limit * 1.2 + kill_grace`` seconds after a run starts
+    #: the hard kill comes at ``time_limit * 1.2 + kill_grace`` seconds after a run's solver starts
     kill_grace: float = Field(default=5.0, ge=0, le=MAX_SECONDS, allow_inf_nan=False)
+    #: seconds a run may spend between its process's start and its solver's start (memory limit,
+    #: instance load and validation); a run over it is killed (status ``killed``)
+    startup_allowance: float = Field(default=DEFAULT_STARTUP_ALLOWANCE, gt=0, le=MAX_SECONDS, allow_inf_nan=False)
     #: address-space limit (RLIMIT_AS, MiB) of each run's process and everything it starts; 0: none
     memory_limit_mb: int = Field(default=DEFAULT_MEMORY_LIMIT_MB, ge=0, le=MAX_MEMORY_MB)
     #: BLAS / OpenMP threads of each worker (OMP_NUM_THREADS, MKL_NUM_THREADS, ...)
@@ -321,7 +326,8 @@ def suite_to_toml(suite: Suite) -> str:
     """A TOML text that :func:`load_suite` reads back into an equal suite."""
     d = suite.model_dump()
     lines = []
-    for k in ("name", "description", "seeds", "kill_grace", "memory_limit_mb", "threads", "workers", "plugins"):
+    for k in ("name", "description", "seeds", "kill_grace", "startup_allowance", "memory_limit_mb", "threads", "workers",
+              "plugins"):
         if d.get(k) is not None:
             lines.append(f"{k} = {_toml_value(d[k])}")
     tl = suite.time_limit
@@ -418,6 +424,8 @@ class RunSpec:
     memory_limit_mb: int | None
     #: may an ``optimal`` status of this solver count as a proof (registry ``proves``)
     proves: bool = False
+    #: seconds allowed from the run's process start to its solver's start (then it is killed)
+    startup_allowance: float = DEFAULT_STARTUP_ALLOWANCE
 
     @property
     def family(self) -> str:
@@ -645,7 +653,7 @@ def plan(suite: Suite, *, file: str = CMDLINE, base_dir: str | Path | None = Non
                 runs[key] = RunSpec(key=key, inst=inst, solver=info.name, label=label, kind=info.kind,
                                     params=params, params_hash=ph, seed=int(seed), time_limit=tl,
                                     kill_after=tl * 1.2 + suite.kill_grace, memory_limit_mb=mem_mb,
-                                    proves=info.proves)
+                                    proves=info.proves, startup_allowance=suite.startup_allowance)
         if declined:
             notes.append(f"note: {label} declines {len(declined)} instance(s), no run planned for them "
                          f"(first reason: {declined[0]})")

@@ -1,29 +1,38 @@
-"""The worker process: ``python -m edgebench.runner.worker IN_FD OUT_FD``.
+"""The worker process: ``python -m edgebench.runner.worker IN_FD OUT_FD``, a warm "zygote".
 
 Started by :mod:`edgebench.runner.execute` (locally, or inside a Dask worker) in its own
-session / process group, so that a hard kill (``killpg(SIGKILL)``) also ends the processes a
-solver started (CBC). It reads pickled messages from ``IN_FD`` and answers on ``OUT_FD``:
+session / process group. It imports once what the sweep's runs need (the solver modules the
+plan names, the suite's plugins, compiled kernels where a module offers ``warm_kernels()``) and
+then forks ONE CHILD PER RUN: each run has its own process (a crash, a leak, closed files or a
+changed working directory end with it), yet starts in milliseconds, with every module already
+imported. Messages (pickled) on ``IN_FD`` / ``OUT_FD``:
 
-1. ``init`` -> ``{"type": "ready", "env": ..., "env_hash": ..., "load_errors": ...}``
-   (``sys.path`` and plugin files of the driver; every solver module is imported once here);
-2. a task -> its result: the solver's run, scored by the referee, with runtime, peak memory,
-   anytime trace, Pareto front and the compressed solution.
+1. ``init`` -> ``{"type": "ready", "env": ..., "env_hash": ..., "load_errors": ...}``;
+2. a task -> its result: the solver's run, scored by the referee, with runtime, start-up, peak
+   memory, anytime trace, Pareto front and the compressed solution; or ``{"type": "died"}``
+   with the exit code of a child that ended without a result (the driver names the cause).
 
-Its stdout and stderr go to a log file (solver logs never reach the terminal). A thread
-watches the parent: when the driver dies the worker kills its own process group, so a killed
-sweep leaves no solver running.
+Time limits, end to end. The child measures its start-up (fork to the solver's call: setting the
+memory limit, parsing and validating the instance, looking up the solver) and tells the zygote
+when the solver's clock starts. The zygote kills the child's whole tree when the start-up
+exceeds the task's ``startup_allowance``, or ``kill_after`` seconds after the solver started
+(status ``killed``): the hard kill counts from the solver's start, and start-up is bounded
+separately. The driver keeps a safety net over the zygote itself.
 
-Each run is fenced: the memory limit (RLIMIT_AS) is set before the solver starts, so every
-process it starts inherits it; the worker is a child subreaper (``PR_SET_CHILD_SUBREAPER``),
-so processes a solver leaves behind — even double-forked, in a new session — stay its
-descendants and are killed when the run ends; and after each run the worker checks itself
-(its pipes and standard streams are the same open files, its working directory unchanged).
-A worker that comes back damaged reports the run that damaged it as ``crash`` and is replaced.
+Fences: the memory limit (RLIMIT_AS) is set in the child right after the fork, so the child and
+every process it starts inherit it; the zygote is a child subreaper (``PR_SET_CHILD_SUBREAPER``),
+so processes a solver leaves behind — even double-forked, in a new session — become its
+children and are killed when the run ends; a child dies with the zygote (``PR_SET_PDEATHSIG``).
+The zygote's stdout and stderr (and so every child's) go to a log file (solver logs never reach
+the terminal). When the driver dies (its pipe closes, or the zygote is re-parented), the zygote
+kills its process group and every descendant: a killed sweep leaves no solver running.
 """
 
 from __future__ import annotations
 
+import gc
 import hashlib
+import importlib
 import json
 import math
 import os
@@ -31,11 +40,11 @@ import platform
 import resource
 import signal
 import sys
-import threading
 import time
 import traceback
 import zlib
 from datetime import datetime, timezone
+from multiprocessing.connection import Connection, wait
 from typing import Any
 
 from edgebench.errors import InputError
@@ -47,7 +56,8 @@ THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NU
                "VECLIB_MAXIMUM_THREADS")
 #: at most this many points of an anytime trace are kept (evenly thinned, last point kept)
 TRACE_POINTS = 200
-_CACHE_SIZE = 8
+#: seconds the zygote waits for a child that sent its result (or was killed) to exit
+REAP_SECONDS = 10.0
 
 
 def utcnow() -> str:
@@ -202,67 +212,60 @@ def referee_pareto(stats: dict[str, Any], instance: Any) -> list[dict[str, float
     return normalize_pareto({"pareto": out})
 
 
-def _set_memory_limit(mb: float | None):
+def _set_memory_limit(mb: float | None) -> None:
     if not mb:
-        return None
-    old = resource.getrlimit(resource.RLIMIT_AS)
+        return
+    hard = resource.getrlimit(resource.RLIMIT_AS)[1]
     limit = int(mb * 1024 * 1024)
-    hard = old[1]
     if hard != resource.RLIM_INFINITY and limit > hard:
         limit = hard
     resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
-    return old
 
 
-def run_task(task: dict[str, Any], cache: dict[str, Any]) -> dict[str, Any]:
-    """Run one task in this process: solve, score with the referee, measure."""
+def run_task(task: dict[str, Any], t_fork: float, on_start: Any = None) -> dict[str, Any]:
+    """Run one task in this process (a run's own child of the zygote): set the memory limit,
+    load the instance, solve, score with the referee, measure. ``t_fork`` (``time.monotonic``)
+    is when the zygote forked this process: ``startup`` is the time from there to the solver's
+    call; ``on_start(monotonic)`` is called just before the solver starts."""
     from edgebench import registry
-    from edgebench.errors import InputError
     from edgebench.instances.io import instance_from_dict
     from edgebench.referee import evaluate
 
-    out: dict[str, Any] = {"type": "result", "key": task["key"], "started": utcnow(), "recycle": False,
-                           "status": "error", "feasible": 0, "message": None}
-    inst = cache.get(task["instance_hash"])
-    if inst is None:
-        inst = instance_from_dict(json.loads(task["instance"]))
-        if len(cache) >= _CACHE_SIZE:
-            cache.pop(next(iter(cache)))
-        cache[task["instance_hash"]] = inst
+    out: dict[str, Any] = {"type": "result", "key": task["key"], "started": utcnow(), "status": "error",
+                           "feasible": 0, "message": None}
+    _set_memory_limit(task.get("memory_limit_mb"))  # also bounds the instance's parsing
+    inst = instance_from_dict(json.loads(task["instance"]))
     info = registry.get(task["solver"])
-    children_before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024.0
+    fn = info.fn
     _reset_peak()
-    old_limit = None
     sol = None
     ev = None
+    t_start = time.monotonic()
+    out["startup"] = t_start - t_fork
+    if on_start is not None:
+        on_start(t_start)
     t0 = time.perf_counter()
     try:
-        old_limit = _set_memory_limit(task.get("memory_limit_mb"))
+        res = fn(inst, time_limit=task["time_limit"], seed=task["seed"], **task["params"])
+        out["runtime"] = time.perf_counter() - t0
+        sol = res.solution
+        out["solver_wall"] = _num(res.runtime)
+        out["status"] = sol.status
+    except MemoryError:
+        out.update(status="memory", message="MemoryError (memory limit reached)")
+    except Exception as exc:  # a solver bug is a result, not the end of the sweep
+        tb = traceback.extract_tb(exc.__traceback__)
+        where = f" at {tb[-1].filename}:{tb[-1].lineno}" if tb else ""
+        out.update(status="error", message=f"{type(exc).__name__}: {exc}{where}"[:2000])
+    if sol is not None:
         try:
-            res = info.fn(inst, time_limit=task["time_limit"], seed=task["seed"], **task["params"])
-            out["runtime"] = time.perf_counter() - t0
-            sol = res.solution
-            out["solver_wall"] = _num(res.runtime)
-            out["status"] = sol.status
+            ev = evaluate(inst, sol)
         except MemoryError:
-            out.update(status="memory", message="MemoryError (memory limit reached)", recycle=True)
-        except Exception as exc:  # a solver bug is a result, not the end of the sweep
-            tb = traceback.extract_tb(exc.__traceback__)
-            where = f" at {tb[-1].filename}:{tb[-1].lineno}" if tb else ""
-            out.update(status="error", message=f"{type(exc).__name__}: {exc}{where}"[:2000])
-        if sol is not None:
-            try:
-                ev = evaluate(inst, sol)
-            except MemoryError:
-                out.update(status="memory", message="MemoryError in the referee (memory limit reached)",
-                           recycle=True)
-            except InputError as err:
-                out.update(status="error", message=f"the solver's solution does not fit the instance: {err}")
-    finally:
-        if old_limit is not None:
-            resource.setrlimit(resource.RLIMIT_AS, old_limit)
+            out.update(status="memory", message="MemoryError in the referee (memory limit reached)")
+        except InputError as err:
+            out.update(status="error", message=f"the solver's solution does not fit the instance: {err}")
     out.setdefault("runtime", time.perf_counter() - t0)
-    out["peak_mem_mb"] = _peak_mb(children_before)
+    out["peak_mem_mb"] = _peak_mb(0.0)
     if sol is not None:
         record_solution(out, sol, ev, inst)
     out["finished"] = utcnow()
@@ -310,21 +313,12 @@ def record_solution(out: dict[str, Any], sol: Any, ev: Any, instance: Any = None
         out["pareto"] = json.dumps(pareto) if pareto else None
 
 
-# ---- the process ----------------------------------------------------------------------
-
-
 # ---- fencing runs ---------------------------------------------------------------------
 
 
 def become_subreaper() -> bool:
     """Make orphaned descendants of this process its children (Linux; False elsewhere)."""
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER
-    except (OSError, AttributeError):
-        return False
+    return _prctl(36, 1)  # PR_SET_CHILD_SUBREAPER
 
 
 def _proc_children(pid: int) -> list[int] | None:
@@ -402,110 +396,268 @@ def kill_processes(procs: list) -> int:
     return n
 
 
-def _fd_identity(fd: int) -> tuple[int, int] | None:
+_LIBC: list[Any] = []
+
+
+def _prctl(option: int, arg: int) -> bool:
     try:
-        st = os.fstat(fd)
-    except OSError:
-        return None
-    return st.st_dev, st.st_ino
+        if not _LIBC:  # loaded once, in the zygote: a run's process finds it ready
+            import ctypes
+
+            _LIBC.append(ctypes.CDLL(None, use_errno=True))
+        return _LIBC[0].prctl(option, arg, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
 
 
-def health_baseline(fds: list[int]) -> dict[str, Any]:
-    return {"fds": {fd: _fd_identity(fd) for fd in fds}, "cwd": os.getcwd()}
-
-
-def health_problems(base: dict[str, Any]) -> list[str]:
-    """What a run changed in this worker that the next run would suffer from."""
-    out = []
-    for fd, ident in base["fds"].items():
-        now = _fd_identity(fd)
-        if now != ident:
-            out.append(f"fd {fd} " + ("closed" if now is None else "replaced"))
-    for name in ("stdout", "stderr"):
-        stream = getattr(sys, name)
-        if stream is None or getattr(stream, "closed", True) or stream is not getattr(sys, f"__{name}__"):
-            out.append(f"sys.{name} closed or replaced")
+def _die_with_group() -> None:
+    """The driver is gone: end this zygote, its run and whatever they started."""
     try:
-        if os.getcwd() != base["cwd"]:
-            out.append("working directory changed")
-    except OSError:
-        out.append("working directory removed")
-    return out
+        kill_processes(descendants(group=False))
+        os.killpg(os.getpgrp(), signal.SIGKILL)
+    finally:
+        os._exit(3)
 
 
-def _watchdog(ppid: int) -> None:
+def _flush_streams() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError, AttributeError):
+            pass
+
+
+# ---- the zygote ------------------------------------------------------------------------
+
+
+def preload(init: dict[str, Any]) -> None:
+    """Import what the runs need before any run starts: the modules every run uses
+    (:data:`RUN_MODULES`), the plugins, one small instance per family (``warm_instances``:
+    texts the driver has already parsed, so that a run's process does not pay the models'
+    first-use costs), the plan's solver modules (``solvers``; None: every registered solver) and,
+    when one of them calls compiled kernels (:data:`KERNEL_SOLVERS`),
+    :func:`edgebench.kernels.warm_kernels` (compiled or
+    loaded from numba's cache here, before any solver's clock). A solver that fails to import is
+    left to its runs, which report it (``error``, with the registry's reason)."""
+    from edgebench import registry
+    from edgebench.instances.io import instance_from_dict
+    from edgebench.runner.suite import load_plugin
+
+    for mod in RUN_MODULES:
+        importlib.import_module(mod)
+    for path in init.get("plugins", []):
+        load_plugin(path)
+    for text in init.get("warm_instances", []):
+        try:
+            instance_from_dict(json.loads(text))
+        except Exception:  # noqa: BLE001 - the run itself reports it
+            pass
+    names = init.get("solvers")
+    if names is None:
+        names = [s.name for s in registry.solvers()]
+    for name in names:
+        try:
+            registry.get(name).fn  # noqa: B018 - imports the solver's module
+        except Exception:  # noqa: BLE001 - the run itself reports an unknown or broken solver
+            pass
+    from edgebench import kernels
+
+    if any(n in KERNEL_SOLVERS for n in names):
+        try:
+            kernels.warm_kernels()
+        except Exception as exc:  # noqa: BLE001 - then compiled at the first call, as before
+            print(f"edgebench worker: warm_kernels failed ({type(exc).__name__}: {exc}); the kernels compile "
+                  "at their first call", file=sys.stderr)
+
+
+#: modules every run uses besides its solver's (instance parsing, the referee, the bounds
+#: check of record_solution, process-tree clean-up): imported once, in the zygote
+RUN_MODULES = ("edgebench.instances.io", "edgebench.referee", "edgebench.runner.bounds", "psutil")
+#: solvers whose runs call the compiled (numba) kernels of :mod:`edgebench.kernels`
+KERNEL_SOLVERS = ("placement-exact", "placement-cg-lns")
+
+
+def _child(task: dict[str, Any], wfd: int, t_fork: float, guard: tuple[int, ...]) -> None:
+    """The body of a run's own process (never returns). ``guard``: the zygote's pipes to the
+    driver, pointed at /dev/null here, so that a run can neither read its neighbours' tasks nor
+    write to the driver (closing them stays harmless)."""
+    code = 0
+    try:
+        _prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: this run dies with its zygote
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in guard:
+            os.dup2(null, fd, inheritable=False)
+        os.close(null)
+        conn = Connection(wfd, readable=False)
+        try:
+            out = run_task(task, t_fork, on_start=lambda t: conn.send({"type": "started", "at": t}))
+        except MemoryError:
+            out = {"type": "result", "key": task.get("key"), "status": "memory",
+                   "message": "MemoryError outside the solver (memory limit reached)", "started": utcnow(),
+                   "finished": utcnow()}
+        except Exception as exc:  # the instance or the registry failed, not the solver
+            out = {"type": "result", "key": task.get("key"), "status": "error",
+                   "message": f"{type(exc).__name__}: {exc}"[:2000], "started": utcnow(), "finished": utcnow()}
+        out.setdefault("startup", time.monotonic() - t_fork)
+        _flush_streams()
+        conn.send(out)
+    except BaseException:  # noqa: BLE001 - reported as this run's crash by the zygote
+        code = 70
+        try:
+            traceback.print_exc()
+            _flush_streams()
+        except BaseException:  # noqa: BLE001
+            pass
+    os._exit(code)
+
+
+def _reap(pid: int, seconds: float) -> int | None:
+    """Wait up to ``seconds`` for child ``pid``; SIGKILL it after that. Its wait status as a
+    return code (negative: the signal), None when it could not be reaped."""
+    end = time.monotonic() + seconds
     while True:
-        time.sleep(0.5)
-        if os.getppid() != ppid:  # the driver is gone: end this worker and whatever it started
+        try:
+            done, status = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            return None
+        if done:
+            return os.waitstatus_to_exitcode(status)
+        if time.monotonic() >= end:
             try:
-                os.killpg(os.getpgrp(), signal.SIGKILL)
-            finally:
-                os._exit(3)
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            end = time.monotonic() + seconds
+        time.sleep(0.002)
 
 
-def serve(rx, tx, init: dict[str, Any]) -> int:
+def run_forked(task: dict[str, Any], rx: Connection, ppid: int, reaper: bool,
+               guard: tuple[int, ...] = ()) -> tuple[dict[str, Any], int | None]:
+    """Fork the run's own process, enforce its start-up allowance and hard kill, kill what it
+    leaves running; returns the message for the driver and, when the run's process sent its
+    result and is exiting, its pid (for :func:`finish_run`, after the message is sent: the
+    driver does not wait for the process's exit)."""
+    kill_after = float(task.get("kill_after") or math.inf)
+    allowance = float(task.get("startup_allowance") or math.inf)
+    r, w = os.pipe()
+    _flush_streams()
+    t_fork = time.monotonic()
+    pid = os.fork()
+    if pid == 0:  # the run's process
+        os.close(r)
+        _child(task, w, t_fork, guard)
+    os.close(w)
+    conn = Connection(r, writable=False)
+    started: float | None = None
+    result: dict[str, Any] | None = None
+    killed: str | None = None
+    peak = None
+    try:
+        while result is None:
+            now = time.monotonic()
+            deadline = t_fork + allowance if started is None else started + kill_after
+            if now >= deadline:
+                peak = vm_hwm_mb(pid)
+                if started is None:
+                    killed = (f"hard wall-clock kill: the start-up (instance load and validation) took longer "
+                              f"than its allowance of {allowance:g} s")
+                else:
+                    killed = (f"hard wall-clock kill after {now - started:.1f} s of solver time "
+                              f"(start-up {started - t_fork:.2f} s before it)")
+                kill_processes([*descendants(pid, group=False), *_proc(pid)])
+                break
+            ready = wait([conn, rx], min(0.5, deadline - now))
+            if rx in ready or os.getppid() != ppid:  # the driver closed its pipe or died
+                _die_with_group()
+            if conn in ready:
+                try:
+                    msg = conn.recv()
+                except (EOFError, OSError):
+                    break  # the child ended without a result
+                if msg.get("type") == "started":
+                    started = float(msg["at"])
+                else:
+                    result = msg
+    finally:
+        conn.close()
+    end = time.monotonic()
+    if result is not None:  # the solver is done and its process exiting: whatever else runs below
+        # this zygote (the run's subprocesses, and orphans of it re-parented here) is left over
+        left = kill_processes([q for q in descendants(group=not reaper) if q.pid != pid])
+        exiting: int | None = pid
+    else:
+        code = _reap(pid, REAP_SECONDS)
+        left = kill_processes(descendants(group=not reaper))
+        exiting = None
+    startup = (started - t_fork) if started is not None else None
+    if killed is not None:
+        result = {"type": "result", "key": task["key"], "status": "killed", "message": killed, "feasible": 0,
+                  "runtime": (end - started) if started is not None else None, "startup": startup,
+                  "peak_mem_mb": round(peak, 3) if peak is not None else None, "started": utcnow(),
+                  "finished": utcnow()}
+    elif result is None:
+        result = {"type": "died", "key": task["key"], "code": code, "startup": startup,
+                  "runtime": (end - started) if started is not None else None}
+    if left:
+        result["message"] = (f"{left} process(es) the solver left running were killed"
+                             + (f"; {result['message']}" if result.get("message") else ""))
+    return result, exiting
+
+
+def finish_run(pid: int | None, reaper: bool) -> None:
+    """Reap a run's exiting process and kill any process still below this zygote (one that
+    escaped in the instant before the process ended): the next run starts clean."""
+    if pid is not None:
+        _reap(pid, REAP_SECONDS)
+    left = kill_processes(descendants(group=not reaper))
+    if left:
+        print(f"edgebench worker: {left} process(es) left by the last run were killed", file=sys.stderr)
+
+
+def _proc(pid: int) -> list:
+    import psutil
+
+    try:
+        return [psutil.Process(pid)]
+    except psutil.Error:
+        return []
+
+
+def serve(rx: Connection, tx: Connection, init: dict[str, Any]) -> int:
     for p in reversed(init.get("sys_path", [])):
         if p not in sys.path:
             sys.path.insert(0, p)
-    threading.Thread(target=_watchdog, args=(init.get("ppid", os.getppid()),), daemon=True).start()
+    ppid = init.get("ppid", os.getppid())
     try:
         from edgebench import registry
-        from edgebench.runner.suite import load_plugin
 
-        registry.solvers()
-        for path in init.get("plugins", []):
-            load_plugin(path)
+        preload(init)
         env = environment()
+        gc.freeze()  # what is imported now stays shared with every run's process (no copy-on-write by the GC)
         tx.send({"type": "ready", "pid": os.getpid(), "env": env, "env_hash": env_hash(env),
                  "load_errors": dict(registry.LOAD_ERRORS)})
     except BaseException as exc:  # noqa: BLE001 - reported to the driver, which stops the sweep
         tx.send({"type": "fatal", "message": f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}"})
         return 1
-    cache: dict[str, Any] = {}
     reaper = become_subreaper()  # then every orphan of a run is a descendant: no group scan
-    base = health_baseline([0, 1, 2, rx.fileno(), tx.fileno()])
     while True:
+        if os.getppid() != ppid:
+            _die_with_group()
+        if not rx.poll(0.5):
+            continue
         try:
             task = rx.recv()
-        except (EOFError, OSError):
-            return 0
+        except (EOFError, OSError):  # the driver is gone
+            _die_with_group()
         if task is None:
             return 0
-        try:
-            result = run_task(task, cache)
-        except MemoryError:
-            result = {"type": "result", "key": task.get("key"), "status": "memory", "recycle": True,
-                      "message": "MemoryError outside the solver", "started": utcnow(), "finished": utcnow()}
-        except Exception as exc:  # the instance or the registry failed, not the solver
-            result = {"type": "result", "key": task.get("key"), "status": "error",
-                      "message": f"{type(exc).__name__}: {exc}", "started": utcnow(), "finished": utcnow()}
-        left = kill_processes(descendants(group=not reaper))
-        if left:
-            result["message"] = (f"{left} process(es) the solver left running were killed"
-                                 + (f"; {result['message']}" if result.get("message") else ""))
-        damage = health_problems(base)
-        if damage:  # charge this run, and let the driver start a fresh worker
-            result.update(status="crash", claimed=result.get("status"), feasible=0, recycle=True,
-                          message=f"the solver damaged its worker ({', '.join(damage)}); worker replaced"
-                                  + (f"; {result['message']}" if result.get("message") else ""))
-            _restore_streams()
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except (OSError, ValueError):
-                pass
+        result, exiting = run_forked(task, rx, ppid, reaper, (rx.fileno(), tx.fileno()))
+        _flush_streams()
         tx.send(result)
-        if result.get("recycle"):
-            return 0
-
-
-def _restore_streams() -> None:
-    sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
+        finish_run(exiting, reaper)
 
 
 def main(argv: list[str] | None = None) -> int:
-    from multiprocessing.connection import Connection
-
     args = list(sys.argv[1:] if argv is None else argv)
     rx = Connection(int(args[0]), writable=False)
     tx = Connection(int(args[1]), readable=False)

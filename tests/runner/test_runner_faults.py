@@ -1,6 +1,7 @@
 """Fault injection (issue 18, items 3 and 5): misbehaving solvers from ``fault_plugin.py`` are
 each charged the right status on the right run — crash, hang, exit, a 30 GiB allocation under
-the default memory limit, a solver that damages its worker, grandchildren that outlive the
+the default memory limit, a solver that closes its worker's files (harmless: each run has
+its own process), grandchildren that outlive the
 solver, a NaN objective, a heuristic that claims ``optimal`` — and two runners on one store
 share the work. Everything runs ``edgebench run`` in subprocesses."""
 
@@ -63,10 +64,12 @@ def test_each_fault_is_charged_to_the_run_that_caused_it(tmp_path):
     got = rows(db)
     status = {k: v["status"] for k, v in got.items()}
     assert status == {"ok": "feasible", "raise": "error", "hang": "killed", "exit": "crash", "alloc": "memory", "alloc-6g": "memory",
-                      "closefds": "crash", "after-closefds": "feasible", "child": "feasible",
+                      "closefds": "feasible", "after-closefds": "feasible", "child": "feasible",
                       "child-hang": "killed", "liar": "feasible", "nan": "feasible"}, status
     assert got["alloc"]["memory_limit_mb"] == got["alloc-6g"]["memory_limit_mb"] == 4096
-    assert "damaged its worker" in got["closefds"]["message"] and got["closefds"]["claimed_status"] == "feasible"
+    # each run has its own process (warm workers): closing its copies of the worker's files
+    # harms nothing, neither this run nor the next (before: the worker was damaged and replaced)
+    assert got["closefds"]["message"] is None and got["after-closefds"]["message"] is None
     assert got["liar"]["claimed_status"] == "optimal" and got["liar"]["proven"] == 0
     assert got["nan"]["claimed_status"] == "optimal" and got["nan"]["proven"] == 0
     assert "left running were killed" in got["child"]["message"]
