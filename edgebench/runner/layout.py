@@ -65,7 +65,7 @@ def compose(data: R.Data, pi: R.PerInstance, t: Tables, out: Path, store_path: s
     blocks.append(Block("p", ["Store ", Code(store_path), f" (format {data.meta.get('format_version', '?')}): ",
                               Bold(f"{len(runs)} runs"), f" on {n_inst} instances, {n_conf} solver configurations; "
                               "statuses: " + (", ".join(f"{k} {v}" for k, v in sorted(statuses.items())) or "none")
-                              + "."]))
+                              + "." + _startup_note(runs)]))
     blocks.append(Block("p", [Bold(R.GAP_BEST), " = (objective − best known) / |best known| in the objective's "
                               "improving direction; ", Bold(R.GAP_BOUND), " = the same against the best proven bound "
                               "(an optimality gap: 0 only where optimality is proven). Both over referee-feasible "
@@ -98,6 +98,18 @@ def compose(data: R.Data, pi: R.PerInstance, t: Tables, out: Path, store_path: s
     blocks += _environment(data)
     sweep_blocks, suites = _sweeps(data, out)
     return blocks + sweep_blocks, plots, suites
+
+
+def _startup_note(runs) -> str:
+    """A sentence on the runs' start-up (their process's start to their solver's start: instance
+    load and validation; not part of any runtime in the report); empty for runs that did not
+    record it (stores written before it was measured)."""
+    x = runs["startup"].astype(float)
+    x = x[np.isfinite(x)]
+    if x.size == 0:
+        return ""
+    return (f" Start-up of a run (its process's start to its solver's start; column startup of runs.csv, not "
+            f"counted in any runtime): median {np.median(x):.3f} s, max {np.max(x):.3f} s.")
 
 
 def _glance(t: Tables) -> list[Block]:

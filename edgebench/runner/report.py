@@ -45,12 +45,12 @@ EXPORT_COLUMNS = ("key", "sweep", "suite", "family", "instance_set", "instance_i
                   "label", "kind", "params", "params_hash", "seed", "time_limit", "memory_limit_mb", "status",
                   "feasible", "proven", "units_ok", "primary_name", "sense", "primary_value", "gap", "bound_gap",
                   "best_known", "best_bound", "objectives", "violations", "reported_objective", "bound", "runtime",
-                  "solver_wall", "wall", "peak_mem_mb", "message", "env", "started", "finished")
+                  "solver_wall", "wall", "startup", "peak_mem_mb", "message", "env", "started", "finished")
 _LOAD_COLUMNS = ("key", "sweep", "suite", "family", "instance_set", "instance_id", "instance_hash", "size", "solver",
                  "label", "kind", "params", "params_hash", "seed", "time_limit", "memory_limit_mb", "status",
                  "feasible", "proven", "units_ok", "primary_name", "sense", "primary_value", "objectives",
-                 "violations", "reported_objective", "bound", "runtime", "solver_wall", "wall", "peak_mem_mb",
-                 "message", "env", "started", "finished", "trace", "pareto")
+                 "violations", "reported_objective", "bound", "runtime", "solver_wall", "wall", "startup",
+                 "peak_mem_mb", "message", "env", "started", "finished", "trace", "pareto")
 
 
 # ======================================================================================
@@ -256,7 +256,7 @@ def load(store, keys: Iterable[str] | None = None) -> Data:
     Anytime traces are read for at most MAX_TRACES runs per (family, label)."""
     check_cells(store)
     names = [c for c in _LOAD_COLUMNS if c != "trace"]
-    cur = store.conn.execute(f"SELECT {', '.join(names)}, rowid, trace IS NOT NULL FROM runs ORDER BY rowid")
+    cur = store.conn.execute(f"SELECT {store.select_list(names)}, rowid, trace IS NOT NULL FROM runs ORDER BY rowid")
     cur.row_factory = None
     rows = cur.fetchall()
     if keys is not None:
@@ -783,7 +783,7 @@ def text_table(head: list[str], body: list[list[str]]) -> str:
 # ======================================================================================
 
 _FLOAT_EXPORTS = ("time_limit", "memory_limit_mb", "primary_value", "gap", "bound_gap", "best_known", "best_bound",
-                  "reported_objective", "bound", "runtime", "solver_wall", "wall", "peak_mem_mb")
+                  "reported_objective", "bound", "runtime", "solver_wall", "wall", "startup", "peak_mem_mb")
 
 
 def _arrow_table(columns: dict[str, np.ndarray | list]):

@@ -77,6 +77,10 @@ RUN_COLUMNS: tuple[tuple[str, str], ...] = (
     ("runtime", "REAL"),
     ("solver_wall", "REAL"),
     ("wall", "REAL"),
+    # seconds from the run's process start to its solver's start (instance load, validation);
+    # added after format version 1's first release: older stores get it (NULL) when opened
+    # for writing, and read NULL where they lack it (Store.select_list)
+    ("startup", "REAL"),
     ("peak_mem_mb", "REAL"),
     ("message", "TEXT"),
     ("trace", "TEXT"),
@@ -393,16 +397,22 @@ class Store:
         for c in cols:
             if c not in COLUMN_NAMES:
                 raise ValueError(f"unknown column {c!r}")
-        q = f"SELECT {', '.join(cols)} FROM runs {where} ORDER BY rowid"
+        q = f"SELECT {self.select_list(cols)} FROM runs {where} ORDER BY rowid"
         cur = self.conn.execute(q, args)
         cur.row_factory = None  # plain tuples: much faster than Row for 100k rows
         return [dict(zip(cols, r)) for r in cur]
 
     def iter_rows(self, columns: Iterable[str] = SCALAR_COLUMNS) -> Iterator[tuple]:
         cols = list(columns)
-        cur = self.conn.execute(f"SELECT {', '.join(cols)} FROM runs ORDER BY rowid")
+        cur = self.conn.execute(f"SELECT {self.select_list(cols)} FROM runs ORDER BY rowid")
         cur.row_factory = None
         return iter(cur)
+
+    def select_list(self, columns: Iterable[str]) -> str:
+        """``columns`` for a SELECT on ``runs``; a known column that this store lacks (an older
+        store opened read-only) reads as NULL."""
+        have = {r[1] for r in self.conn.execute("PRAGMA table_info(runs)")}
+        return ", ".join(c if c in have or c not in COLUMN_NAMES else f"NULL AS {c}" for c in columns)
 
     def run(self, key: str) -> dict[str, Any] | None:
         row = self.conn.execute("SELECT * FROM runs WHERE key=?", (key,)).fetchone()
