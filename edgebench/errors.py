@@ -2,10 +2,13 @@
 
 Every problem with user input (a malformed file, a wrong field, a solution for another
 instance) is raised as :class:`InputError`; the CLI turns it into one line on stderr
-naming the file, the field path and the reason, and exit code 2.
+naming the file, the field path and the reason (escaped by :func:`edgebench.text.printable`:
+a file name or a quoted value cannot write to the terminal), and exit code 2.
 """
 
 from __future__ import annotations
+
+from edgebench.text import printable
 
 
 class InputError(ValueError):
@@ -23,7 +26,7 @@ class InputError(ValueError):
     def line(self) -> str:
         where = self.file or "<input>"
         field = self.field or "<root>"
-        return f"{where}: {field}: {self.reason}"
+        return printable(f"{where}: {field}: {self.reason}")  # names and reasons quote data (issue 44)
 
     def __str__(self) -> str:
         return self.line()

@@ -9,7 +9,8 @@ of the badness (``T/R`` for min, ``R/T`` for max) under a geometric cooling sche
 * seeded: one ``numpy`` generator drives every move and acceptance; with an evaluation budget
   (``evals``) and deterministic solvers the same seed gives the same search;
 * anytime: every improvement of the best is written at once, with its certificate
-  (``improvements/NNNN/`` and ``best/``), so a search stopped at any moment has its result;
+  (``improvements/NNNN/``, and ``best``, a link to the newest), so a search stopped at any
+  moment has its result;
 * resumable: ``state.json`` (configuration, RNG state, current instance and score, best,
   counters, elapsed time) is rewritten atomically after every evaluation; ``resume=True``
   continues from it.
@@ -21,12 +22,16 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import shutil
+import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
 
 from edgebench import registry
 from edgebench.adversary import certificate
@@ -34,6 +39,7 @@ from edgebench.adversary.moves import propose
 from edgebench.errors import InputError
 from edgebench.instances import io
 from edgebench.instances.generators import generate
+from edgebench.instances.manifest import confined
 from edgebench.instances.model import FAMILIES, Instance
 from edgebench.referee import SENSE, evaluate
 
@@ -191,8 +197,58 @@ def start_instance(config: Config, seed: int) -> Instance:
     return io.instance_from_dict(data)
 
 
+Count = Annotated[int, Field(ge=0)]
+Number = Annotated[float, Field(allow_inf_nan=False)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class CurrentState(_Strict):
+    instance: dict[str, Any]
+    ratio: Number
+    badness: Number
+    t: Number
+    r: Number
+
+
+class BestState(_Strict):
+    ratio: Number
+    badness: Number
+    evals: Count
+    folder: str
+    claim: str
+
+
+class SearchState(_Strict):
+    """The shape of ``state.json``, checked before any field is used (a damaged file is one
+    InputError naming the field, issue 44). ``trace_bytes``: the length of ``trace.jsonl``
+    when the state was saved (absent in states written before it existed)."""
+
+    state_version: Literal[1]
+    config: dict[str, Any]
+    evals: Count
+    accepted: Count
+    failed: Count
+    improvements: Count
+    elapsed: Annotated[float, Field(ge=0, allow_inf_nan=False)]
+    rng: dict[str, Any]
+    current: CurrentState | None
+    best: BestState | None
+    trace_bytes: Count | None = None
+
+
 class Search:
-    """One annealing run writing into ``out`` (see module doc)."""
+    """One annealing run writing into ``out`` (see module doc).
+
+    Crash safety (issue 44): ``improvements/NNNN/`` is written as a temporary folder and
+    renamed into place, so it is complete or absent; ``best`` is a symbolic link to the newest
+    one, replaced by a rename, so it always names one complete certificate folder; the trace
+    line of an evaluation is written before the state that counts it, and the state records
+    the trace's length, so a resumed search cuts the trace back to what its state has seen
+    and removes improvement folders its state does not know (:meth:`load`). A kill at any
+    moment therefore resumes without a duplicated or lost evaluation."""
 
     def __init__(self, config: Config, out: Path):
         self.config = config
@@ -215,32 +271,70 @@ class Search:
                 "current": None if cur is None else {"instance": cur.instance.model_dump(mode="json"),
                                                      "ratio": cur.ratio, "badness": cur.badness,
                                                      "t": cur.t, "r": cur.r},
-                "best": self.best}
+                "best": self.best, "trace_bytes": self._trace_bytes()}
+
+    def _trace_bytes(self) -> int:
+        trace = self.out / "trace.jsonl"
+        return trace.stat().st_size if trace.exists() else 0
 
     def save(self) -> None:
         io.write_text_atomic(self.out / "state.json", json.dumps(self._state(), indent=1) + "\n")
 
     def load(self) -> None:
         path = self.out / "state.json"
+        f = str(path)
         if not path.is_file():
-            raise InputError("no state.json to resume from", file=str(path))
-        st = io.read_json(path)
-        if st.get("state_version") != STATE_VERSION:
-            raise InputError(f"not a version-{STATE_VERSION} search state", file=str(path), field="state_version")
+            raise InputError("no state.json to resume from", file=f)
+        raw = io.read_json(path)
+        if not isinstance(raw, dict) or raw.get("state_version") != STATE_VERSION:
+            raise InputError(f"not a version-{STATE_VERSION} search state", file=f, field="state_version")
+        st = io.validate_model(SearchState, raw, file=f)
         # the budget may grow on resume (its cooling then stretches); everything else must match
         mine = {k: v for k, v in json.loads(json.dumps(self.config.as_dict())).items() if k not in BUDGET}
-        theirs = {k: v for k, v in (st.get("config") or {}).items() if k not in BUDGET}
+        theirs = {k: v for k, v in st.config.items() if k not in BUDGET}
         if mine != theirs:
             diff = [k for k in mine if mine[k] != theirs.get(k)]
             raise InputError(f"the search was started with other settings ({', '.join(diff)}); resume with the "
-                             f"same ones", file=str(path), field="config")
-        for k in ("evals", "accepted", "failed", "improvements", "elapsed", "best"):
-            setattr(self, k, st[k])
-        self.rng.bit_generator.state = st["rng"]
-        cur = st["current"]
-        if cur is not None:
-            inst = io.instance_from_dict(cur["instance"], file=str(path))
-            self.current = Scored(inst, None, None, cur["t"], cur["r"], cur["ratio"], cur["badness"])
+                             f"same ones", file=f, field="config")
+        try:
+            self.rng.bit_generator.state = st.rng
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InputError(f"not the state of a {type(self.rng.bit_generator).__name__} generator ({exc})",
+                             file=f, field="rng") from None
+        for k in ("evals", "accepted", "failed", "improvements", "elapsed"):
+            setattr(self, k, getattr(st, k))
+        self.best = None if st.best is None else st.best.model_dump()
+        if st.current is not None:
+            cur = st.current
+            try:
+                inst = io.instance_from_dict(cur.instance, file=f)
+            except InputError as err:
+                raise InputError(err.reason, file=f, field=f"current.instance.{err.field or '<root>'}") from None
+            self.current = Scored(inst, None, None, cur.t, cur.r, cur.ratio, cur.badness)
+        self._recover(st, f)
+
+    def _recover(self, st: SearchState, f: str) -> None:
+        """Undo what a killed run wrote after its last saved state: improvement folders (and
+        temporary ones) the state does not count, ``best`` pointing at one of them, trace lines
+        of evaluations the state does not count."""
+        imp = self.out / "improvements"
+        stale = [e for e in (imp.iterdir() if imp.is_dir() else ())
+                 if e.name.startswith(".") or not e.name.isdigit() or int(e.name) > st.improvements]
+        for entry in stale + list(self.out.glob(".best-*")):
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink()
+        if self.best is not None:
+            folder = confined(self.out, self.best["folder"], file=f, field="best.folder")
+            if not (folder / certificate.FILES["certificate"]).is_file():
+                raise InputError(f"the best certificate folder {self.best['folder']!r} is missing", file=f,
+                                 field="best.folder")
+            _point_best(self.out, folder)
+        trace = self.out / "trace.jsonl"
+        if st.trace_bytes is not None and trace.exists() and trace.stat().st_size > st.trace_bytes:
+            with open(trace, "r+b") as fh:
+                fh.truncate(st.trace_bytes)
 
     # ---- results ---------------------------------------------------------------------------
     def _record(self, s: Scored) -> None:
@@ -254,14 +348,21 @@ class Search:
                                 {"search": {"seed": self.config.seed, "evals": self.evals,
                                             "improvement": self.improvements, "elapsed_s": round(self.elapsed, 3)}})
         folder = self.out / "improvements" / f"{self.improvements:04d}"
-        certificate.write(folder, s.instance, s.target_solution, s.reference_solution, cert)
-        certificate.write(self.out / "best", s.instance, s.target_solution, s.reference_solution, cert)
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}-", dir=folder.parent))
+        certificate.write(tmp, s.instance, s.target_solution, s.reference_solution, cert)
+        if folder.exists():  # left by a killed run after its last saved state
+            shutil.rmtree(folder)
+        os.rename(tmp, folder)  # the folder appears complete, or not at all
+        _point_best(self.out, folder)
         self.best = {"ratio": s.ratio, "badness": s.badness, "evals": self.evals, "folder": str(folder.relative_to(self.out)),
                      "claim": cert["claim"]}
 
     def _log(self, row: dict[str, Any]) -> None:
         with open(self.out / "trace.jsonl", "a", encoding="utf-8") as f:
             f.write(json.dumps(row) + "\n")
+            f.flush()
+            os.fsync(f.fileno())  # on disk before the state that counts it
 
     # ---- the loop --------------------------------------------------------------------------
     def _fraction(self, elapsed: float) -> float:
@@ -345,6 +446,19 @@ class Search:
                 "folder": str(self.out)}
 
 
+def _point_best(out: Path, folder: Path) -> None:
+    """Make ``out/best`` a symbolic link to ``folder`` in one rename (a reader sees the old
+    certificate folder or the new one, never a mix); ``best`` as a real folder (searches
+    before issue 44) is replaced."""
+    link = out / "best"
+    tmp = out / f".best-{os.getpid()}"
+    tmp.unlink(missing_ok=True)
+    os.symlink(os.path.relpath(folder, out), tmp)
+    if link.is_dir() and not link.is_symlink():
+        shutil.rmtree(link)
+    os.replace(tmp, link)
+
+
 def search(config: Config, out: str | Path, *, resume: bool = False, progress: bool = True) -> dict[str, Any]:
     """Run (or with ``resume`` continue) a search into ``out``; the summary (evaluations,
     acceptances, failures, improvements, elapsed seconds, the best certificate's ratio)."""
@@ -354,4 +468,6 @@ def search(config: Config, out: str | Path, *, resume: bool = False, progress: b
     elif (Path(out) / "state.json").exists():
         raise InputError("a search state exists here; use --resume to continue it or another folder",
                          file=str(Path(out) / "state.json"))
+    else:
+        (Path(out) / "trace.jsonl").unlink(missing_ok=True)  # a trace without a state counts nothing
     return s.run(progress=progress)
