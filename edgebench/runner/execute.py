@@ -260,8 +260,8 @@ class WorkerProc:
         env = self.env_hash
         self.killed_by_us = True
         self.close()
-        res = _failure(key, "killed", f"hard wall-clock kill after {elapsed:.1f} s (the worker did not end the run "
-                                      f"itself; worker replaced)", elapsed, round(peak, 3) if peak is not None else None)
+        why = f"hard wall-clock kill after {elapsed:.1f} s (the worker did not end the run itself; worker replaced)"
+        res = _failure(key, "killed", why, elapsed, round(peak, 3) if peak is not None else None)
         res["wall"] = elapsed
         res["env"] = env
         return res

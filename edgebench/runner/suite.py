@@ -326,8 +326,8 @@ def suite_to_toml(suite: Suite) -> str:
     """A TOML text that :func:`load_suite` reads back into an equal suite."""
     d = suite.model_dump()
     lines = []
-    for k in ("name", "description", "seeds", "kill_grace", "startup_allowance", "memory_limit_mb", "threads", "workers",
-              "plugins"):
+    for k in ("name", "description", "seeds", "kill_grace", "startup_allowance", "memory_limit_mb", "threads",
+              "workers", "plugins"):
         if d.get(k) is not None:
             lines.append(f"{k} = {_toml_value(d[k])}")
     tl = suite.time_limit
