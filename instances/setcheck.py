@@ -5,7 +5,10 @@ are recorded, their solutions (``solutions/``). :func:`check_set` reuses the che
 edgebench applies to sets, it adds no second checker:
 
 1. the manifest: JSON object, ``manifest_version`` known, ``name`` / ``family`` / ``instances``
-   present, file names and ids unique;
+   present, file names and ids unique, and the shape and path checks ``run`` applies
+   (:func:`edgebench.instances.manifest.check_manifest`: every ``file`` and best-known
+   ``solution`` stays inside the set folder); a recipe named by ``recipe.file`` stays inside
+   ``instances/recipes/``;
 2. every instance: it loads (the instance model's validation), its family is the set's, its id
    is the entry's, its content hash is the entry's (as :func:`edgebench.instances.sets.load_set`);
 3. every shipped best-known solution: re-scored by the referee, for the right instance, with
@@ -27,6 +30,7 @@ from typing import Any
 
 from edgebench.errors import InputError
 from edgebench.instances.io import content_hash, load_instance, read_json
+from edgebench.instances.manifest import check_manifest, confined
 from edgebench.instances.sets import MANIFEST_VERSION, RECIPES_DIR, read_recipe
 from edgebench.runner.bestknown import verify_entry
 
@@ -58,6 +62,7 @@ def _manifest(folder: Path) -> dict[str, Any]:
     for key, typ in (("name", str), ("family", str), ("instances", list)):
         if not isinstance(data.get(key), typ):
             raise InputError(f"missing or not a {typ.__name__}", file=f, field=key)
+    check_manifest(data, path)  # the check `run` applies: every path stays inside the set folder (issue 44)
     for key in ("file", "id"):
         seen: set[str] = set()
         for i, e in enumerate(data["instances"]):
@@ -73,7 +78,7 @@ def _check_recipe(folder: Path, m: dict[str, Any], instances: list) -> str:
     f = str(folder / MANIFEST)
     rec = m.get("recipe")
     if isinstance(rec, dict):
-        path = RECIPES_DIR / str(rec.get("file"))
+        path = confined(RECIPES_DIR, rec.get("file"), file=f, field="recipe.file")
         if not path.is_file():
             raise InputError(f"recipe {rec.get('file')!r} not found in {RECIPES_DIR}", file=f, field="recipe.file")
         recipe = read_recipe(path)
@@ -111,7 +116,7 @@ def check_set(path: str | Path) -> str:
     m = _manifest(folder)
     instances, solutions = [], 0
     for i, e in enumerate(m["instances"]):
-        file = folder / e["file"]
+        file = folder / e["file"]  # inside the folder: _manifest checked it
         if not file.is_file():
             raise InputError(f"instance file {e['file']!r} not found", file=str(folder / MANIFEST),
                              field=f"instances[{i}].file")

@@ -149,9 +149,10 @@ def _run_stg(args) -> int:
     from edgebench.instances.traces import stg
 
     files = _expand(args.files, (".stg",))
-    for m in args.servers:
-        if m < 1:
-            raise InputError(f"must be at least 1, got {m}", field="--servers")
+    for m in args.servers:  # before any file is read: an instance grows with the square of M
+        if not 1 <= m <= stg.MAX_SERVERS:
+            raise InputError(f"must be from 1 to {stg.MAX_SERVERS} (the distance matrix grows with its square), "
+                             f"got {m}", field="--servers")
     insts = [stg.convert(f, servers=m, optima=args.optima) for f in files for m in args.servers]
     write_instances(insts, args.output)
     return 0
@@ -231,7 +232,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                        epilog=EXAMPLES, formatter_class=fmt)
     g.add_argument("files", nargs="+", metavar="FILE", help="STG .stg files or folders of them")
     g.add_argument("--servers", type=int, nargs="+", required=True, metavar="M",
-                   help="identical servers (processors); several values: one instance per value")
+                   help="identical servers (processors), 1 to 1000; several values: one instance per value")
     g.add_argument("--optima", metavar="CSV", default=None,
                    help="optimum table (default: <graph folder>/../optimal/Case<n>_<M>_OPT.csv when it exists)")
     g.add_argument("-o", "--output", required=True, metavar="OUT",

@@ -34,7 +34,17 @@ TERMS = f"research use (the STG authors' terms; public CC0 mirror of the STG arc
 SOURCE_NAME = "Standard Task Graph Set (Kasahara Lab., Waseda University), random graphs and optimum tables"
 IMAGE = "stg"
 
-__all__ = ["read_stg", "read_optima", "default_optima_file", "convert", "REFERENCE", "TERMS"]
+__all__ = ["read_stg", "read_optima", "default_optima_file", "convert", "REFERENCE", "TERMS", "MAX_SERVERS"]
+
+#: most identical servers of one converted instance. The offloading format stores a dense
+#: servers x servers ``distance`` matrix, so an instance grows with the square of the server
+#: count: 1,000 servers are 10^6 entries (a 9 MB file, 0.2 GB and 6 s to convert); the format's
+#: own list limit (10,000) would be 10^8 entries (a 0.9 GB file, > 9 GB in memory). The STG
+#: tables stop at 16 processors, and no schedule of n tasks uses more than n servers.
+MAX_SERVERS = 1000
+#: most decimal digits of one number of an STG file or table (int() of a longer string is slow
+#: and Python refuses over 4,300 digits; no valid count or time has more than 10)
+MAX_DIGITS = 18
 
 
 def _read_text(path: Path) -> str:
@@ -46,12 +56,19 @@ def _read_text(path: Path) -> str:
         raise InputError(f"not UTF-8 text: {exc.reason}", file=str(path)) from None
 
 
+def _int(tok: str, file: str, field: str, what: str) -> int:
+    """A non-negative decimal integer of at most MAX_DIGITS digits."""
+    if not re.fullmatch(r"[0-9]+", tok):
+        raise InputError(f"{what}, got {tok[:40]!r}", file=file, field=field)
+    if len(tok) > MAX_DIGITS:
+        raise InputError(f"a number of {len(tok)} digits (at most {MAX_DIGITS})", file=file, field=field)
+    return int(tok)
+
+
 def _ints(line: str, file: str, lineno: int) -> list[int]:
     out = []
     for tok in line.split():
-        if not re.fullmatch(r"\d+", tok):
-            raise InputError(f"expected non-negative integers, got {tok!r}", file=file, field=f"line {lineno}")
-        out.append(int(tok))
+        out.append(_int(tok, file, f"line {lineno}", "expected non-negative integers"))
     return out
 
 
@@ -122,9 +139,7 @@ def read_optima(path: str | os.PathLike) -> dict[tuple[str, int], dict[str, int]
                              f"columns", file=file, field=where)
         vals = []
         for name, tok in zip(("processors", "optimum" if len(row) == 3 else "lower", "upper"), row[1:]):
-            if not re.fullmatch(r"\d+", tok.strip()):
-                raise InputError(f"not a non-negative integer: {tok!r}", file=file, field=f"{where}, {name}")
-            vals.append(int(tok))
+            vals.append(_int(tok.strip(), file, f"{where}, {name}", "not a non-negative integer"))
         key = (row[0].strip(), vals[0])
         if key in out:
             raise InputError(f"{key[0]} on {key[1]} processors appears twice", file=file, field=where)
@@ -156,8 +171,9 @@ def convert(path: str | os.PathLike, *, servers: int, optima: str | os.PathLike 
     row for this file and processor count is kept in ``meta.stg.published``); None looks for
     :func:`default_optima_file` and records none when that does not exist. ``seed`` is accepted
     for the common converter signature; nothing is random."""
-    if isinstance(servers, bool) or not isinstance(servers, int) or servers < 1:
-        raise InputError(f"must be a positive integer, got {servers!r}", field="servers")
+    if isinstance(servers, bool) or not isinstance(servers, int) or not 1 <= servers <= MAX_SERVERS:
+        raise InputError(f"must be an integer from 1 to {MAX_SERVERS} (the distance matrix grows with its square), "
+                         f"got {servers!r}", field="servers")
     p = Path(path)
     times, edges = read_stg(p)
     files = [p]
