@@ -31,6 +31,7 @@ from edgebench.argtypes import positive_int as _positive_int
 from edgebench.argtypes import seconds as _positive_float
 from edgebench.argtypes import seed as _seed
 from edgebench.errors import InputError
+from edgebench.text import printable
 
 PROG = "edgebench"
 #: the "file" named in error lines about command-line options
@@ -825,7 +826,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:
         where = getattr(exc, "filename", None) or "<output>"
         reason = exc.strerror or str(exc)
-        print(f"{PROG}: error: {where}: <root>: {reason}", file=sys.stderr)
+        print(f"{PROG}: error: {printable(f'{where}: <root>: {reason}')}", file=sys.stderr)
         return 2
     except sqlite3.Error as exc:  # a full disk or an I/O error under a store: SQLite rolled the run back
         print(f"{PROG}: error: <store>: <root>: {exc} (what was stored before is kept; free the space and "

@@ -38,6 +38,7 @@ from typing import Any
 from edgebench.errors import InputError
 from edgebench.runner import bestknown
 from edgebench.runner.store import COLUMN_NAMES, FAILED_STATUSES, Store, utcnow
+from edgebench.text import printable
 
 CMDLINE = "<command line>"
 #: relative tolerance on the referee's primary value for two copies of a run to agree
@@ -217,6 +218,7 @@ def cmd_merge(args: Any) -> int:
     print(f"{rep.duplicates} duplicate runs (same key, same outcome) kept once; {rep.replaced} failed runs "
           f"replaced by finished ones; {rep.envs} environment records added")
     for c in rep.conflicts:
-        print(f"CONFLICT {c['key'][:12]} {c['instance']} {c['solver']}: kept {c['kept']}, dropped {c['dropped']}")
+        print(printable(f"CONFLICT {c['key'][:12]} {c['instance']} {c['solver']}: kept {c['kept']}, "
+                        f"dropped {c['dropped']}"))
     print(f"{len(rep.conflicts)} conflicts; {rep.output}: {rep.runs} runs")
     return 0

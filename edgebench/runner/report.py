@@ -27,6 +27,7 @@ import numpy as np
 
 from edgebench.errors import InputError
 from edgebench.instances.io import atomic_target
+from edgebench.text import printable
 
 #: shifted geometric mean shift, seconds
 SHIFT = 10.0
@@ -771,6 +772,7 @@ def leaderboard_table(rows: list[dict[str, Any]], kinds: dict[str, str] | None =
 
 
 def text_table(head: list[str], body: list[list[str]]) -> str:
+    head, body = [printable(h) for h in head], [[printable(c) for c in row] for row in body]  # labels are data
     widths = [max(len(x) for x in col) for col in zip(head, *body)] if body else [len(h) for h in head]
     lines = ["  ".join(h.ljust(w) for h, w in zip(head, widths))]
     for row in body:
