@@ -28,8 +28,10 @@ Gaps (documented in ``docs/runner.md``), for a feasible run with referee value `
 
 from __future__ import annotations
 
+import functools
 import json
 import math
+import re
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -147,17 +149,58 @@ def update(conn: sqlite3.Connection, row: dict[str, Any]) -> bool:
     return changed
 
 
+def solver_proves(solver: str) -> bool:
+    """Whether the registered solver named ``solver`` may prove optimality: its ``proves``
+    (kinds exact / mdp, or ``register(proves=True)``), read from the registry's list without
+    importing anything (a name from a store is never resolved as ``MODULE:FUNCTION``); False for
+    a name the registry does not list: nothing it says is then a proof."""
+    return bool(_proving().get(solver, False))
+
+
+@functools.lru_cache(maxsize=1)
+def _proving() -> dict[str, bool]:
+    from edgebench import registry  # the registry's list: only when a proof is weighed
+
+    return {s.name: bool(getattr(s, "proves", False)) for s in registry.solvers()}
+
+
+def proving_solver(solver: Any) -> bool:
+    """:func:`solver_proves` of a registry name or a run label (``name[params]``)."""
+    return isinstance(solver, str) and solver_proves(solver.split("[", 1)[0])
+
+
+def proving_source(bk: dict[str, Any]) -> bool:
+    """Whether a manifest's ``bound`` has a proving source (issue 44: a bound equal to a
+    heuristic's value showed the instance "closed" without any proof): a bound computed from
+    the instance alone (``bound_kind`` "combinatorial: ...", :mod:`.bounds`) or one of a solver
+    that proves (``bound_solver``, else ``solver``)."""
+    kind = bk.get("bound_kind")
+    if isinstance(kind, str) and kind.startswith("combinatorial"):
+        return True
+    if proving_solver(bk.get("bound_solver", bk.get("solver"))):
+        return True
+    named = re.fullmatch(r"(?:proven optimum|solver bound) \((.+)\)", kind) if isinstance(kind, str) else None
+    if named and proving_solver(named.group(1)):  # what write_manifests records: the run's solver
+        return True
+    # a label ("offloading-cpsat-fine"): the bound's run is the objective's, whose configuration names the solver
+    config = bk.get("solver_config")
+    return (isinstance(config, dict) and bk.get("bound_run", bk.get("run")) == bk.get("run")
+            and proving_solver(config.get("solver")))
+
+
 def seed(conn: sqlite3.Connection, entry: dict[str, Any]) -> None:
     """Start an instance's record from its manifest ``best_known`` fields (``entry`` has the
-    instance fields of a store row plus ``best_known``)."""
+    instance fields of a store row plus ``best_known``). The objective comes with its solution
+    (checked by :func:`verify_entry` for a folder's set); a bound, or ``optimal`` without one,
+    counts only from a proving source (:func:`proving_source`), else it is left out."""
     rec = _current(conn, entry["instance_hash"])
     new = rec is None
     if new:
         rec = _fresh(entry)
     bk = entry.get("best_known") or {}
     obj = _finite(bk.get("objective"))
-    bound = _finite(bk.get("bound"))
-    if bk.get("optimal") and obj is not None and bound is None:
+    bound = _finite(bk.get("bound")) if proving_source(bk) else None
+    if bk.get("optimal") and obj is not None and bound is None and proving_solver(bk.get("solver")):
         bound = obj
     prov_obj = (bk.get("solver"), bk.get("run"), bk.get("date"))
     prov_bound = (bk.get("bound_solver", bk.get("solver")), bk.get("bound_run", bk.get("run")),

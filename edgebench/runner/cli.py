@@ -196,7 +196,7 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
 
 def cmd_bestknown(args: argparse.Namespace) -> int:
     from edgebench.runner.bestknown import write_manifests
-    from edgebench.runner.report import fmt_num, text_table
+    from edgebench.runner.report import check_store, fmt_num, text_table
     from edgebench.runner.store import Store
 
     if args.data_dir is not None and not Path(args.data_dir).is_dir():
@@ -213,6 +213,7 @@ def cmd_bestknown(args: argparse.Namespace) -> int:
             db = Path(stack.enter_context(tempfile.TemporaryDirectory())) / "empty.sqlite"
         # a given store is only read (it may be read-only); the manifests are what is written
         store = stack.enter_context(Store.open(db, create=args.db is None, readonly=args.db is not None))
+        check_store(store)  # a damaged cell or record is one line, before any manifest is read (issue 44)
         rows = store.bestknown()
         changes = (write_manifests(store, args.data_dir, refresh_bounds=args.refresh_bounds,
                                    keep_bounds=args.keep_bounds) if write else [])

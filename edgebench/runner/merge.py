@@ -12,16 +12,27 @@ time limit, memory limit; :mod:`.suite`), so **the same key is the same run**, w
   would have done. Time-limited runs of non-deterministic solvers on different hardware
   conflict legitimately; the report says so and nothing is averaged.
 
-Environment records (``envs``: package versions and host of each machine) are all kept, so every
-run still names the machine it ran on; each source's sweeps are copied (their ids renumbered,
-the runs' ``sweep`` column with them) and a ``merge`` sweep records the command. The best-known
-table is rebuilt from every kept run plus the sources' best-known values that no run of the
-merged stores made (those seeded from set manifests); a dropped conflicting copy leaves no value
-behind. Values only improve; a bound beyond an objective is flagged, as in :mod:`.bestknown`.
+**Nothing is taken at face value** (issue 44): every run of a source is checked first
+(:func:`edgebench.runner.rescore.check_row`: its cells, its key, and its stored solution scored
+again by the referee against its instance, found by content hash in the embedded sets or the
+``--instances`` given); a run that fails is **refused** — left out, listed with its reason and
+counted (exit code 1), while the other runs merge. A source store that is damaged as a whole
+(not a store, a newer format, an environment record or a sweep's command line that is not JSON)
+is one error line (exit code 2) and nothing is merged.
 
-The output is written to a temporary file next to it and renamed into place once everything
-is in: an existing output store is merged into (it counts as the first source), never left half
-written.
+Environment records (``envs``) are all kept, so every run still names the machine it ran on;
+each source's sweeps are copied (their ids renumbered, the runs' ``sweep`` column with them)
+and a ``merge`` sweep records the command. The sources' best-known tables are **not** copied
+(a best-known row is only a claim): the output's table folds in every run taken, plus the
+``best_known`` fields of the set manifests of the instances found, as ``run`` seeds them (a
+manifest bound counts only from a proving source, :func:`.bestknown.seed`).
+
+The output is merged into **in place, in one SQLite transaction** (``BEGIN IMMEDIATE``; all
+reading and re-scoring is done before it starts, so that it is short): a sweep writing to the
+output at the same time waits for it (and the merge for the sweep's run), two merges into one
+output run one after the other, and a merge that fails or is stopped (SIGTERM) leaves the
+output as it was — never a half-written or renamed-over store. An output that cannot be locked
+within a minute, or a full disk, is one error line (exit code 2), nothing changed.
 """
 
 from __future__ import annotations
@@ -29,14 +40,15 @@ from __future__ import annotations
 import json
 import math
 import os
+import signal
 import sqlite3
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from edgebench.errors import InputError
 from edgebench.runner import bestknown
+from edgebench.runner.rescore import check_row
 from edgebench.runner.store import COLUMN_NAMES, FAILED_STATUSES, Store, utcnow
 from edgebench.text import printable
 
@@ -47,15 +59,31 @@ REL_TOL = 1e-9
 
 @dataclass
 class MergeReport:
-    """What :func:`merge_stores` did: runs added per source, duplicates, conflicts."""
+    """What :func:`merge_stores` did: runs added per source, duplicates, conflicts, refusals."""
 
     output: str
     added: dict[str, int] = field(default_factory=dict)
     duplicates: int = 0
     replaced: int = 0
     conflicts: list[dict[str, Any]] = field(default_factory=list)
+    #: runs left out: store, key, instance, solver and the reason (:func:`.rescore.check_row`)
+    refused: list[dict[str, Any]] = field(default_factory=list)
     envs: int = 0
     runs: int = 0
+
+
+@dataclass
+class _Source:
+    """A source store, read and checked before the output is touched."""
+
+    name: str
+    envs: dict[str, dict[str, Any]]
+    sweeps: list[dict[str, Any]]
+    rows: list[dict[str, Any]]
+
+
+class Terminated(Exception):
+    """SIGTERM during a merge: raised where the merge is, so that its transaction rolls back."""
 
 
 def _outcome(row: dict[str, Any]) -> tuple:
@@ -72,34 +100,55 @@ def same_outcome(a: dict[str, Any], b: dict[str, Any]) -> bool:
     return math.isclose(float(va), float(vb), rel_tol=REL_TOL, abs_tol=1e-12)
 
 
-def _rows(store: Store) -> list[dict[str, Any]]:
-    cols = [c for c in COLUMN_NAMES]
-    return store.runs(cols)
-
-
 def _insert(conn: sqlite3.Connection, row: dict[str, Any]) -> None:
     cols = [c for c in COLUMN_NAMES if c in row]
     conn.execute(f"INSERT OR REPLACE INTO runs ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
                  [row[c] for c in cols])
 
 
-def _seed_entry(bk: dict[str, Any], run_keys: set[str]) -> dict[str, Any]:
-    """A source's best-known row in the form :func:`bestknown.seed` folds in. A value whose
-    provenance is a run of the merged stores is left out: it comes back from the kept run (a
-    dropped conflicting copy must not leave its value behind)."""
-    obj_from_run, bound_from_run = bk.get("obj_run") in run_keys, bk.get("bound_run") in run_keys
-    return {**bk, "best_known": {"objective": None if obj_from_run else bk.get("objective"),
-                                 "bound": None if bound_from_run else bk.get("bound"),
-                                 "solver": bk.get("obj_solver"), "run": bk.get("obj_run"),
-                                 "date": bk.get("obj_date"), "bound_solver": bk.get("bound_solver"),
-                                 "bound_run": bk.get("bound_run"), "bound_date": bk.get("bound_date")}}
+def find_instances(set_names: set[str], given: list[str] | None) -> dict[str, Any]:
+    """Content hash -> InstanceRef of the instances runs may be re-scored against: the embedded
+    sets among ``set_names`` (the rows' ``instance_set``; other names are ignored, a row's text
+    never becomes a path) and every set name, folder or file of ``--instances``."""
+    from edgebench.instances import sets
+    from edgebench.runner.importer import load_instances
+
+    embedded = set(sets.list_sets())
+    names = sorted(n for n in set_names if isinstance(n, str) and n in embedded)
+    srcs = names + list(given or [])
+    return load_instances(srcs) if srcs else {}
+
+
+def read_source(store: Store, name: str, refs: dict[str, Any], report: MergeReport) -> _Source:
+    """Every run of a source store checked (refused ones recorded in ``report``)."""
+    instances = {h: r.instance for h, r in refs.items()}
+    rows = []
+    for row in store.runs(COLUMN_NAMES):
+        why = check_row(row, instances, name)
+        if why is None:
+            rows.append(row)
+        else:
+            report.refused.append({"store": name, "key": row.get("key"), "instance": row.get("instance_id"),
+                                   "solver": row.get("label"), "reason": why})
+    return _Source(name, store.envs(), store.sweeps(), rows)
+
+
+def _seed_entries(refs: dict[str, Any], hashes: set[str]) -> list[dict[str, Any]]:
+    """The set manifests' best-known values of the merged runs' instances, as ``run`` seeds them."""
+    from edgebench.referee.common import PRIMARY, SENSE
+
+    return [{"instance_hash": h, "instance_id": r.id, "instance_set": r.set, "family": r.family, "size": r.size,
+             "primary_name": PRIMARY[r.family], "sense": SENSE[r.family], "best_known": r.best_known}
+            for h, r in sorted(refs.items()) if h in hashes and r.best_known]
 
 
 def merge_stores(output: str | os.PathLike, sources: list[str | os.PathLike], *,
-                 argv: list[str] | None = None) -> MergeReport:
+                 argv: list[str] | None = None, instances: list[str] | None = None) -> MergeReport:
     """Merge the results stores ``sources`` into ``output`` (created, or merged into when it
-    exists); returns what was done. InputError (nothing written) for a source that is not a
-    readable store, or an output that is also a source."""
+    exists, in one transaction); returns what was done. ``instances``: set names, folders or
+    files holding the instances of runs outside the embedded sets (for the re-scoring).
+    InputError (nothing written) for a source that is not a readable store, an output that is
+    also a source, an output locked by another writer for a minute, or a full disk."""
     out = Path(output)
     if not sources:
         raise InputError("name at least one store to merge", file=CMDLINE, field="STORE")
@@ -109,48 +158,79 @@ def merge_stores(output: str | os.PathLike, sources: list[str | os.PathLike], *,
                          file=str(out), field="-o")
     if len({s.resolve() for s in srcs}) != len(srcs):
         raise InputError("a store is named twice", file=CMDLINE, field="STORE")
-    opened = [Store.open(s, create=False, readonly=True) for s in srcs]  # all checked before writing
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
-    os.close(fd)
-    os.unlink(tmp)
     report = MergeReport(output=str(out))
-    try:
-        if out.exists():
-            with Store.open(out, create=False, readonly=True) as old, sqlite3.connect(tmp) as dst:
-                old.conn.backup(dst)
-        with Store.open(tmp, create=True) as dest:
-            _merge_into(dest, opened, srcs, report, argv or [])
-            dest.conn.execute("PRAGMA journal_mode=DELETE")  # one self-contained file to rename
-        os.replace(tmp, out)
+    opened: list[Store] = []
+    try:  # everything read and checked before the output is touched
+        for s in srcs:
+            opened.append(Store.open(s, create=False, readonly=True))
+        set_names = {r[0] for st in opened for r in st.conn.execute("SELECT DISTINCT instance_set FROM runs")}
+        refs = find_instances(set_names, instances)
+        read = [read_source(st, str(p), refs, report) for st, p in zip(opened, srcs)]
     finally:
-        for s in opened:
-            s.close()
-        for extra in (tmp, tmp + "-wal", tmp + "-shm"):
-            if os.path.exists(extra):
-                os.unlink(extra)
+        for st in opened:
+            st.close()
+    created = not out.exists()
+    dest = Store.open(out, create=True)
+    ok = False
+    try:
+        _merge_into(dest, read, srcs, report, argv or [], _seed_entries(refs, {r["instance_hash"] for s in read
+                                                                                for r in s.rows}))
+        report.runs = dest.count()
+        ok = True
+    except sqlite3.OperationalError as exc:
+        raise _store_error(out, exc) from None
+    finally:
+        _close_output(dest, out, created and not ok)
     return report
 
 
-def _merge_into(dest: Store, opened: list[Store], srcs: list[Path], report: MergeReport,
-                argv: list[str]) -> None:
-    have = {r["key"]: r for r in dest.runs(["key", "status", "feasible", "primary_value"])}
-    origin = {k: str(dest.path) for k in have}
-    with dest.transaction() as conn:
-        for src, path in zip(opened, srcs):
-            name = str(path)
+def _store_error(out: Path, exc: sqlite3.OperationalError) -> InputError:
+    text = str(exc)
+    if "full" in text:
+        why = f"the disk is full ({text})"
+    elif "locked" in text or "busy" in text:
+        why = f"the store is in use by another writer that held it for a minute ({text})"
+    else:
+        why = text
+    return InputError(f"{why}; nothing was merged, the store is as it was", file=str(out))
+
+
+def _close_output(dest: Store, out: Path, remove: bool) -> None:
+    """Close the output; an output this merge created and could not fill is removed again
+    (with its -wal / -shm), unless another process has written to it meanwhile."""
+    try:
+        remove = remove and dest.count() == 0 and not dest.sweeps()
+    except (sqlite3.Error, InputError):
+        remove = False
+    dest.close()
+    if remove:
+        for extra in ("", "-wal", "-shm"):
+            try:
+                os.unlink(f"{out}{extra}")
+            except FileNotFoundError:
+                pass
+
+
+def _merge_into(dest: Store, read: list[_Source], srcs: list[Path], report: MergeReport, argv: list[str],
+                seeds: list[dict[str, Any]]) -> None:
+    with dest.transaction() as conn:  # BEGIN IMMEDIATE: the output's state below is the one written to
+        have = {r["key"]: r for r in dest.runs(["key", "status", "feasible", "primary_value"])}
+        origin = {k: str(dest.path) for k in have}
+        taken: list[dict[str, Any]] = []
+        for src in read:
+            name = src.name
             report.added[name] = 0
-            for h, data in src.envs().items():
+            for h, data in src.envs.items():
                 cur = conn.execute("INSERT OR IGNORE INTO envs VALUES (?, ?)", (h, json.dumps(data, sort_keys=True)))
                 report.envs += cur.rowcount
             sweep_ids = {}
-            for sw in src.sweeps():
+            for sw in src.sweeps:
                 cur = conn.execute("INSERT INTO sweeps (started, finished, suite, suite_toml, argv, host, planned, "
                                    "skipped, done) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                                    (sw["started"], sw["finished"], sw["suite"], sw["suite_toml"], sw["argv"],
                                     sw["host"], sw["planned"], sw["skipped"], sw["done"]))
                 sweep_ids[sw["id"]] = cur.lastrowid
-            for row in _rows(src):
+            for row in src.rows:
                 row["sweep"] = sweep_ids.get(row.get("sweep"))
                 old = have.get(row["key"])
                 if old is None:
@@ -171,20 +251,17 @@ def _merge_into(dest: Store, opened: list[Store], srcs: list[Path], report: Merg
                         continue
                     _insert(conn, row)
                     report.replaced += 1
+                taken.append(row)
                 have[row["key"]] = {k: row.get(k) for k in ("key", "status", "feasible", "primary_value")}
                 origin[row["key"]] = name
-        run_keys = set(have) | {k for src in opened for k in src.keys()}
-        for src in opened:  # values not made by a run of these stores (a manifest's, seeded at run time)
-            for bk in src.bestknown():
-                bestknown.seed(conn, _seed_entry(bk, run_keys))
-        # every kept run folds into the best-known table (values only improve)
-        for row in dest.runs():
+        for entry in seeds:  # the set manifests' values (a proving source's bound only), as `run` seeds them
+            bestknown.seed(conn, entry)
+        for row in taken:  # values only improve: the runs taken fold into what the output had
             bestknown.update(conn, row)
         conn.execute("INSERT INTO sweeps (started, finished, suite, suite_toml, argv, host, planned, skipped, done) "
                      "VALUES (?, ?, 'merge', '', ?, ?, ?, 0, ?)",
                      (utcnow(), utcnow(), json.dumps(argv), json.dumps({"sources": [str(s) for s in srcs]}),
                       sum(report.added.values()), sum(report.added.values()) + report.replaced))
-    report.runs = dest.count()
 
 
 def add_parser(sub: Any) -> None:
@@ -195,30 +272,53 @@ def add_parser(sub: Any) -> None:
              "Merge the results stores STORE... into OUTPUT (created, or merged into when it exists). The same "
              "run key is the same run: a run stored twice with the same outcome is kept once; differing outcomes "
              "are conflicts, listed and resolved by keeping the first copy (a failed run gives way to a finished "
-             "one). Environment records and sweeps are kept; best known values are rebuilt. The output is written "
-             "to a temporary file and renamed into place. Exit code 0 also with conflicts (they are reported); "
-             "docs/cluster.md.",
+             "one). Every run of a source is checked first — its cells, its key, and its solution scored again "
+             "by the referee against its instance (embedded sets, or --instances) — and refused (listed, left out) "
+             "where the store's numbers are not the referee's. Environment records and sweeps are kept; best "
+             "known values are rebuilt from the runs taken and the set manifests. The output is changed in one "
+             "transaction (a sweep writing to it meanwhile waits; a failed or stopped merge changes nothing). "
+             "Exit code 0, also with conflicts (they are reported); 1 when runs were refused (the others are "
+             "merged); 2 for a damaged source store, a locked output or a full disk (nothing merged); "
+             "docs/runner.md.",
              "  edgebench merge -o runs/paper/results.sqlite node1/results.sqlite node2/results.sqlite\n"
-             "  edgebench merge -o all.sqlite a.sqlite b.sqlite --json\n",
+             "  edgebench merge -o all.sqlite a.sqlite b.sqlite --instances my-instances/ --json\n",
              cmd_merge)
     p.add_argument("stores", nargs="+", metavar="STORE", help="results stores to merge, in priority order")
     p.add_argument("-o", "--output", required=True, metavar="OUTPUT", help="merged store (created or merged into)")
+    p.add_argument("--instances", action="append", metavar="SRC",
+                   help="instance set name, folder or instance file holding instances of the runs that are not "
+                        "in the embedded sets, to re-score their solutions (repeatable)")
     p.add_argument("--json", action="store_true", help="print the merge report as JSON")
+
+
+def _terminate(signum: int, frame: Any) -> None:
+    raise Terminated()
 
 
 def cmd_merge(args: Any) -> int:
     import sys
 
-    rep = merge_stores(args.output, args.stores, argv=["edgebench", *sys.argv[1:]])
+    old = signal.signal(signal.SIGTERM, _terminate)  # roll back and close instead of dying mid-transaction
+    try:
+        rep = merge_stores(args.output, args.stores, argv=["edgebench", *sys.argv[1:]], instances=args.instances)
+    except Terminated:
+        print(printable(f"edgebench: merge stopped (SIGTERM); nothing was merged, {args.output} is as it was"),
+              file=sys.stderr)
+        return 128 + signal.SIGTERM
+    finally:
+        signal.signal(signal.SIGTERM, old)
+    code = 1 if rep.refused else 0
     if args.json:
         print(json.dumps(rep.__dict__, indent=2))
-        return 0
+        return code
     for src, n in rep.added.items():
-        print(f"{src}: {n} runs added")
+        print(printable(f"{src}: {n} runs added"))
     print(f"{rep.duplicates} duplicate runs (same key, same outcome) kept once; {rep.replaced} failed runs "
           f"replaced by finished ones; {rep.envs} environment records added")
     for c in rep.conflicts:
         print(printable(f"CONFLICT {c['key'][:12]} {c['instance']} {c['solver']}: kept {c['kept']}, "
                         f"dropped {c['dropped']}"))
-    print(f"{len(rep.conflicts)} conflicts; {rep.output}: {rep.runs} runs")
-    return 0
+    for r in rep.refused:
+        print(printable(f"REFUSED {r['store']} run {str(r['key'])[:12]} {r['instance']} {r['solver']}: {r['reason']}"))
+    print(printable(f"{len(rep.conflicts)} conflicts; {len(rep.refused)} runs refused; {rep.output}: {rep.runs} runs"))
+    return code

@@ -252,10 +252,19 @@ def check_cells(store) -> None:
                              "(the store was changed outside edgebench)", file=str(store.path), field=f"runs.{name}")
 
 
+def check_store(store) -> None:
+    """:func:`check_cells`, and the environment and sweep records (JSON where JSON belongs):
+    one InputError naming the store and the table's field for what edgebench did not write
+    (issue 44: tracebacks in report, leaderboard and bestknown)."""
+    check_cells(store)
+    store.envs()
+    store.sweeps()
+
+
 def load(store, keys: Iterable[str] | None = None) -> Data:
     """Read a store's runs (columns; ``keys`` restricts them) with gaps, and its tables.
     Anytime traces are read for at most MAX_TRACES runs per (family, label)."""
-    check_cells(store)
+    check_store(store)
     names = [c for c in _LOAD_COLUMNS if c != "trace"]
     cur = store.conn.execute(f"SELECT {store.select_list(names)}, rowid, trace IS NOT NULL FROM runs ORDER BY rowid")
     cur.row_factory = None

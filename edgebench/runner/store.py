@@ -213,9 +213,9 @@ class Store:
         try:
             if "meta" in tables:
                 row = conn.execute("SELECT value FROM meta WHERE key='format_version'").fetchone()
-                version = int(row[0]) if row is not None else None
-                if version is None:
+                if row is None:
                     raise _unreadable(sp, "no format_version in its meta table")
+                version = _format_version(row[0], sp)
                 if version > FORMAT_VERSION:
                     raise InputError(f"store format version {version} was written by a newer edgebench "
                                      f"(this one reads up to {FORMAT_VERSION}); refusing to touch it", file=sp,
@@ -276,7 +276,9 @@ class Store:
         def __exit__(self, et, ev, tb) -> None:
             if et is None:
                 self.conn.execute("COMMIT")
-            else:
+            elif self.conn.in_transaction:
+                # SQLite has already rolled back after some errors (a full disk): a second
+                # ROLLBACK would hide the real error behind "no transaction is active" (issue 44)
                 self.conn.execute("ROLLBACK")
 
     def transaction(self) -> "_Tx":
@@ -433,13 +435,56 @@ class Store:
         return [dict(r) for r in self.conn.execute("SELECT * FROM bestknown ORDER BY family, instance_set, instance_id")]
 
     def envs(self) -> dict[str, dict[str, Any]]:
-        return {r[0]: json.loads(r[1]) for r in self.conn.execute("SELECT hash, data FROM envs")}
+        """environment hash -> record; InputError naming the store and ``envs.data`` for a
+        record that is not a JSON object (issue 44: a traceback in report, merge, bestknown)."""
+        out = {}
+        for h, data in self.conn.execute("SELECT hash, data FROM envs"):
+            rec = _json_cell(data, self.path, "envs.data", f"environment record {str(h)[:16]!r}")
+            if not isinstance(rec, dict):
+                raise InputError(f"environment record {str(h)[:16]!r} is not a JSON object (the store was changed "
+                                 "outside edgebench)", file=self.path, field="envs.data")
+            out[h] = rec
+        return out
 
     def sweeps(self) -> list[dict[str, Any]]:
-        return [dict(r) for r in self.conn.execute("SELECT * FROM sweeps ORDER BY id")]
+        """The sweep records; InputError naming the store and the field for a command line
+        (``argv``, a JSON list of strings) or host (JSON) that the runner did not write."""
+        rows = [dict(r) for r in self.conn.execute("SELECT * FROM sweeps ORDER BY id")]
+        for r in rows:
+            what = f"sweep {r.get('id')!r}"
+            if r.get("argv") is not None:
+                argv = _json_cell(r["argv"], self.path, "sweeps.argv", what)
+                if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
+                    raise InputError(f"{what}: the command line is not a JSON list of strings (the store was changed "
+                                     "outside edgebench)", file=self.path, field="sweeps.argv")
+            if r.get("host") is not None:
+                _json_cell(r["host"], self.path, "sweeps.host", what)
+        return rows
 
     def meta(self) -> dict[str, str]:
         return {r[0]: r[1] for r in self.conn.execute("SELECT key, value FROM meta")}
+
+
+def _format_version(value: Any, path: str) -> int:
+    """The meta table's format version as an integer; InputError for anything else."""
+    try:
+        if isinstance(value, (bytes, float)):
+            raise ValueError
+        return int(value)
+    except (TypeError, ValueError):
+        raise InputError(f"format version {str(value)[:40]!r} is not an integer (the store was changed outside "
+                         "edgebench)", file=path, field="meta.format_version") from None
+
+
+def _json_cell(text: Any, path: str, field: str, what: str) -> Any:
+    """A JSON cell's value; InputError naming the store and the field where it is not JSON text."""
+    try:
+        if not isinstance(text, str):
+            raise ValueError(f"holds {type(text).__name__}")
+        return json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise InputError(f"{what}: not JSON text ({str(exc)[:80]}; the store was changed outside edgebench)",
+                         file=path, field=field) from None
 
 
 def _host_pid() -> tuple[str, int]:
