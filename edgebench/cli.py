@@ -16,6 +16,7 @@ file.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import re
@@ -25,7 +26,6 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from edgebench import __version__
 from edgebench.argtypes import parse_assignments  # noqa: F401  (public: used by tests and other CLIs)
 from edgebench.argtypes import positive_int as _positive_int
 from edgebench.argtypes import seconds as _positive_float
@@ -128,6 +128,8 @@ def _get_solver(name: str, family: str | None = None):
         info = None
     try:
         info = info or registry.get(name)
+    except registry.SolverLoadError as exc:  # it exists, but its module failed to import: say why
+        raise _cmdline_error("--solver", str(exc)) from None
     except KeyError:
         known = ", ".join(s.name for s in registry.solvers())
         raise _cmdline_error("--solver", f"unknown solver {name!r} (known: {known})") from None
@@ -391,9 +393,11 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 def _import_plugins(args: argparse.Namespace) -> None:
     """``--plugin FILE`` (repeatable): import the files, as ``edgebench run`` does."""
-    from edgebench.runner.suite import import_plugins
+    plugins = list(getattr(args, "plugin", None) or [])
+    if plugins:  # the suite module (and the referee it imports) only when there is a plugin
+        from edgebench.runner.suite import import_plugins
 
-    import_plugins(list(getattr(args, "plugin", None) or []), field="--plugin")
+        import_plugins(plugins, field="--plugin")
 
 
 def _add_plugin_option(p: argparse.ArgumentParser) -> None:
@@ -585,6 +589,198 @@ def _sub(sub, name: str, help_: str, description: str, examples: str, func: Call
     return p
 
 
+class _Version(argparse.Action):
+    """``--version``: argparse's version action, reading the version only when asked."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS,
+                 help="show program's version number and exit"):
+        super().__init__(option_strings, dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        import edgebench
+
+        print(f"{PROG} {edgebench.__version__}")
+        parser.exit()
+
+
+def _parser_head() -> tuple[argparse.ArgumentParser, Any]:
+    parser = argparse.ArgumentParser(
+        prog=PROG, formatter_class=_FMT,
+        description="edgebench: benchmark suite for joint placement and resource allocation in edge "
+                    "computing (families: placement, mapping, offloading).",
+        epilog="examples:\n"
+               "  edgebench demo                                   # generate, solve, evaluate, report\n"
+               "  edgebench generate placement --preset synthetic-3 --seed 1 -o instances/\n"
+               "  edgebench solve inst.json --solver random -o sol.json\n"
+               "  edgebench evaluate inst.json sol.json\n"
+               "  edgebench COMMAND --help                         # options of one command\n\n"
+               "Input errors are reported as one line 'edgebench: error: <file>: <field>: <reason>' "
+               "with exit code 2.")
+    parser.add_argument("--version", action=_Version)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    return parser, sub
+
+
+def _add_generate(sub) -> None:
+    p = _sub(sub, "generate", "generate instances from a preset",
+             "Generate COUNT instances of FAMILY from a preset; instance k uses seed SEED+k. Files are "
+             "named <id>.json (or .json.gz with --gzip) and are written only once every instance was "
+             "generated; their paths are printed.",
+             "  edgebench generate placement --preset synthetic-3 --set num_tasks=24 -o out/\n"
+             "  edgebench generate mapping --preset thesis --set topology=ring --seed 7 --count 5 -o out/\n"
+             "  edgebench generate offloading --preset heft-random --set tasks=10 --gzip -o out/\n",
+             cmd_generate)
+    from edgebench.instances.generators import presets
+
+    p.epilog += "\npresets:\n" + "".join(f"  {f:<10} {name:<15} {desc}\n"
+                                         for (f, name), desc in sorted(presets().items()))
+    p.add_argument("family", metavar="FAMILY", help="placement, mapping or offloading")
+    p.add_argument("--preset", required=True, metavar="P", help="generator preset (listed below)")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE",
+                   help="override a generator parameter (repeatable); VALUE is read as JSON, else as text")
+    p.add_argument("--seed", type=_seed, default=0, metavar="S", help="seed of the first instance (default 0)")
+    p.add_argument("--count", type=_positive_int, default=1, metavar="N", help=f"number of instances (default 1, at most {MAX_GENERATE_COUNT})")
+    p.add_argument("--gzip", action="store_true", help="write .json.gz files")
+    p.add_argument("-o", "--output", required=True, metavar="DIR", help="output folder (created if needed)")
+
+
+def _add_validate(sub) -> None:
+    p = _sub(sub, "validate", "validate instance and solution files",
+             "Validate each file (instance or solution: a solution has an 'instance_hash' key) and print "
+             "'OK <path> <family> <id>'. A folder or a manifest.json is an instance set: its manifest, every "
+             "instance (id, content hash), every shipped solution (re-scored by the referee) and its recipe or "
+             "generator are checked (docs/generators.md). Stops at the first bad file with its error line and exit code 2.",
+             "  edgebench validate inst.json sol.json\n"
+             "  edgebench validate runs/demo/instances/*.json\n"
+             "  edgebench validate --instance inst.json sol.json   # also check the solution's instance hash\n"
+             "  edgebench validate my-set/                          # a whole set (or my-set/manifest.json)\n",
+             cmd_validate)
+    p.add_argument("paths", nargs="+", metavar="PATH", help=".json or .json.gz files, set folders or manifests")
+    p.add_argument("--instance", metavar="INSTANCE", help="check that solutions were made for this instance")
+
+
+def _add_info(sub) -> None:
+    p = _sub(sub, "info", "describe an instance (hash, family, summary)",
+             "Print an instance's content hash (sha256 of its canonical JSON), family, id, name and a "
+             "family summary (counts, capacities, arrivals, settings); for a solution, its instance, "
+             "solver, status and reported values.",
+             "  edgebench info inst.json\n"
+             "  edgebench info --json inst.json.gz\n",
+             cmd_info)
+    p.add_argument("path", metavar="PATH")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+
+def _add_schema(sub) -> None:
+    p = _sub(sub, "schema", "print the JSON Schema of the instance or solution format",
+             "Print the JSON Schema (draft 2020-12, from the pydantic models) of instance or solution "
+             "files.",
+             "  edgebench schema instance > instance.schema.json\n"
+             "  edgebench schema solution\n",
+             cmd_schema)
+    p.add_argument("kind", choices=("instance", "solution"))
+
+
+def _add_evaluate(sub) -> None:
+    p = _sub(sub, "evaluate", "score a solution with the referee",
+             "Evaluate SOLUTION on INSTANCE with the referee and print JSON with the keys feasible, "
+             "violations, objectives, primary and sense. An infeasible solution is a result (exit 0); a "
+             "solution made for another instance is an input error (exit 2).",
+             "  edgebench evaluate inst.json sol.json\n",
+             cmd_evaluate)
+    p.add_argument("instance", metavar="INSTANCE")
+    p.add_argument("solution", metavar="SOLUTION")
+    _add_plugin_option(p)
+
+
+def _add_solvers(sub) -> None:
+    p = _sub(sub, "solvers", "list the registered solvers",
+             "List the solvers of the registry (name, kind, families, origin, description). The origin says "
+             "where each comes from: built-in, plugin FILE (--plugin), entry point DIST VERSION (an installed "
+             "package's 'edgebench.solvers' entry point) or module MODULE.",
+             "  edgebench solvers\n"
+             "  edgebench solvers --family mapping --json\n"
+             "  edgebench solvers --plugin my_plugin.py\n",
+             cmd_solvers)
+    p.add_argument("--family", metavar="F", help="only solvers of this family")
+    p.add_argument("--json", action="store_true",
+                   help="print a JSON list of {name, families, kind, description, params, origin}")
+    _add_plugin_option(p)
+
+
+def _add_sets(sub) -> None:
+    p = _sub(sub, "sets", "list, build (from recipes) and summarise the embedded instance sets",
+             "List the versioned instance sets shipped with edgebench (instances/data/<name>/manifest.json): "
+             "name, family, number of instances, description. 'build' rebuilds sets byte for byte from their "
+             "recipes (instances/recipes/<name>.toml, or any recipe file) into DIR/<name>/ (default: the "
+             "embedded data folder); 'bks' writes the best-known / bound table (default docs/bks.md).",
+             "  edgebench sets\n"
+             "  edgebench sets --json\n"
+             "  edgebench sets build placement-synthetic-3-v2 -o /tmp/sets\n"
+             "  edgebench sets build my-recipe.toml -o my-sets/\n"
+             "  edgebench sets bks -o docs/bks.md\n",
+             cmd_sets)
+    p.add_argument("action", nargs="?", choices=("list", "build", "bks"), default="list")
+    p.add_argument("recipes", nargs="*", metavar="RECIPE", help="build: set names or recipe .toml files")
+    p.add_argument("-o", "--output", metavar="PATH", help="build: output folder; bks: output file")
+    p.add_argument("--json", action="store_true", help="print a JSON list of {name, family, instances, folder, "
+                   "description}")
+
+
+def _add_solve(sub) -> None:
+    p = _sub(sub, "solve", "solve an instance with a registered solver, a function or an external program",
+             "Solve INSTANCE with solver NAME (or MODULE:FUNCTION, or the external program CMD), evaluate the solution with the referee, write it "
+             "atomically to SOLUTION and print its status and the referee's primary objective.",
+             "  edgebench solve inst.json --solver random -o sol.json\n"
+             "  edgebench solve inst.json --solver random --seed 3 --time-limit 10 --param attempts=50 -o sol.json\n"
+             "  edgebench solve inst.json --solver mysolver:solve -o sol.json       # mysolver.py in this folder\n"
+             "  edgebench solve inst.json --plugin my_plugin.py --solver mine -o sol.json\n"
+             "  edgebench solve inst.json --command 'python3 greedy.py {instance} {solution}' --time-limit 5 "
+             "-o sol.json\n",
+             cmd_solve)
+    p.add_argument("instance", metavar="INSTANCE")
+    p.add_argument("--solver", metavar="NAME", help="a registered solver (see 'edgebench solvers') or "
+                   "MODULE:FUNCTION (a solve function importable from the current folder or sys.path)")
+    p.add_argument("--command", metavar="CMD", help="instead of --solver: an external program run through the "
+                   "shell with {instance}, {solution}, {time_limit}, {seed} substituted (docs/cli.md)")
+    _add_plugin_option(p)
+    p.add_argument("--time-limit", type=_positive_float, default=None, metavar="S",
+                   help="seconds (default: the solver's default, 300 s for exact and MDP solvers; none for "
+                        "metaheuristics, which stop at their evaluation budget, heuristics and learned policies)")
+    p.add_argument("--seed", type=_seed, default=0, metavar="S", help="solver seed (default 0)")
+    p.add_argument("--param", action="append", metavar="KEY=VALUE",
+                   help="solver parameter (repeatable); VALUE is read as JSON, else as text")
+    p.add_argument("-o", "--output", required=True, metavar="SOLUTION", help="solution file (.json or .json.gz)")
+
+
+def _add_demo(sub) -> None:
+    p = _sub(sub, "demo", "solve and evaluate the embedded default instances (and one fresh one per family)",
+             "Solve every instance of the embedded default instance sets (instances/data, see `edgebench "
+             "sets`) plus one freshly generated small instance per family (placement synthetic-3 with "
+             "num_tasks=24, mapping thesis, offloading heft-random with tasks=10) with the 'random' baseline, "
+             "evaluate each with the referee, print a table and write instances, solutions and summary.json "
+             "to DIR. Exit code 0 only if every solution is feasible.",
+             "  edgebench demo\n"
+             "  edgebench demo --seed 3 -o runs/demo3\n"
+             "  edgebench demo --no-sets            # only the three generated instances\n",
+             cmd_demo)
+    p.add_argument("--no-sets", action="store_true", help="skip the embedded instance sets")
+    p.add_argument("--seed", type=_seed, default=0, metavar="S", help="seed of generators and solver (default 0)")
+    p.add_argument("-o", "--output", default=str(DEMO_DIR), metavar="DIR", help=f"default {DEMO_DIR}")
+
+
+def _add_train(sub) -> None:
+    train = sub.add_parser("train", help="train a learned policy (see 'edgebench train --help')",
+                           description="Train a learned policy; each TARGET has its own options "
+                                       "('edgebench train TARGET --help').", formatter_class=_FMT)
+    train_sub = train.add_subparsers(dest="target", required=True, metavar="TARGET")
+    from edgebench.learned.ces_ppo_cli import add_train_parser as add_ces_ppo_train
+
+    add_ces_ppo_train(train_sub)
+    from edgebench.learned.tapfinger_cli import add_train_parser as add_tapfinger_train
+
+    add_tapfinger_train(train_sub)
+
 def cmd_results(args: argparse.Namespace) -> int:
     if args.action == "export":
         from edgebench.runner.results import export
@@ -623,189 +819,97 @@ def _add_results(sub) -> None:
     d.add_argument("--json", action="store_true", help="print the comparison as JSON")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog=PROG, formatter_class=_FMT,
-        description="edgebench: benchmark suite for joint placement and resource allocation in edge "
-                    "computing (families: placement, mapping, offloading).",
-        epilog="examples:\n"
-               "  edgebench demo                                   # generate, solve, evaluate, report\n"
-               "  edgebench generate placement --preset synthetic-3 --seed 1 -o instances/\n"
-               "  edgebench solve inst.json --solver random -o sol.json\n"
-               "  edgebench evaluate inst.json sol.json\n"
-               "  edgebench COMMAND --help                         # options of one command\n\n"
-               "Input errors are reported as one line 'edgebench: error: <file>: <field>: <reason>' "
-               "with exit code 2.")
-    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+def cmd_warm(args: argparse.Namespace) -> int:
+    from edgebench import kernels
 
-    p = _sub(sub, "generate", "generate instances from a preset",
-             "Generate COUNT instances of FAMILY from a preset; instance k uses seed SEED+k. Files are "
-             "named <id>.json (or .json.gz with --gzip) and are written only once every instance was "
-             "generated; their paths are printed.",
-             "  edgebench generate placement --preset synthetic-3 --set num_tasks=24 -o out/\n"
-             "  edgebench generate mapping --preset thesis --set topology=ring --seed 7 --count 5 -o out/\n"
-             "  edgebench generate offloading --preset heft-random --set tasks=10 --gzip -o out/\n",
-             cmd_generate)
-    from edgebench.instances.generators import presets
+    compiled = kernels.warm_kernels()
+    seconds = compiled.pop("seconds")
+    ready = ", ".join(k for k, n in compiled.items() if n)
+    print(f"numba kernels ready in {seconds:.1f} s: {ready}")
+    print(f"cache: {kernels.cache_dir() or 'none (no writable folder: compiled in every process)'}")
+    return 0
 
-    p.epilog += "\npresets:\n" + "".join(f"  {f:<10} {name:<15} {desc}\n"
-                                         for (f, name), desc in sorted(presets().items()))
-    p.add_argument("family", metavar="FAMILY", help="placement, mapping or offloading")
-    p.add_argument("--preset", required=True, metavar="P", help="generator preset (listed below)")
-    p.add_argument("--set", action="append", metavar="KEY=VALUE",
-                   help="override a generator parameter (repeatable); VALUE is read as JSON, else as text")
-    p.add_argument("--seed", type=_seed, default=0, metavar="S", help="seed of the first instance (default 0)")
-    p.add_argument("--count", type=_positive_int, default=1, metavar="N", help=f"number of instances (default 1, at most {MAX_GENERATE_COUNT})")
-    p.add_argument("--gzip", action="store_true", help="write .json.gz files")
-    p.add_argument("-o", "--output", required=True, metavar="DIR", help="output folder (created if needed)")
 
-    p = _sub(sub, "validate", "validate instance and solution files",
-             "Validate each file (instance or solution: a solution has an 'instance_hash' key) and print "
-             "'OK <path> <family> <id>'. A folder or a manifest.json is an instance set: its manifest, every "
-             "instance (id, content hash), every shipped solution (re-scored by the referee) and its recipe or "
-             "generator are checked (docs/generators.md). Stops at the first bad file with its error line and exit code 2.",
-             "  edgebench validate inst.json sol.json\n"
-             "  edgebench validate runs/demo/instances/*.json\n"
-             "  edgebench validate --instance inst.json sol.json   # also check the solution's instance hash\n"
-             "  edgebench validate my-set/                          # a whole set (or my-set/manifest.json)\n",
-             cmd_validate)
-    p.add_argument("paths", nargs="+", metavar="PATH", help=".json or .json.gz files, set folders or manifests")
-    p.add_argument("--instance", metavar="INSTANCE", help="check that solutions were made for this instance")
+def _add_warm(sub) -> None:
+    _sub(sub, "warm", "compile the numba kernels into the per-user cache (the set-up does this)",
+         "Compile every numba kernel (the placement bound's labelling programme) into numba's cache, so that "
+         "no solver pays the compilation (about 20 s) inside its time limit. The cache is $NUMBA_CACHE_DIR "
+         "when set and writable, else $XDG_CACHE_HOME/edgebench/numba (~/.cache/edgebench/numba); "
+         "`bash scripts/dev.sh setup` runs this command (docs/runner.md, \"Compiled kernels\").",
+         "  edgebench warm\n", cmd_warm)
 
-    p = _sub(sub, "info", "describe an instance (hash, family, summary)",
-             "Print an instance's content hash (sha256 of its canonical JSON), family, id, name and a "
-             "family summary (counts, capacities, arrivals, settings); for a solution, its instance, "
-             "solver, status and reported values.",
-             "  edgebench info inst.json\n"
-             "  edgebench info --json inst.json.gz\n",
-             cmd_info)
-    p.add_argument("path", metavar="PATH")
-    p.add_argument("--json", action="store_true", help="print JSON")
 
-    p = _sub(sub, "schema", "print the JSON Schema of the instance or solution format",
-             "Print the JSON Schema (draft 2020-12, from the pydantic models) of instance or solution "
-             "files.",
-             "  edgebench schema instance > instance.schema.json\n"
-             "  edgebench schema solution\n",
-             cmd_schema)
-    p.add_argument("kind", choices=("instance", "solution"))
+#: every command in the order of ``edgebench --help``: (name, one-line help, the function that
+#: adds its parser, or "MODULE:FUNCTION" for one that lives in another module; one function may
+#: add several commands). tests/test_startup.py checks the help lines against the parsers.
+COMMANDS: tuple[tuple[str, str, Any], ...] = (
+    ("generate", "generate instances from a preset", _add_generate),
+    ("validate", "validate instance and solution files", _add_validate),
+    ("info", "describe an instance (hash, family, summary)", _add_info),
+    ("schema", "print the JSON Schema of the instance or solution format", _add_schema),
+    ("evaluate", "score a solution with the referee", _add_evaluate),
+    ("convert", "convert real traces (Alibaba GPU, TapFinger test-bed, daggen, WfCommons, STG) into instances",
+     "edgebench.instances.traces.cli:add_parser"),
+    ("solvers", "list the registered solvers", _add_solvers),
+    ("sets", "list, build (from recipes) and summarise the embedded instance sets", _add_sets),
+    ("solve", "solve an instance with a registered solver, a function or an external program", _add_solve),
+    ("demo", "solve and evaluate the embedded default instances (and one fresh one per family)", _add_demo),
+    ("train", "train a learned policy (see 'edgebench train --help')", _add_train),
+    ("run", "run a benchmark suite (default: the embedded default suite) into a results store",
+     "edgebench.runner.cli:add_run_parsers"),
+    ("report", "write the Markdown / HTML report of a results store", "edgebench.runner.cli:add_run_parsers"),
+    ("leaderboard", "per instance set, the solver configurations ranked by their gap to the best known",
+     "edgebench.runner.cli:add_run_parsers"),
+    ("bestknown", "best known objectives and bounds of a results store; write them to manifests",
+     "edgebench.runner.cli:add_run_parsers"),
+    ("import", "store solutions made elsewhere, scored by the referee, in a results store",
+     "edgebench.runner.importer:add_parser"),
+    ("adversary", "search for instances where a solver is far from a reference (certified ratios)",
+     "edgebench.adversary.cli:add_parser"),
+    ("merge", "combine results stores made on different machines into one", "edgebench.runner.merge:add_parser"),
+    ("results", "export a results store to a versioned folder; compare two exports", _add_results),
+    ("warm", "compile the numba kernels into the per-user cache (the set-up does this)", _add_warm),
+)
 
-    p = _sub(sub, "evaluate", "score a solution with the referee",
-             "Evaluate SOLUTION on INSTANCE with the referee and print JSON with the keys feasible, "
-             "violations, objectives, primary and sense. An infeasible solution is a result (exit 0); a "
-             "solution made for another instance is an input error (exit 2).",
-             "  edgebench evaluate inst.json sol.json\n",
-             cmd_evaluate)
-    p.add_argument("instance", metavar="INSTANCE")
-    p.add_argument("solution", metavar="SOLUTION")
-    _add_plugin_option(p)
 
+def _add_commands(sub, adder: Any) -> None:
+    """Call one adder (a function, or "MODULE:FUNCTION": the module is imported now). A module
+    that is not installed (the optional trace readers) leaves its commands out."""
+    if callable(adder):
+        adder(sub)
+        return
+    module, func = adder.split(":")
     try:
-        from edgebench.instances.traces.cli import add_parser as add_convert
-    except ModuleNotFoundError as exc:  # the trace readers are optional for the rest of the CLI
-        if not (exc.name or "").startswith("edgebench.instances.traces"):
+        mod = importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if not (exc.name and module.startswith(exc.name)):
             raise
-    else:
-        add_convert(sub)
+        return
+    getattr(mod, func)(sub)
 
-    p = _sub(sub, "solvers", "list the registered solvers",
-             "List the solvers of the registry (name, kind, families, origin, description). The origin says "
-             "where each comes from: built-in, plugin FILE (--plugin), entry point DIST VERSION (an installed "
-             "package's 'edgebench.solvers' entry point) or module MODULE.",
-             "  edgebench solvers\n"
-             "  edgebench solvers --family mapping --json\n"
-             "  edgebench solvers --plugin my_plugin.py\n",
-             cmd_solvers)
-    p.add_argument("--family", metavar="F", help="only solvers of this family")
-    p.add_argument("--json", action="store_true",
-                   help="print a JSON list of {name, families, kind, description, params, origin}")
-    _add_plugin_option(p)
 
-    p = _sub(sub, "sets", "list, build (from recipes) and summarise the embedded instance sets",
-             "List the versioned instance sets shipped with edgebench (instances/data/<name>/manifest.json): "
-             "name, family, number of instances, description. 'build' rebuilds sets byte for byte from their "
-             "recipes (instances/recipes/<name>.toml, or any recipe file) into DIR/<name>/ (default: the "
-             "embedded data folder); 'bks' writes the best-known / bound table (default docs/bks.md).",
-             "  edgebench sets\n"
-             "  edgebench sets --json\n"
-             "  edgebench sets build placement-synthetic-3-v2 -o /tmp/sets\n"
-             "  edgebench sets build my-recipe.toml -o my-sets/\n"
-             "  edgebench sets bks -o docs/bks.md\n",
-             cmd_sets)
-    p.add_argument("action", nargs="?", choices=("list", "build", "bks"), default="list")
-    p.add_argument("recipes", nargs="*", metavar="RECIPE", help="build: set names or recipe .toml files")
-    p.add_argument("-o", "--output", metavar="PATH", help="build: output folder; bks: output file")
-    p.add_argument("--json", action="store_true", help="print a JSON list of {name, family, instances, folder, "
-                   "description}")
-
-    p = _sub(sub, "solve", "solve an instance with a registered solver, a function or an external program",
-             "Solve INSTANCE with solver NAME (or MODULE:FUNCTION, or the external program CMD), evaluate the solution with the referee, write it "
-             "atomically to SOLUTION and print its status and the referee's primary objective.",
-             "  edgebench solve inst.json --solver random -o sol.json\n"
-             "  edgebench solve inst.json --solver random --seed 3 --time-limit 10 --param attempts=50 -o sol.json\n"
-             "  edgebench solve inst.json --solver mysolver:solve -o sol.json       # mysolver.py in this folder\n"
-             "  edgebench solve inst.json --plugin my_plugin.py --solver mine -o sol.json\n"
-             "  edgebench solve inst.json --command 'python3 greedy.py {instance} {solution}' --time-limit 5 "
-             "-o sol.json\n",
-             cmd_solve)
-    p.add_argument("instance", metavar="INSTANCE")
-    p.add_argument("--solver", metavar="NAME", help="a registered solver (see 'edgebench solvers') or "
-                   "MODULE:FUNCTION (a solve function importable from the current folder or sys.path)")
-    p.add_argument("--command", metavar="CMD", help="instead of --solver: an external program run through the "
-                   "shell with {instance}, {solution}, {time_limit}, {seed} substituted (docs/cli.md)")
-    _add_plugin_option(p)
-    p.add_argument("--time-limit", type=_positive_float, default=None, metavar="S",
-                   help="seconds (default: the solver's default, 300 s for exact and MDP solvers; none for "
-                        "metaheuristics, which stop at their evaluation budget, heuristics and learned policies)")
-    p.add_argument("--seed", type=_seed, default=0, metavar="S", help="solver seed (default 0)")
-    p.add_argument("--param", action="append", metavar="KEY=VALUE",
-                   help="solver parameter (repeatable); VALUE is read as JSON, else as text")
-    p.add_argument("-o", "--output", required=True, metavar="SOLUTION", help="solution file (.json or .json.gz)")
-
-    p = _sub(sub, "demo", "solve and evaluate the embedded default instances (and one fresh one per family)",
-             "Solve every instance of the embedded default instance sets (instances/data, see `edgebench "
-             "sets`) plus one freshly generated small instance per family (placement synthetic-3 with "
-             "num_tasks=24, mapping thesis, offloading heft-random with tasks=10) with the 'random' baseline, "
-             "evaluate each with the referee, print a table and write instances, solutions and summary.json "
-             "to DIR. Exit code 0 only if every solution is feasible.",
-             "  edgebench demo\n"
-             "  edgebench demo --seed 3 -o runs/demo3\n"
-             "  edgebench demo --no-sets            # only the three generated instances\n",
-             cmd_demo)
-    p.add_argument("--no-sets", action="store_true", help="skip the embedded instance sets")
-    p.add_argument("--seed", type=_seed, default=0, metavar="S", help="seed of generators and solver (default 0)")
-    p.add_argument("-o", "--output", default=str(DEMO_DIR), metavar="DIR", help=f"default {DEMO_DIR}")
-
-    train = sub.add_parser("train", help="train a learned policy (see 'edgebench train --help')",
-                           description="Train a learned policy; each TARGET has its own options "
-                                       "('edgebench train TARGET --help').", formatter_class=_FMT)
-    train_sub = train.add_subparsers(dest="target", required=True, metavar="TARGET")
-    from edgebench.learned.ces_ppo_cli import add_train_parser as add_ces_ppo_train
-
-    add_ces_ppo_train(train_sub)
-    from edgebench.learned.tapfinger_cli import add_train_parser as add_tapfinger_train
-
-    add_tapfinger_train(train_sub)
-
-    from edgebench.runner.cli import add_run_parsers  # run, report, bestknown
-
-    add_run_parsers(sub)
-    from edgebench.runner.importer import add_parser as add_import
-
-    add_import(sub)
-    from edgebench.adversary.cli import add_parser as add_adversary
-
-    add_adversary(sub)
-    from edgebench.runner.merge import add_parser as add_merge
-
-    add_merge(sub)
-    _add_results(sub)
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser. ``command``: only that command's parser is built in full (and the
+    modules it needs imported); every other command is a one-line stub, enough for ``--help``
+    and for "invalid choice". None: every command in full (the reference docs, tests)."""
+    parser, sub = _parser_head()
+    chosen = next((a for n, _, a in COMMANDS if n == command), None)
+    done: list[Any] = []
+    for name, help_, adder in COMMANDS:
+        if command is None or adder == chosen:
+            if adder not in done:
+                done.append(adder)
+                _add_commands(sub, adder)
+        else:
+            sub.add_parser(name, help=help_)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # the command is the first word that is not an option (the only global options are --help and
+    # --version): only its parser is built, so no other command's modules are imported
+    parser = build_parser(next((a for a in argv if not a.startswith("-")), ""))
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help, --version, usage errors (exit 2)

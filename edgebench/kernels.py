@@ -22,7 +22,6 @@ from __future__ import annotations
 import os
 import stat
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -67,6 +66,8 @@ def cache_dir() -> Path | None:
     home = default_cache_dir()
     if _writable(home):
         return home
+    import tempfile  # only when no per-user folder is writable
+
     tmp = Path(tempfile.gettempdir()) / f"edgebench-numba-{os.getuid()}"
     if _private(tmp):
         return tmp

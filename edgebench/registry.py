@@ -31,15 +31,16 @@ import typing
 import warnings
 import time
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Callable, Protocol
-
-from pydantic import AfterValidator, ConfigDict, ValidationError, create_model
+from typing import TYPE_CHECKING, Annotated, Any, Callable, Protocol
 
 from edgebench import solver_catalogue
 from edgebench.errors import InputError
-from edgebench.instances.io import content_hash
-from edgebench.instances.model import Instance
-from edgebench.solution import Solution
+
+if TYPE_CHECKING:  # listing solvers needs neither the instance models nor pydantic: both load when used
+    from pydantic import ValidationError
+
+    from edgebench.instances.model import Instance
+    from edgebench.solution import Solution
 
 KINDS = ("exact", "heuristic", "metaheuristic", "mdp", "learned")
 FAMILIES = ("placement", "mapping", "offloading")
@@ -510,6 +511,8 @@ def _bound_check(lo: float | None, hi: float | None) -> Callable[[Any], Any]:
 
 def _param_fields(info: SolverInfo) -> dict[str, tuple[Any, Any]]:
     """name -> (annotation, default) of every parameter a solver accepts."""
+    from pydantic import AfterValidator
+
     sig = inspect.signature(info.fn)
     try:
         hints = typing.get_type_hints(info.fn, include_extras=True)
@@ -541,6 +544,8 @@ def _param_fields(info: SolverInfo) -> dict[str, tuple[Any, Any]]:
 def _param_model(info: SolverInfo):
     model = _PARAM_MODELS.get(info.name)
     if model is None:
+        from pydantic import ConfigDict, create_model
+
         var_kw = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in inspect.signature(info.fn).parameters.values())
         extra = "allow" if var_kw and info.open_params else "forbid"
         fields = {n: (ann, default) for n, (ann, default) in _param_fields(info).items()}
@@ -597,6 +602,8 @@ def check_params(solver: str | SolverInfo, params: dict[str, Any], *, file: str 
         if k in params:
             raise InputError(f"is set by the runner / the caller, not a solver parameter", file=file,
                              field=f"{field}.{k}")
+    from pydantic import ValidationError
+
     model = _param_model(info)
     try:
         try:
@@ -626,6 +633,9 @@ def make_result(instance: Instance, solver: str, *, status: str, decisions: Any 
                 started: float | None = None, stats: dict[str, Any] | None = None) -> Result:
     """Build the common Result from a solver's decoded decisions (a decisions model of the
     instance's family, or None when there is no solution)."""
+    from edgebench.instances.io import content_hash
+    from edgebench.solution import Solution
+
     wall = time.perf_counter() - started if started is not None else 0.0
     payload = {instance.family: decisions} if decisions is not None else {}
     sol = Solution(family=instance.family, instance_id=instance.id, instance_hash=content_hash(instance),

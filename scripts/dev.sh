@@ -40,6 +40,8 @@ setup() {
     "$py" -m pip install -qq -e ".[test]"
     # OR-Tools and highspy both carry HiGHS: check they import side by side.
     "$py" -c 'import ortools.linear_solver.pywraplp, highspy, pulp, pyomo.environ, torch; print("[setup] imports ok: torch", torch.__version__)' >&2
+    # compile the numba kernels into the per-user cache now, so no solver pays it inside its time limit
+    "$VENV/bin/edgebench" warm >&2
     echo "$want" > "$VENV/.edgebench-stamp"
 }
 

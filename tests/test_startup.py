@@ -1,0 +1,182 @@
+"""Fast from the first keystroke (issue 43 items 1 and 3, issue 44 case 6): light commands import
+no solver module and no heavy library; the solver catalogue equals the registrations; numba's
+kernels import and run from a read-only install."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from edgebench import catalogue, cli, kernels, registry
+
+ROOT = Path(__file__).resolve().parents[1]
+GOOD = ROOT / "tests" / "data" / "good"
+HEAVY = ("torch", "numba", "scipy", "ortools", "pyomo", "pulp", "matplotlib", "dask", "pandas", "pyarrow",
+         "highspy", "deap", "gymnasium", "torch_geometric", "networkx")
+#: run one command in a fresh interpreter, then print the heavy packages and solver modules it imported
+PROBE = """
+import contextlib, io, json, sys
+from edgebench.cli import main
+with contextlib.redirect_stdout(io.StringIO()):
+    rc = main(sys.argv[1:])
+heavy = sorted({m.split('.')[0] for m in sys.modules} & set(%r))
+solver_modules = sorted(m for m in sys.modules if m.split('.')[:2] in
+                        (['edgebench', 'solvers'], ['edgebench', 'formulations'], ['edgebench', 'learned']))
+print(json.dumps({"rc": rc, "heavy": heavy, "solver_modules": solver_modules}))
+""" % (HEAVY,)
+
+
+def _imports(*argv: str, cwd: Path) -> dict:
+    out = subprocess.run([sys.executable, "-c", PROBE, *argv], capture_output=True, text=True, cwd=cwd,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("argv", [
+    ("--version",), ("--help",), ("solvers",), ("solvers", "--json"), ("solvers", "--family", "placement"),
+    ("sets",), ("info", str(GOOD / "placement_tiny.json")), ("validate", str(GOOD / "mapping_tiny.json")),
+    ("evaluate", str(GOOD / "placement_tiny.json"), str(GOOD / "placement_tiny.random.json")),
+    ("run", "--help"), ("merge", "--help"),
+], ids=lambda a: " ".join(a[:2]).replace(str(GOOD) + "/", ""))
+def test_light_commands_import_no_heavy_module_and_no_solver(argv, tmp_path):
+    got = _imports(*argv, cwd=tmp_path)
+    assert got["rc"] == 0
+    assert got["heavy"] == [], f"{' '.join(argv)} imported {got['heavy']}"
+    assert got["solver_modules"] == [] or argv == ("solvers", "--json") and set(got["solver_modules"]) <= {
+        "edgebench.learned", "edgebench.learned.provenance"}, got["solver_modules"]
+
+
+def test_solve_random_imports_only_what_random_needs(tmp_path):
+    got = _imports("solve", str(GOOD / "placement_tiny.json"), "--solver", "random", "-o", str(tmp_path / "s.json"),
+                   cwd=tmp_path)
+    assert got["rc"] == 0 and (tmp_path / "s.json").is_file()
+    assert got["heavy"] == []
+    assert "edgebench.solvers.random_baseline" in got["solver_modules"]
+    assert not [m for m in got["solver_modules"] if m.startswith(("edgebench.formulations", "edgebench.learned"))]
+
+
+def test_the_catalogue_equals_the_registrations():
+    """edgebench/solver_catalogue.py is what `python -m edgebench.catalogue` writes from the
+    modules' register(...) calls today (rerun it after changing a registration)."""
+    assert catalogue.render(catalogue.records()) == catalogue.PATH.read_text(), \
+        "stale solver catalogue: run python -m edgebench.catalogue"
+
+
+def test_catalogue_entries_answer_like_the_loaded_solvers():
+    registry.load_all()
+    for name, entry in registry._CATALOGUE.items():
+        info = registry._BUILTIN[name]
+        fresh = registry.CatalogueEntry(entry.record)
+        assert fresh.as_dict() == info.as_dict(), name  # checkpoints from the sidecars, without torch
+        assert (fresh.families, fresh.kind, fresh.default_time_limit, fresh.proves, fresh.choices, fresh.bounds) \
+            == (info.families, info.kind, info.default_time_limit, info.proves, info.choices, info.bounds), name
+
+
+def test_the_command_stubs_say_what_the_parsers_say():
+    """`edgebench --help` lists one-line stubs (COMMANDS); each equals its real parser's help."""
+    full = cli.build_parser()
+    sub = next(a for a in full._actions if isinstance(a, argparse._SubParsersAction))
+    real = {a.dest: a.help for a in sub._choices_actions}
+    assert real == {name: help_ for name, help_, _ in cli.COMMANDS}
+
+
+def test_a_command_builds_only_its_own_parser():
+    parser = cli.build_parser("solvers")
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    assert sub.choices["solvers"]._actions and len(sub.choices["run"]._actions) == 1  # run: a stub (-h only)
+
+
+def test_cli_names_the_reason_a_solver_cannot_load(monkeypatch, capsys, tmp_path):
+    """Issue 44 case 6: "placement-exact: could not load: ..." with exit 2, never "unknown solver"."""
+    record = {**registry._CATALOGUE["placement-exact"].record, "module": "edgebench_missing_module_for_test"}
+    monkeypatch.setitem(registry._CATALOGUE, "placement-exact", registry.CatalogueEntry(record))
+    monkeypatch.delitem(registry._REGISTRY, "placement-exact", raising=False)
+    monkeypatch.setattr(registry, "LOAD_ERRORS", {})
+    rc = cli.main(["solve", str(GOOD / "placement_tiny.json"), "--solver", "placement-exact", "-o",
+                   str(tmp_path / "x.json")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1
+    assert "placement-exact: could not load: ModuleNotFoundError" in err[0] and "unknown solver" not in err[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# numba's cache: writable, per user, set before numba is imported (issue 43 item 3, 44 case 6)
+# ---------------------------------------------------------------------------------------------
+
+KERNEL = """
+import os
+import edgebench.formulations.placement_labelling as LB
+print(repr(float(LB.envelope(0.5, 0.3, 0.1, 1.0, 1.0, 0.0, False))))
+print(os.environ["NUMBA_CACHE_DIR"])
+"""
+
+
+def _read_only_copy(tmp_path: Path) -> Path:
+    """The package laid out as installed (edgebench/ with formulations/ inside), read-only: no file
+    may be written, and numba's in-tree cache folder cannot be made (a file is in its place,
+    which stops root too)."""
+    site = tmp_path / "site"
+    pkg = site / "edgebench"
+    shutil.copytree(ROOT / "edgebench", pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "formulations", pkg / "formulations", ignore=shutil.ignore_patterns("__pycache__"))
+    for d in (pkg, pkg / "formulations"):
+        (d / "__pycache__").write_text("not a folder\n")
+    for p in sorted(site.rglob("*"), reverse=True):
+        p.chmod(0o444 if p.is_file() else 0o555)
+    site.chmod(0o555)
+    return site
+
+
+def _run_kernel(site: Path, tmp_path: Path, **env: str) -> tuple[float, Path]:
+    base = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "XDG_CACHE_HOME", "PYTHONPATH")}
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir(exist_ok=True)
+    # HOME is not a folder: numba's user-wide fallback (~/.cache/numba) cannot be made either
+    full = {**base, "PYTHONPATH": str(site), "HOME": "/dev/null", "TMPDIR": str(tmpdir), **env}
+    out = subprocess.run([sys.executable, "-c", KERNEL], capture_output=True, text=True, cwd=tmp_path, env=full,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    value, cache = out.stdout.split()
+    return float(value), Path(cache)
+
+
+def test_read_only_install_imports_and_runs_the_kernel(tmp_path):
+    site = _read_only_copy(tmp_path)
+    try:
+        value, cache = _run_kernel(site, tmp_path)
+        # the kernel's own arithmetic (table gain): p + sig * max(par + eps, 0) + 1e-12
+        assert value == pytest.approx(0.5 + 1.0 * (0.3 + 0.1) + 1e-12, abs=1e-12)
+        assert cache == tmp_path / "tmp" / f"edgebench-numba-{os.getuid()}"
+        assert list(cache.rglob("*envelope*.nbi")), "no compiled code cached"
+        # a writable per-user cache (XDG_CACHE_HOME) is used when there is one
+        value2, cache2 = _run_kernel(site, tmp_path, XDG_CACHE_HOME=str(tmp_path / "xdg"))
+        assert value2 == value and cache2 == tmp_path / "xdg" / "edgebench" / "numba"
+        assert list(cache2.rglob("*envelope*.nbi"))
+    finally:
+        for p in [tmp_path / "site", *(tmp_path / "site").rglob("*")]:
+            p.chmod(0o755)
+
+
+def test_cache_dir_prefers_a_writable_user_setting(tmp_path, monkeypatch):
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "mine"))
+    assert kernels.cache_dir() == tmp_path / "mine"
+    monkeypatch.setenv("NUMBA_CACHE_DIR", "/dev/null/not-a-folder")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert kernels.cache_dir() == tmp_path / "xdg" / "edgebench" / "numba"
+
+
+def test_warm_compiles_every_kernel(capsys):
+    assert cli.main(["warm"]) == 0
+    out = capsys.readouterr().out
+    assert "numba kernels ready" in out
+    for k in ("label", "walk_back", "step_grid", "envelope_grid"):
+        assert f"placement_labelling.{k}" in out
+    assert f"cache: {kernels.cache_dir()}" in out
