@@ -2,6 +2,12 @@
 
 * ``on_files``: adds the reference pages generated from the code (:mod:`edgebench.docgen`: the
   CLI from the argparse parser, the solver catalogue from the registry, the JSON Schemas).
+* ``on_files`` also renders the results page from the newest export under ``results/``
+  (:mod:`edgebench.runner.results_page`): its performance-profile images become generated files
+  under ``img/results/``, its text replaces the ``<!-- results -->`` marker of ``docs/results.md``
+  (in ``on_page_markdown``), and ``js/sortable.js`` — the report's table-sorting script, taken
+  from the report page (:func:`edgebench.runner.page.page`) so there is one copy of it — makes
+  the ``table.sortable`` tables sortable (``extra_javascript`` in mkdocs.yml).
 * ``on_page_markdown``: a relative link that leaves ``docs/`` (``../edgebench/runner/store.py``)
   points at a file of the repository, not of the site (the project has no public repository URL
   yet): when the file exists the link becomes its text followed by the repository path in code
@@ -17,18 +23,43 @@ from pathlib import Path
 from mkdocs.structure.files import File
 
 from edgebench import docgen
+from edgebench.runner import page as report_page
+from edgebench.runner import results_page
 
 ROOT = Path(__file__).resolve().parents[1]
 _LINK = re.compile(r"\[([^\]]*)\]\((\.\./[^)#\s]+)[^)]*\)")
+RESULTS_PAGE = "results.md"
+RESULTS_MARKER = "<!-- results -->"
+_RESULTS: dict[str, str] = {}
+
+
+def sort_script() -> str:
+    """The report's table-sorting script, from the report page itself (one copy of it)."""
+    return report_page.page([], "").split("<script>", 1)[1].rsplit("</script>", 1)[0]
+
+
+def results_markdown(config) -> tuple[str, dict[str, bytes]]:
+    """The results page's generated text and images, from the newest ``results/*/`` export."""
+    folder = results_page.newest_export(ROOT / "results")
+    if folder is None:
+        return "No results export yet (`edgebench results export`, then rebuild the site).\n", {}
+    return results_page.render(folder)
 
 
 def on_files(files, config):
     for rel, text in docgen.generate().items():
         files.append(File.generated(config, rel, content=text))
+    text, images = results_markdown(config)
+    _RESULTS["text"] = text
+    for rel, data in images.items():
+        files.append(File.generated(config, rel, content=data))
+    files.append(File.generated(config, "js/sortable.js", content=sort_script()))
     return files
 
 
 def on_page_markdown(markdown, page, config, files):
+    if page.file.src_uri == RESULTS_PAGE and RESULTS_MARKER in markdown:
+        markdown = markdown.replace(RESULTS_MARKER, _RESULTS.get("text", ""))
     page_dir = (Path(config["docs_dir"]) / page.file.src_uri).parent
     docs = Path(config["docs_dir"]).resolve()
 

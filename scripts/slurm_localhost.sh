@@ -127,11 +127,13 @@ case "$state" in idle|mixed|allocated) ;; *) echo "node not up (state '$state');
 SLICE=(paper --instances placement-synthetic-3-v1 mapping-topologies-v1 offloading-heft-random-v1
        --solvers optimus,tiresias,sjf,flexitask,greedy-bw,smart,heft,cpop,peft --no-report --no-progress)
 JOB_MEM_MB=$(( MEM_MB * 8 / 10 < 8192 ? MEM_MB * 8 / 10 : 8192 ))
-cd "$ROOT"
+LOG_BEFORE=$(wc -l < "$WORK/log/slurmctld.log" 2>/dev/null || echo 0)
+cd "$WORK"                                     # the batch jobs' slurm-N.out files land here
 say "SLURM run: python -m edgebench.runner.jobqueue slurm --jobs 1 --cores $CPUS --memory ${JOB_MEM_MB}MB"
 OMP_NUM_THREADS=1 "$PY" -m edgebench.runner.jobqueue slurm --jobs 1 --cores "$CPUS" --memory "${JOB_MEM_MB}MB" \
     --walltime 00:15:00 --queue debug -- "${SLICE[@]}" --db "$WORK/slurm.sqlite"
-say "batch jobs seen by slurmctld: $(grep -c 'sched: Allocate JobId' "$WORK/log/slurmctld.log" || true)"
+say "batch jobs seen by slurmctld: $(tail -n +$((LOG_BEFORE + 1)) "$WORK/log/slurmctld.log" | grep -c 'sched: Allocate JobId' || true)"
+sed -n 's/.*\(sched: Allocate JobId=[^ ]* NodeList=[^ ]* #CPUs=[0-9]*\).*/  slurmctld: \1/p' "$WORK/log/slurmctld.log" | tail -n 1
 say "local run of the same slice"
 OMP_NUM_THREADS=1 "$PY" -m edgebench run "${SLICE[@]}" --workers 1 --db "$WORK/local.sqlite" >/dev/null
 

@@ -47,8 +47,12 @@ from edgebench.runner.store import FAILED_STATUSES, Store, utcnow
 EXPORT_VERSION = 1
 RUN_FILE = "runs.parquet"
 METADATA_FILE = "metadata.json"
-#: columns of runs.parquet / runs.csv
+#: columns of runs.parquet / runs.csv (the report's runs table; it may gain columns)
 RUN_COLUMNS = (*report.EXPORT_COLUMNS, "variant")
+#: the columns every export of EXPORT_VERSION 1 has and readers rely on
+READ_COLUMNS = ("key", "family", "instance_set", "instance_id", "instance_hash", "solver", "label", "kind", "seed",
+                "status", "feasible", "proven", "sense", "primary_value", "gap", "bound_gap", "best_known",
+                "best_bound", "runtime", "time_limit", "message", "variant")
 #: numeric columns of the runs table (NULL: None)
 NUMERIC_COLUMNS = ("sweep", "size", "seed", "time_limit", "memory_limit_mb", "feasible", "proven", "units_ok",
                    "primary_value", "gap", "bound_gap", "best_known", "best_bound", "violations",
@@ -124,24 +128,47 @@ def checkpoint_records(solvers: list[str]) -> dict[str, list[dict[str, Any]]]:
         except KeyError:
             continue
         if isinstance(ck, list):
-            out[name] = [{k: c.get(k) for k in ("file", "preset", "variant", "algorithm", "env_steps", "sha256")}
+            out[name] = [{k: c.get(k) for k in ("file", "preset", "variant", "algorithm", "env_steps", "sha256",
+                                                      "default")}
                          for c in ck if isinstance(c, dict)]
     return out
 
 
+#: options of ``edgebench run`` that do not change which runs a sweep plans (with their value or not)
+_NO_PLAN = {"--workers": 1, "--dask": 1, "--db": 1, "-o": 1, "--output": 1, "--estimate-workers": 1,
+            "--no-report": 0, "--no-progress": 0, "--retry-failed": 0}
+
+
+def plan_key(argv: list[str] | None) -> tuple[str, ...]:
+    """A sweep's command line without the options that leave its plan unchanged: sweeps with the
+    same key planned the same runs (a resumed or retried sweep is not counted twice)."""
+    out, skip = [], 0
+    for a in argv or []:
+        if skip:
+            skip -= 1
+        elif a.split("=", 1)[0] in _NO_PLAN:
+            skip = 0 if "=" in a else _NO_PLAN[a.split("=", 1)[0]]
+        else:
+            out.append(a)
+    return tuple(out)
+
+
 def _suites(sweeps: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One entry per distinct suite (same TOML, after the command line's overrides): its name,
-    sha256, the sweeps that ran it and the runs it plans (the largest plan of those sweeps)."""
-    by: dict[str, dict[str, Any]] = {}
+    """One entry per distinct plan (:func:`plan_key`): the suite's name, the sha256 of the suite
+    as last run (TOML, after the command line's overrides), the sweeps that ran it and the runs it
+    plans (the largest plan of those sweeps)."""
+    by: dict[tuple, dict[str, Any]] = {}
     for s in sweeps:
         if s.get("suite") == "merge":
             continue
-        toml = s.get("suite_toml") or ""
-        e = by.setdefault(sha256_bytes(toml.encode()), {"name": s.get("suite"), "sweeps": 0, "planned": 0})
+        argv = json.loads(s["argv"]) if s.get("argv") else None
+        key = plan_key(argv) if argv else ("toml", s.get("suite_toml") or "")
+        e = by.setdefault(key, {"name": s.get("suite"), "sweeps": 0, "planned": 0})
         e["sweeps"] += 1
         e["planned"] = max(e["planned"], int(s.get("planned") or 0))
-        e["argv"] = json.loads(s["argv"]) if s.get("argv") else None
-    return [{"sha256": k, **v} for k, v in by.items()]
+        e["sha256"] = sha256_bytes((s.get("suite_toml") or "").encode())
+        e["argv"] = list(key) if argv else None
+    return list(by.values())
 
 
 def failures(runs: report.Runs) -> dict[str, dict[str, Any]]:
@@ -155,7 +182,7 @@ def failures(runs: report.Runs) -> dict[str, dict[str, Any]]:
     return out
 
 
-def metadata(data: report.Data, store_path: str) -> dict[str, Any]:
+def metadata(data: report.Data, store_path: str, note: str | None = None) -> dict[str, Any]:
     runs = data.runs
     suites = _suites(data.sweeps)
     planned = sum(s["planned"] for s in suites)
@@ -173,12 +200,14 @@ def metadata(data: report.Data, store_path: str) -> dict[str, Any]:
         "statuses": dict(sorted(statuses.items())),
         "run_seconds": round(float(np.nansum(rt)), 3),
         "cpu_hours": round(float(np.nansum(rt)) / 3600.0, 4),
+        "time_limit_hours": round(float(np.nansum(runs["time_limit"])) / 3600.0, 4) if len(runs) else 0.0,
         "cpu_hours_note": "sum of the runs' runtimes (each run single-threaded: its wall time, an upper "
                           "estimate of its CPU time); the runner's own overhead is not included",
         "sets": set_records(sorted(set(runs["instance_set"].tolist())) if len(runs) else []),
         "checkpoints": checkpoint_records(learned),
         "failures": failures(runs),
         "environments": len(data.envs),
+        "note": note,
     }
 
 
@@ -219,7 +248,7 @@ def _check_target(out: Path) -> None:
                          "replace it", file=str(out), field="-o")
 
 
-def export(store_path: str | os.PathLike, out_dir: str | os.PathLike) -> dict[str, Any]:
+def export(store_path: str | os.PathLike, out_dir: str | os.PathLike, *, note: str | None = None) -> dict[str, Any]:
     """Write the export of the store at ``store_path`` to ``out_dir`` (atomically: a temporary
     folder beside it, renamed into place). Returns the metadata."""
     out = Path(out_dir)
@@ -233,7 +262,7 @@ def export(store_path: str | os.PathLike, out_dir: str | os.PathLike) -> dict[st
             report.write_tables(tmp, "runs", {c: runs[c] for c in RUN_COLUMNS} if len(runs)
                                 else {c: np.zeros(0, dtype=object) for c in RUN_COLUMNS})
             (tmp / "envs.json").write_text(json.dumps(data.envs, indent=1, sort_keys=True) + "\n")
-            meta = metadata(data, str(store_path))
+            meta = metadata(data, str(store_path), note)
             meta["solutions"] = _write_solutions(store, data, tmp)
             (tmp / METADATA_FILE).write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
             for f in tmp.rglob("*"):  # mkstemp / mkdtemp make private files; an export is for reading
@@ -282,11 +311,11 @@ def read_export(folder: str | os.PathLike) -> tuple[dict[str, Any], list[dict[st
         raise InputError("missing", file=str(rpath)) from None
     except Exception as exc:  # pyarrow raises its own ArrowInvalid / OSError for a damaged file
         raise InputError(f"unreadable Parquet file: {str(exc).splitlines()[0][:200]}", file=str(rpath)) from None
-    missing = [c for c in RUN_COLUMNS if c not in table.column_names]
+    missing = [c for c in READ_COLUMNS if c not in table.column_names]
     if missing:
         raise InputError(f"missing columns {', '.join(missing)}", file=str(rpath))
-    rows = table.select(list(RUN_COLUMNS)).to_pylist()
-    for c in NUMERIC_COLUMNS:
+    rows = table.select(list(READ_COLUMNS)).to_pylist()
+    for c in (c for c in NUMERIC_COLUMNS if c in READ_COLUMNS):
         bad = next((r[c] for r in rows if r[c] is not None
                     and (isinstance(r[c], bool) or not isinstance(r[c], (int, float)))), None)
         if bad is not None:

@@ -171,3 +171,17 @@ def test_diff_bad_input_one_line_exit_2(tmp_path, old_export, capsys, damage):
     assert err.count("\n") == 1 and err.startswith("edgebench: error: ") and "Traceback" not in err
     with pytest.raises(Exception):
         read_export(bad)
+
+
+def test_planned_counts_a_retried_sweep_once(tmp_path):
+    """A sweep resumed or retried (same command but --retry-failed / --workers / --db) plans the
+    same runs: counted once; another --instances is another plan."""
+    db = tmp_path / "s.sqlite"
+    base = ["edgebench", "run", "paper", "--instances", SET, "--solvers", "h"]
+    with Store.open(db) as st:
+        st.add_run(row("h0", 12.0))
+        for argv, n in ((base + ["--db", "a.sqlite"], 5), (base + ["--retry-failed", "--workers", "2"], 5),
+                        (base[:4] + [SET2, "--solvers", "h"], 3)):
+            st.begin_sweep(suite="paper", suite_toml=f"# {n}\n", argv=argv, host={}, planned=n, skipped=0)
+    meta = export(db, tmp_path / "e")
+    assert meta["planned"] == 8 and [s["sweeps"] for s in meta["suites"]] == [2, 1]
