@@ -27,13 +27,14 @@ def convert(files: list[Path], *, seed: int, **search: Any) -> Instance:
     if missing:
         raise InputError(f"the search's {', '.join(missing)} must be recorded", field=f"params.{missing[0]}")
     inst = io.load_instance(files[0])
-    cert = io.read_json(files[0].parent / certificate.FILES["certificate"])
-    got = {"target": cert["target"]["solver"], "reference": cert["reference"]["solver"],
-           "seed": cert["search"]["seed"]}
+    cpath = files[0].parent / certificate.FILES["certificate"]
+    cert = io.validate_model(certificate.Certificate, io.read_json(cpath), file=str(cpath))
+    got = {"target": cert.target.solver, "reference": cert.reference.solver,
+           "seed": (cert.search or {}).get("seed")}
     want = {"target": search["target"], "reference": search["reference"], "seed": seed}
     for k in got:
         if got[k] != want[k]:
             raise InputError(f"the certificate's {k} is {got[k]!r}, the recipe records {want[k]!r}", field=f"params.{k}")
-    if inst.content_hash() != cert["instance_hash"]:
+    if inst.content_hash() != cert.instance_hash:
         raise InputError("the instance's content hash differs from its certificate's", file=str(files[0]))
     return inst

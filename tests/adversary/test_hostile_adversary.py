@@ -325,3 +325,17 @@ def test_certificate_labels_cannot_write_to_the_terminal(tmp_path, capsys):
 def test_input_error_names_are_escaped():
     line = InputError("bad \x1b]0;title\x07", file="a\nOK b.json", field="x\u202e").line()
     assert line == "a\\nOK b.json: x\\u202e: bad \\x1b]0;title\\x07"
+
+
+@pytest.mark.parametrize("changes,field", [({"target": [1, 2]}, "target"), ({"search": KeyError}, "params.seed"),
+                                           ({"ratio": "x"}, "ratio")])
+def test_sets_build_reads_a_damaged_certificate_in_one_error(tmp_path, changes, field):
+    """The ``adversary`` converter of ``sets build`` reads certificates with the same model."""
+    from edgebench.adversary import found
+
+    folder = _copy(tmp_path)
+    _edit(folder, **changes)
+    with pytest.raises(InputError) as err:
+        found.convert([folder / "instance.json"], seed=0, target="heft", reference="offloading-cpsat", size=10,
+                      evals=300)
+    assert err.value.field == field
