@@ -16,7 +16,7 @@ from typing import Any
 from edgebench import kernels as _kernels
 
 # numba reads its cache folder once, when it is imported: set it first, for every process that
-# imports edgebench (a writable per-user folder; see edgebench.kernels and docs/runner.md)
+# imports edgebench (a writable per-user folder; see edgebench.kernels and docs/cli.md, "Start-up")
 _kernels.configure()
 
 __all__ = ["__version__"]

@@ -835,7 +835,7 @@ def _add_warm(sub) -> None:
          "Compile every numba kernel (the placement bound's labelling programme) into numba's cache, so that "
          "no solver pays the compilation (about 20 s) inside its time limit. The cache is $NUMBA_CACHE_DIR "
          "when set and writable, else $XDG_CACHE_HOME/edgebench/numba (~/.cache/edgebench/numba); "
-         "`bash scripts/dev.sh setup` runs this command (docs/runner.md, \"Compiled kernels\").",
+         "`bash scripts/dev.sh setup` runs this command (docs/cli.md, \"Start-up\").",
          "  edgebench warm\n", cmd_warm)
 
 

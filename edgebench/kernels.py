@@ -7,14 +7,15 @@ machine code for later processes. Two things make that safe for a benchmark:
 * **One writable cache, chosen before numba is imported** (:func:`configure`, called by
   ``import edgebench``): ``$NUMBA_CACHE_DIR`` when the user set it to a writable folder, else
   ``$XDG_CACHE_HOME/edgebench/numba`` (``~/.cache/edgebench/numba`` without XDG_CACHE_HOME), else
-  a private folder ``edgebench-numba-<uid>`` in the temporary folder. numba's own default, the
+  a private folder ``edgebench-numba-<uid>`` in the temporary folder (only if it is ours and
+  nobody else may write it), else a fresh private temporary folder (compiled once per process). numba's own default, the
   ``__pycache__`` beside the source, is not used: a read-only install (a system site-packages, a
   container image) would otherwise fail to import the kernels where the user-wide fallback is
   not writable either.
 * **Compiled before it is timed** (:func:`warm_kernels`): ``edgebench warm`` (run by
   ``scripts/dev.sh setup``) compiles every kernel into that cache; the runner calls
   :func:`warm_kernels` before a solver's clock starts, so a cold cache costs set-up time, never a
-  solver's time limit (docs/runner.md, "Compiled kernels").
+  solver's time limit (docs/cli.md, "Start-up").
 """
 
 from __future__ import annotations
