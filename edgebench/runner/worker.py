@@ -2,24 +2,27 @@
 
 Started by :mod:`edgebench.runner.execute` (locally, or inside a Dask worker) in its own
 session / process group. It imports once what the sweep's runs need (the solver modules the
-plan names, the suite's plugins, compiled kernels where a module offers ``warm_kernels()``) and
+plan names, the suite's plugins, the compiled kernels when a planned solver calls them) and
 then forks ONE CHILD PER RUN: each run has its own process (a crash, a leak, closed files or a
 changed working directory end with it), yet starts in milliseconds, with every module already
-imported. Messages (pickled) on ``IN_FD`` / ``OUT_FD``:
+imported. The child is forked ahead (:class:`Spare`, while the zygote waits for the task): the
+fork of a large process (tens of milliseconds to copy its page tables) is on no run's path.
+Messages (pickled) on ``IN_FD`` / ``OUT_FD``:
 
 1. ``init`` -> ``{"type": "ready", "env": ..., "env_hash": ..., "load_errors": ...}``;
 2. a task -> its result: the solver's run, scored by the referee, with runtime, start-up, peak
    memory, anytime trace, Pareto front and the compressed solution; or ``{"type": "died"}``
    with the exit code of a child that ended without a result (the driver names the cause).
 
-Time limits, end to end. The child measures its start-up (fork to the solver's call: setting the
-memory limit, parsing and validating the instance, looking up the solver) and tells the zygote
+Time limits, end to end. The child measures its start-up (from receiving its task to the solver's
+call: setting the memory limit, parsing and validating the instance, looking up the solver;
+the process itself was forked before) and tells the zygote
 when the solver's clock starts. The zygote kills the child's whole tree when the start-up
 exceeds the task's ``startup_allowance``, or ``kill_after`` seconds after the solver started
 (status ``killed``): the hard kill counts from the solver's start, and start-up is bounded
 separately. The driver keeps a safety net over the zygote itself.
 
-Fences: the memory limit (RLIMIT_AS) is set in the child right after the fork, so the child and
+Fences: the memory limit (RLIMIT_AS) is set in the child when its task arrives, so the child and
 every process it starts inherit it; the zygote is a child subreaper (``PR_SET_CHILD_SUBREAPER``),
 so processes a solver leaves behind — even double-forked, in a new session — become its
 children and are killed when the run ends; a child dies with the zygote (``PR_SET_PDEATHSIG``).
@@ -477,20 +480,69 @@ RUN_MODULES = ("edgebench.instances.io", "edgebench.referee", "edgebench.runner.
 KERNEL_SOLVERS = ("placement-exact", "placement-cg-lns")
 
 
-def _child(task: dict[str, Any], wfd: int, t_fork: float, guard: tuple[int, ...]) -> None:
-    """The body of a run's own process (never returns). ``guard``: the zygote's pipes to the
-    driver, pointed at /dev/null here, so that a run can neither read its neighbours' tasks nor
-    write to the driver (closing them stays harmless)."""
+class Spare:
+    """A run's process forked ahead of its task (while the zygote is idle): it waits for one
+    task on ``tasks``, answers on ``results``, then ends. Forking a large zygote costs tens of
+    milliseconds (page tables); done ahead, that is not on any run's path."""
+
+    def __init__(self, guard: tuple[int, ...]) -> None:
+        task_r, task_w = os.pipe()
+        res_r, res_w = os.pipe()
+        _flush_streams()
+        zygote = os.getpid()
+        pid = os.fork()
+        if pid == 0:  # the run's process
+            os.close(task_w)
+            os.close(res_r)
+            _child(task_r, res_w, zygote, guard)
+        os.close(task_r)
+        os.close(res_w)
+        self.pid = pid
+        self.tasks = Connection(task_w, readable=False)
+        self.results = Connection(res_r, writable=False)
+
+    def hand_over(self, task: dict[str, Any]) -> float | None:
+        """Send ``task``; the time it was sent (the run's start-up counts from there), None
+        when this process is gone."""
+        t = time.monotonic()
+        try:
+            self.tasks.send((task, t))
+        except OSError:
+            return None
+        finally:
+            self.tasks.close()
+        return t
+
+    def discard(self) -> None:
+        for c in (self.tasks, self.results):
+            c.close()
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        _reap(self.pid, REAP_SECONDS)
+
+
+def _child(task_fd: int, res_fd: int, zygote: int, guard: tuple[int, ...]) -> None:
+    """The body of a run's process (never returns): wait for the task, run it, send the result.
+    ``guard``: the zygote's pipes to the driver, pointed at /dev/null here, so that a run can
+    neither read its neighbours' tasks nor write to the driver (closing them stays harmless)."""
     code = 0
     try:
         _prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: this run dies with its zygote
+        if os.getppid() != zygote:  # it died before the line above
+            os._exit(0)
         null = os.open(os.devnull, os.O_RDWR)
         for fd in guard:
             os.dup2(null, fd, inheritable=False)
         os.close(null)
-        conn = Connection(wfd, readable=False)
         try:
-            out = run_task(task, t_fork, on_start=lambda t: conn.send({"type": "started", "at": t}))
+            task, t_handover = Connection(task_fd, writable=False).recv()
+        except (EOFError, OSError):  # the zygote is done with this spare
+            os._exit(0)
+        conn = Connection(res_fd, readable=False)
+        try:
+            out = run_task(task, t_handover, on_start=lambda t: conn.send({"type": "started", "at": t}))
         except MemoryError:
             out = {"type": "result", "key": task.get("key"), "status": "memory",
                    "message": "MemoryError outside the solver (memory limit reached)", "started": utcnow(),
@@ -498,7 +550,7 @@ def _child(task: dict[str, Any], wfd: int, t_fork: float, guard: tuple[int, ...]
         except Exception as exc:  # the instance or the registry failed, not the solver
             out = {"type": "result", "key": task.get("key"), "status": "error",
                    "message": f"{type(exc).__name__}: {exc}"[:2000], "started": utcnow(), "finished": utcnow()}
-        out.setdefault("startup", time.monotonic() - t_fork)
+        out.setdefault("startup", time.monotonic() - t_handover)
         _flush_streams()
         conn.send(out)
     except BaseException:  # noqa: BLE001 - reported as this run's crash by the zygote
@@ -532,22 +584,22 @@ def _reap(pid: int, seconds: float) -> int | None:
 
 
 def run_forked(task: dict[str, Any], rx: Connection, ppid: int, reaper: bool,
-               guard: tuple[int, ...] = ()) -> tuple[dict[str, Any], int | None]:
-    """Fork the run's own process, enforce its start-up allowance and hard kill, kill what it
-    leaves running; returns the message for the driver and, when the run's process sent its
-    result and is exiting, its pid (for :func:`finish_run`, after the message is sent: the
-    driver does not wait for the process's exit)."""
+               guard: tuple[int, ...] = (), spare: Spare | None = None) -> tuple[dict[str, Any], int | None]:
+    """Run ``task`` in its own process (``spare``, forked ahead, or one forked now), enforce its
+    start-up allowance and hard kill, kill what it leaves running; returns the message for the
+    driver and, when the run's process sent its result and is exiting, its pid (for
+    :func:`finish_run`, after the message is sent: the driver does not wait for the exit)."""
     kill_after = float(task.get("kill_after") or math.inf)
     allowance = float(task.get("startup_allowance") or math.inf)
-    r, w = os.pipe()
-    _flush_streams()
-    t_fork = time.monotonic()
-    pid = os.fork()
-    if pid == 0:  # the run's process
-        os.close(r)
-        _child(task, w, t_fork, guard)
-    os.close(w)
-    conn = Connection(r, writable=False)
+    t_fork = spare.hand_over(task) if spare is not None else None
+    if t_fork is None:  # none ready, or it died while waiting: fork one now
+        if spare is not None:
+            spare.discard()
+        spare = Spare(guard)
+        t_fork = spare.hand_over(task)
+        if t_fork is None:
+            t_fork = time.monotonic()  # it died at once: its end is read below
+    pid, conn = spare.pid, spare.results
     started: float | None = None
     result: dict[str, Any] | None = None
     killed: str | None = None
@@ -640,6 +692,8 @@ def serve(rx: Connection, tx: Connection, init: dict[str, Any]) -> int:
         tx.send({"type": "fatal", "message": f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}"})
         return 1
     reaper = become_subreaper()  # then every orphan of a run is a descendant: no group scan
+    guard = (rx.fileno(), tx.fileno())
+    spare: Spare | None = Spare(guard)
     while True:
         if os.getppid() != ppid:
             _die_with_group()
@@ -650,11 +704,14 @@ def serve(rx: Connection, tx: Connection, init: dict[str, Any]) -> int:
         except (EOFError, OSError):  # the driver is gone
             _die_with_group()
         if task is None:
+            if spare is not None:
+                spare.discard()
             return 0
-        result, exiting = run_forked(task, rx, ppid, reaper, (rx.fileno(), tx.fileno()))
+        result, exiting = run_forked(task, rx, ppid, reaper, guard, spare)
         _flush_streams()
         tx.send(result)
         finish_run(exiting, reaper)
+        spare = Spare(guard)  # the next run's process, forked while the driver stores this result
 
 
 def main(argv: list[str] | None = None) -> int:
