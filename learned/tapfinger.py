@@ -35,6 +35,7 @@ torch and torch_geometric are imported inside functions (the registry imports th
 from __future__ import annotations
 
 import copy
+import functools
 import math
 import time
 from dataclasses import asdict, dataclass, field, replace
@@ -219,6 +220,80 @@ def graph_arrays(obs: np.ndarray, ids: np.ndarray, lay: EnvLayout):
     return x, edges
 
 
+def packed_graph_arrays(obs: np.ndarray, ids: np.ndarray, lay: EnvLayout):
+    """:func:`graph_arrays` without the nodes that cannot change a result (the packed path,
+    :data:`PACKED`): absent running rows (no edges; their embeddings are never read) are left
+    out, and the dummy pending slots (no edges, all the same features, hence all the same
+    embedding) are one shared node, the last ``pend`` row. Returns (x, edges, gather) where
+    ``gather`` (B*N*P,) maps every pending slot to its ``pend`` row (dummies: the shared row)."""
+    B, N, _ = obs.shape
+    P, R = lay.pending_size, lay.max_running
+    clus, pend, run = split_obs(obs, lay)
+    pres = pend[..., 0] > 0.5
+    pb, pn, pp = np.nonzero(pres)
+    K = len(pb)
+    rows = np.empty((K + 1, pend.shape[-1] + 1), dtype=np.float32)
+    rows[:K, :-1] = pend[pb, pn, pp]
+    rows[:K, -1] = 0.0
+    rows[K] = 0.0
+    rows[K, -1] = 1.0  # a dummy slot: all features 0, dummy flag 1 (as graph_arrays)
+    gather = np.full(B * N * P, K, dtype=np.int64)
+    flat_slot = (pb * N + pn) * P + pp
+    gather[flat_slot] = np.arange(K)
+    rb, rn, ri = np.nonzero(run[..., 0] > 0.5)
+    x = {
+        "clus": np.ascontiguousarray(clus.reshape(B * N, -1), dtype=np.float32),
+        "pend": rows,
+        "run": np.ascontiguousarray(run[rb, rn, ri], dtype=np.float32).reshape(len(rb), run.shape[-1]),
+        "short": np.ones((B, 1), dtype=np.float32),
+    }
+    run_e = np.stack([np.arange(len(rb)), rb * N + rn])
+    pend_e = np.stack([np.arange(K), pb * N + pn])
+    # the same task in other clusters' pending sets (present slots only, as graph_arrays)
+    flat = ids.reshape(B, N * P)
+    eq = (flat[:, :, None] == flat[:, None, :]) & (flat[:, :, None] >= 0)
+    owner = np.repeat(np.arange(N), P)
+    eq &= owner[:, None] != owner[None, :]
+    b, s, d = np.nonzero(eq)
+    same_e = np.stack([gather[b * N * P + s], gather[b * N * P + d]])
+    cs = np.stack([np.arange(B * N), np.repeat(np.arange(B), N)])
+
+    def t(e):
+        return np.ascontiguousarray(e, dtype=np.int64).reshape(2, -1)
+
+    edges = {
+        ("run", "on", "clus"): t(run_e), ("clus", "hosts", "run"): t(run_e[::-1]),
+        ("pend", "in", "clus"): t(pend_e), ("clus", "holds", "pend"): t(pend_e[::-1]),
+        ("pend", "same", "pend"): t(same_e),
+        ("clus", "up", "short"): t(cs), ("short", "down", "clus"): t(cs[::-1]),
+    }
+    return x, edges, gather
+
+
+def pointer_layer_packed(layer, x, pad_index, back, key_bias, BN: int, L: int):
+    """One post-norm ``nn.TransformerEncoderLayer`` (ReLU, no dropout: the pointer's layers)
+    on packed tokens ``x`` (M, d): the linear layers see the real tokens only; attention runs
+    on the padded (BN, L) layout (``pad_index``: (BN*L,) rows of ``x``, M = a zero row;
+    ``key_bias``: (BN, 1, 1, L), -inf on padding keys) and ``back`` (M,) picks each token's
+    row again. Same arithmetic in exact terms as the module with ``src_key_padding_mask``."""
+    import torch
+    from torch.nn import functional as F
+
+    sa = layer.self_attn
+    M, d = x.shape
+    H = sa.num_heads
+    D = d // H
+    qkv = F.linear(x, sa.in_proj_weight, sa.in_proj_bias)
+    qkv = torch.cat([qkv, qkv.new_zeros(1, 3 * d)])[pad_index].view(BN, L, 3, H, D).permute(2, 0, 3, 1, 4)
+    q, k, v = qkv.unbind(0)  # (BN, H, L, D)
+    att = q @ k.transpose(-1, -2) * (1.0 / math.sqrt(D)) + key_bias
+    att = (att - att.amax(-1, keepdim=True)).exp()  # softmax by hand: torch's is 4x slower on a last dim of ~10
+    att = att / att.sum(-1, keepdim=True)
+    o = (att @ v).transpose(1, 2).reshape(BN * L, d)[back]
+    x = layer.norm1(x + F.linear(o, sa.out_proj.weight, sa.out_proj.bias))
+    return layer.norm2(x + layer.linear2(torch.relu(layer.linear1(x))))
+
+
 # ---- the network -------------------------------------------------------------------------
 
 NODE_TYPES = ["clus", "pend", "run", "short"]
@@ -227,6 +302,14 @@ NODE_TYPES = ["clus", "pend", "run", "short"]
 #: ``bench/bench_learned.py``'s side-by-side throughput and the test that both agree)
 TYPED_PROJECTIONS = True
 _LAYER_CLS = None
+#: training and sampling take the packed path (True: :func:`packed_graph_arrays` and
+#: :func:`pointer_layer_packed` -- the linear layers see the real nodes and tokens only, the same
+#: values in exact arithmetic; the MAPPO update's forward and backward and ``act_batch`` with
+#: ``greedy=False``), or the first path everywhere (False: kept for ``bench/bench_learned.py``'s
+#: side-by-side throughput and the test that both agree). Greedy acting (the solvers, every
+#: evaluation: float64, ties within TIE_TOL) always takes the first path, so that no decision of
+#: a shipped checkpoint changes.
+PACKED = True
 
 
 def hetero_attention_layer():
@@ -379,22 +462,29 @@ def make_model(cfg: ModelConfig, lay: EnvLayout):
             self.critic = nn.Sequential(nn.Linear(lay.n * lay.pending_size * d + lay.n * d, d), nn.Tanh(),
                                         nn.Linear(d, lay.n))
 
-        def encode(self, obs: np.ndarray, ids: np.ndarray):
-            """Pending embeddings (B, N, P, d) and cluster embeddings (B, N, d)."""
+        def encode(self, obs: np.ndarray, ids: np.ndarray, packed: bool = False):
+            """Pending embeddings (B, N, P, d) and cluster embeddings (B, N, d) (``packed``: the
+            graph of :func:`packed_graph_arrays`, the fused layer only)."""
             B, N, _ = obs.shape
             P, d = self.lay.pending_size, self.cfg.hidden
             dev = self.void.device
             if self.cfg.encoder == "graph" and self.cfg.conv == "fused":
-                xa, ea = graph_arrays(obs, ids, self.lay)
+                if packed:
+                    xa, ea, gather = packed_graph_arrays(obs, ids, self.lay)
+                else:
+                    xa, ea = graph_arrays(obs, ids, self.lay)
                 off, ntype, ei, et = flat_graph(xa, ea, dev)
                 dt = self.void.dtype
                 z = torch.cat([torch.relu(self.inp[k](torch.as_tensor(xa[k], device=dev, dtype=dt))) for k in NODE_TYPES])
-                counts = [len(xa[k]) for k in NODE_TYPES] if TYPED_PROJECTIONS else None
+                counts = [len(xa[k]) for k in NODE_TYPES] if TYPED_PROJECTIONS or packed else None
                 for i, conv in enumerate(self.convs):
                     z = conv(z, ntype, ei, et, counts)
                     z = torch.nn.functional.layer_norm(z, (d,)) * self.ln_w[i][ntype] + self.ln_b[i][ntype]
-                pend = z[off["pend"]:off["pend"] + B * N * P]
                 clus = z[off["clus"]:off["clus"] + B * N]
+                if packed:  # every slot's row (the dummies share the last pend row)
+                    pend = z[off["pend"]:off["pend"] + len(xa["pend"])][torch.as_tensor(gather, device=dev)]
+                else:
+                    pend = z[off["pend"]:off["pend"] + B * N * P]
                 return pend.view(B, N, P, d), clus.view(B, N, d)
             x, edges = build_graph(obs, ids, self.lay)
             x = {k: v.to(dev, self.void.dtype) for k, v in x.items()}
@@ -415,26 +505,30 @@ def make_model(cfg: ModelConfig, lay: EnvLayout):
             return pend, agent
 
         def forward(self, obs: np.ndarray, ids: np.ndarray, masks: torch.Tensor, void_ok: np.ndarray | None = None,
-                    values: bool = True, critic_grad: bool = True):
+                    values: bool = True, critic_grad: bool = True, packed: bool = False):
             """Pointer logits (B, N, P+1; the last is void; masked entries NEG), the pointer
             transformer's slot embeddings (B, N, P, d), cluster embeddings (B, N, d), values (B, N).
             ``masks``: bool (B, N, P, C+1, G+1) allocation masks; ``void_ok``: bool (B, N), whether
             the void entry may be chosen (default: always); ``values=False`` skips the critic
             (zeros); ``critic_grad=False`` detaches the critic's input (its loss leaves the
-            encoder, i.e. the actor, alone)."""
-            pend, clus = self.encode(obs, ids)
+            encoder, i.e. the actor, alone). ``packed``: the packed path (:data:`PACKED`; the
+            same values in exact arithmetic, the slot embeddings of dummy slots 0)."""
+            pend, clus = self.encode(obs, ids, packed=packed)
             dev = pend.device
             masks = masks.to(dev)
             B, N, P, d = pend.shape
             slot_ok = masks.flatten(3).any(-1)  # (B, N, P)
-            dummy = torch.as_tensor(obs[..., N_CLUSTER:N_CLUSTER + P * (N_PEND + self.lay.types)]
-                                    .reshape(B, N, P, -1)[..., 0] < 0.5, device=dev)
-            seq = torch.cat([pend.reshape(B * N, P, d), self.void.expand(B * N, 1, d)], 1)
-            pad = torch.cat([dummy.reshape(B * N, P), torch.zeros(B * N, 1, dtype=torch.bool, device=dev)], 1)
-            z = self.pointer_enc(seq, src_key_padding_mask=pad)
-            keep = (~pad[:, :P]).to(z.dtype).unsqueeze(-1)
-            mean = (z[:, :P] * keep).sum(1) / keep.sum(1).clamp(min=1.0)
-            u = self.v(torch.tanh(self.W1(z) + self.W2(mean).unsqueeze(1))).squeeze(-1).view(B, N, P + 1)
+            dummy_np = obs[..., N_CLUSTER:N_CLUSTER + P * (N_PEND + self.lay.types)].reshape(B, N, P, -1)[..., 0] < 0.5
+            if packed:
+                u, z = self._pointer_packed(pend, dummy_np)
+            else:
+                dummy = torch.as_tensor(dummy_np, device=dev)
+                seq = torch.cat([pend.reshape(B * N, P, d), self.void.expand(B * N, 1, d)], 1)
+                pad = torch.cat([dummy.reshape(B * N, P), torch.zeros(B * N, 1, dtype=torch.bool, device=dev)], 1)
+                z = self.pointer_enc(seq, src_key_padding_mask=pad)
+                keep = (~pad[:, :P]).to(z.dtype).unsqueeze(-1)
+                mean = (z[:, :P] * keep).sum(1) / keep.sum(1).clamp(min=1.0)
+                u = self.v(torch.tanh(self.W1(z) + self.W2(mean).unsqueeze(1))).squeeze(-1).view(B, N, P + 1)
             vo = (torch.ones(B, N, 1, dtype=torch.bool, device=dev) if void_ok is None
                   else torch.as_tensor(void_ok, device=dev).view(B, N, 1))
             ok = torch.cat([slot_ok, vo | ~slot_ok.any(-1, keepdim=True)], -1)
@@ -445,6 +539,36 @@ def make_model(cfg: ModelConfig, lay: EnvLayout):
             else:  # acting only (solvers, evaluation): no critic
                 values = torch.zeros(B, N, device=dev)
             return logits, z[:, :P].reshape(B, N, P, d), clus, values
+
+        def _pointer_packed(self, pend, dummy: np.ndarray):
+            """The pointer on the real slots and the void entries only (:func:`pointer_layer_packed`):
+            (scores u (B, N, P+1), slot embeddings (B*N, P+1, d), dummy rows 0)."""
+            B, N, P, d = pend.shape
+            BN, L = B * N, P + 1
+            dev = pend.device
+            real = np.flatnonzero(~dummy.reshape(-1))  # real slots, in (agent, slot) order
+            K = len(real)
+            agent, pos = np.divmod(real, P)
+            M = K + BN
+            back = np.concatenate([agent * L + pos, np.arange(BN) * L + P])
+            pad_index = np.full(BN * L, M, dtype=np.int64)
+            pad_index[back] = np.arange(M)
+            bias = np.zeros((BN, 1, 1, L), dtype=np.float32)
+            bias.reshape(BN, L)[:, :P][dummy.reshape(BN, P)] = -np.inf
+            t = functools.partial(torch.as_tensor, device=dev)
+            pad_t, back_t = t(pad_index), t(back)
+            bias_t = t(bias, dtype=pend.dtype)
+            x = torch.cat([pend.reshape(BN * P, d)[t(real)], self.void.expand(BN, d)])
+            for layer in self.pointer_enc.layers:
+                x = pointer_layer_packed(layer, x, pad_t, back_t, bias_t, BN, L)
+            agent_t = t(agent)
+            cnt = t(np.maximum(np.bincount(agent, minlength=BN), 1), dtype=x.dtype).unsqueeze(-1)
+            mean = x.new_zeros(BN, d).index_add(0, agent_t, x[:K]) / cnt
+            owner = torch.cat([agent_t, torch.arange(BN, device=dev)])
+            u = self.v(torch.tanh(self.W1(x) + self.W2(mean)[owner])).squeeze(-1)
+            u = torch.cat([u, u.new_zeros(1)])[pad_t].view(B, N, L)
+            z = torch.cat([x, x.new_zeros(1, d)])[pad_t].view(BN, L, d)
+            return u, z
 
         def alloc_logits(self, z: torch.Tensor, clus: torch.Tensor, slot: torch.Tensor, masks: torch.Tensor):
             """Allocation logits (B, N, grid) for the chosen slots (B, N) (void: slot 0, ignored)."""
@@ -529,7 +653,7 @@ def act_batch(model, envs: list, obs_list: list[dict], lay: EnvLayout, rng: np.r
     dev = model.void.device
     mt = torch.as_tensor(masks, device=dev)
     with torch.inference_mode():
-        logits, z, clus, values = model(o, ids, mt, void_ok, values)
+        logits, z, clus, values = model(o, ids, mt, void_ok, values, packed=PACKED and not greedy)
         probs = torch.softmax(logits, -1).cpu().numpy()  # (E, N, P+1)
         lsm = torch.log_softmax(logits.double(), -1).cpu().numpy()
     ok_all = logits.cpu().numpy() > NEG / 2

@@ -106,7 +106,11 @@ class TrainArgs:
     # behaviour-cloning warm start from the exact model's schedules (0 instances: pure MAPPO, the paper)
     bc_instances: int = 0  # training instances solved by placement-milp (cached under bc_cache)
     bc_epochs: int = 0  # supervised epochs over the expert's states before MAPPO
-    bc_time_limit: float = 5.0  # seconds per exact solve (one thread)
+    bc_time_limit: float = 5.0  # seconds per expert solve (one thread)
+    #: the expert of the warm start's schedules: "placement-milp" (the fixed-allocation MILP, the
+    #: first checkpoints') or "placement-lns" (the large-neighbourhood search that set most of the
+    #: library's best knowns, gaps 0-10 % to a valid bound); DAgger's continuations stay the MILP's
+    expert: str = "placement-milp"
     bc_cache: str | None = "runs/tapfinger-expert"  # folder of cached expert schedules (None: no cache)
     bc_lr: float | None = None  # None: lr
     bc_eval_every: int = 0  # BC epochs between evaluations (0: only after the last)
@@ -175,7 +179,7 @@ def _logp_entropy(model, batch: dict, idx: np.ndarray, *, critic_grad: bool = Tr
     dev = model.void.device
     masks = torch.as_tensor(batch["masks"][idx], device=dev)
     logits, z, clus, values = model(batch["obs"][idx], batch["ids"][idx], masks, batch["void_ok"][idx],
-                                    critic_grad=critic_grad)
+                                    critic_grad=critic_grad, packed=tf.PACKED)
     slot = torch.as_tensor(batch["slot"][idx], device=dev)
     m = torch.as_tensor(batch["m"][idx], device=dev).float()
     logp_s = torch.log_softmax(logits, -1)
@@ -529,18 +533,31 @@ def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict
 # ---- behaviour cloning from the exact model (a documented deviation from the paper) ----------
 
 
-def expert_schedule(instance, *, time_limit: float = 5.0, seed: int = 0) -> dict[str, Any]:
-    """The exact fixed-allocation model's schedule of an instance (``placement-milp``, one
-    thread): {"status", "objective" (total completion time), "tasks": [(cluster, start, cpu,
-    gpu)]}."""
-    from edgebench import registry
+#: the experts of the warm start (``TrainArgs.expert``) and their parameters (one thread; the
+#: LNS without its re-allocating "grow" step, so that every task has one start and allocation)
+EXPERTS: dict[str, dict[str, Any]] = {"placement-milp": {"threads": 1}, "placement-lns": {"grow": False}}
 
-    res = registry.solve(instance, "placement-milp", time_limit=time_limit, seed=seed, threads=1)
+
+def expert_schedule(instance, *, time_limit: float = 5.0, seed: int = 0,
+                    expert: str = "placement-milp") -> dict[str, Any]:
+    """The expert's schedule of an instance (:data:`EXPERTS`: the fixed-allocation MILP or the
+    LNS, one thread): {"status", "objective" (the referee's total completion time), "tasks":
+    [(cluster, start, cpu, gpu)]}; no tasks when the expert found none or its schedule
+    re-allocates (a history the env cannot replay as one start per task)."""
+    from edgebench import registry
+    from edgebench.referee import evaluate_decisions
+
+    if expert not in EXPERTS:
+        raise tf.InputError(f"unknown expert {expert!r} (one of {sorted(EXPERTS)})", field="expert")
+    res = registry.solve(instance, expert, time_limit=time_limit, seed=seed, **EXPERTS[expert])
     sol = res.solution
-    if sol.decisions is None:
+    if sol.decisions is None or any(getattr(d, "history", None) for d in sol.decisions.tasks):
         return {"status": sol.status, "objective": None, "tasks": None}
+    ev = evaluate_decisions(instance, sol.decisions)  # the referee's value, never the solver's own
+    if not ev.feasible:
+        return {"status": "infeasible", "objective": None, "tasks": None}
     tasks = [(d.cluster, d.start, d.cpu, d.gpu) for d in sol.decisions.tasks]
-    return {"status": sol.status, "objective": float(sol.objective), "tasks": tasks}
+    return {"status": sol.status, "objective": float(ev.objectives["total_completion_time"]), "tasks": tasks}
 
 
 def replay_expert(env, lay: tf.EnvLayout, instance, tasks: list, *, seed: int = 0,
@@ -635,13 +652,16 @@ def expert_seeds(args: TrainArgs) -> list[int]:
 def _cache_key(args: TrainArgs, seed: int) -> str:
     import hashlib
 
-    spec = json.dumps({"preset": args.preset, "variant": args.variant, "params": args.gen_params, "seed": seed,
-                       "time_limit": args.bc_time_limit}, sort_keys=True, default=str)
+    spec = {"preset": args.preset, "variant": args.variant, "params": args.gen_params, "seed": seed,
+            "time_limit": args.bc_time_limit}
+    if args.expert != "placement-milp":  # the MILP's cache keys stay those of the shipped files
+        spec["expert"] = args.expert
+    spec = json.dumps(spec, sort_keys=True, default=str)
     return hashlib.sha256(spec.encode()).hexdigest()[:20]
 
 
 def expert_dataset(args: TrainArgs, lay: tf.EnvLayout, *, log: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """Solve ``args.bc_instances`` training instances with the exact model (cached as JSON under
+    """Solve ``args.bc_instances`` training instances with the expert (cached as JSON under
     ``args.bc_cache``), replay each schedule through the env and return the stacked states and
     expert labels (see :func:`replay_expert`) plus "ret" (per-agent discounted returns of the
     expert, reward-scaled) and "expert_mean_ct" (mean over instances). Instances whose replay
@@ -663,7 +683,7 @@ def expert_dataset(args: TrainArgs, lay: tf.EnvLayout, *, log: Callable[[str], N
         if path is not None and path.is_file():
             sol = json.loads(path.read_text())
         else:
-            sol = expert_schedule(inst, time_limit=args.bc_time_limit)
+            sol = expert_schedule(inst, time_limit=args.bc_time_limit, expert=args.expert)
             if path is not None:
                 tmp = path.with_name(path.name + ".tmp")
                 tmp.write_text(json.dumps(sol))
