@@ -145,7 +145,9 @@ def key_problem(row: dict[str, Any], sol: Any = None) -> str | None:
                            float(row["time_limit"]))
     except (TypeError, ValueError, OverflowError) as exc:
         return f"its key cannot be derived ({exc})"
-    return None if want == row["key"] else "its key is not the key of its instance, solver, parameters, seed and time limit"
+    if want != row["key"]:
+        return "its key is not the key of its instance, solver, parameters, seed and time limit"
+    return None
 
 
 #: the stored columns the referee's re-scoring must reproduce
