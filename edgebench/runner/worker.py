@@ -458,11 +458,15 @@ def preload(init: dict[str, Any]) -> None:
     names = init.get("solvers")
     if names is None:
         names = [s.name for s in registry.solvers()]
+    kinds = set()
     for name in names:
         try:
-            registry.get(name).fn  # noqa: B018 - imports the solver's module
+            info = registry.get(name)
+            info.fn  # noqa: B018 - imports the solver's module
+            kinds.add(info.kind)
         except Exception:  # noqa: BLE001 - the run itself reports an unknown or broken solver
             pass
+    learn_imports(m for k in sorted(kinds) for m in PRELOAD_BY_KIND.get(k, ()))
     from edgebench import kernels
 
     if any(n in KERNEL_SOLVERS for n in names):
@@ -476,6 +480,14 @@ def preload(init: dict[str, Any]) -> None:
 #: modules every run uses besides its solver's (instance parsing, the referee, the bounds
 #: check of record_solution, process-tree clean-up): imported once, in the zygote
 RUN_MODULES = ("edgebench.instances.io", "edgebench.referee", "edgebench.runner.bounds", "psutil")
+#: libraries that solvers of a kind import inside their functions (not at module import: light
+#: commands stay light), imported by the zygote when the plan has such a solver
+PRELOAD_BY_KIND = {"learned": ("torch",)}
+#: top-level packages whose modules a run imported are imported by the zygote after the run
+#: (:func:`learn_imports`), so that later runs find them imported; libraries known to start no
+#: thread at import (a zygote forks: it must stay single-threaded)
+LEARNABLE = ("torch", "scipy", "sklearn", "networkx", "highspy", "pulp", "pyomo", "deap", "gymnasium", "numba",
+             "llvmlite", "pandas", "pyarrow")
 #: solvers whose runs call the compiled (numba) kernels of :mod:`edgebench.kernels`
 KERNEL_SOLVERS = ("placement-exact", "placement-cg-lns")
 
@@ -541,6 +553,7 @@ def _child(task_fd: int, res_fd: int, zygote: int, guard: tuple[int, ...]) -> No
         except (EOFError, OSError):  # the zygote is done with this spare
             os._exit(0)
         conn = Connection(res_fd, readable=False)
+        before = set(sys.modules)
         try:
             out = run_task(task, t_handover, on_start=lambda t: conn.send({"type": "started", "at": t}))
         except MemoryError:
@@ -551,6 +564,7 @@ def _child(task_fd: int, res_fd: int, zygote: int, guard: tuple[int, ...]) -> No
             out = {"type": "result", "key": task.get("key"), "status": "error",
                    "message": f"{type(exc).__name__}: {exc}"[:2000], "started": utcnow(), "finished": utcnow()}
         out.setdefault("startup", time.monotonic() - t_handover)
+        out["imported"] = [m for m in sys.modules if m not in before and m.split(".")[0] in LEARNABLE]
         _flush_streams()
         conn.send(out)
     except BaseException:  # noqa: BLE001 - reported as this run's crash by the zygote
@@ -561,6 +575,19 @@ def _child(task_fd: int, res_fd: int, zygote: int, guard: tuple[int, ...]) -> No
         except BaseException:  # noqa: BLE001
             pass
     os._exit(code)
+
+
+def learn_imports(modules: Any) -> None:
+    """Import ``modules`` (names) of :data:`LEARNABLE` packages here, in the zygote: a solver
+    that imports a library inside its function paid that import in the first run only, as in
+    a reused process. Failures are ignored (the run that needs the module reports them)."""
+    for name in modules:
+        if not isinstance(name, str) or name in sys.modules or name.split(".")[0] not in LEARNABLE:
+            continue
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001
+            pass
 
 
 def _reap(pid: int, seconds: float) -> int | None:
@@ -708,9 +735,11 @@ def serve(rx: Connection, tx: Connection, init: dict[str, Any]) -> int:
                 spare.discard()
             return 0
         result, exiting = run_forked(task, rx, ppid, reaper, guard, spare)
+        imported = result.pop("imported", None) or ()
         _flush_streams()
         tx.send(result)
         finish_run(exiting, reaper)
+        learn_imports(imported)
         spare = Spare(guard)  # the next run's process, forked while the driver stores this result
 
 
