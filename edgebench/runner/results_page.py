@@ -165,12 +165,13 @@ def render(folder: Path, img_prefix: str = "img/results") -> tuple[str, dict[str
     images: dict[str, bytes] = {}
     name = Path(folder).name
     md = []
-    slice_ = "slice" in name or meta.get("note")
-    if slice_:
+    note = f" — {meta['note']}" if meta.get("note") else ""
+    if "slice" in name.lower():  # an export named ...-slice is labelled as one, loudly
         md += ['!!! warning "A slice, not the full paper suite"',
-               f"    This page shows the export `results/{name}/`: **{meta['runs']} runs**"
-               f"{' — ' + str(meta.get('note')) if meta.get('note') else ''}. The full paper suite "
-               "plans 2,956 runs; its numbers will replace these.", ""]
+               f"    This page shows the export `results/{name}/`: **{meta['runs']} runs**{note}. The full "
+               "paper suite plans 2,956 runs; its export will replace this one.", ""]
+    elif note:
+        md.append(f"Note: {meta['note']}\n")
     md.append(f"Export `results/{name}/` (export format {meta['export_version']}), created {meta.get('created')}, "
               f"edgebench {meta.get('edgebench')}, commit `{meta.get('git')}`: {meta['runs']} runs stored of "
               f"{meta.get('planned')} planned, {meta.get('run_seconds', 0) / 3600:.3f} run-hours "

@@ -185,3 +185,39 @@ def test_planned_counts_a_retried_sweep_once(tmp_path):
             st.begin_sweep(suite="paper", suite_toml=f"# {n}\n", argv=argv, host={}, planned=n, skipped=0)
     meta = export(db, tmp_path / "e")
     assert meta["planned"] == 8 and [s["sweeps"] for s in meta["suites"]] == [2, 1]
+
+
+def test_results_page_headline_tables_and_slice_label(tmp_path):
+    from edgebench.runner.results_page import newest_export, render
+
+    rows = [*OLD_ROWS, row("h9", 33.0, where=(SET2, HASH2), label="h")]  # h: feasible on every run of both sets
+    export(make_store(tmp_path / "s.sqlite", rows), tmp_path / "results" / "x-slice")
+    assert newest_export(tmp_path / "results") == tmp_path / "results" / "x-slice"
+    md, images = render(tmp_path / "results" / "x-slice")
+    # h: gaps to the bound 20 %, 30 %, 40 % on SET (the exact run's proven 10); SET2 has no bound
+    m, lo, hi = mean_ci([0.2, 0.3, 0.4])
+    assert (f"closest to optimal (non-exact, feasible on every run) is <b>h</b>, {100 * m:.2f}% "
+            f"[{100 * lo:.2f}, {100 * hi:.2f}] above the certified bound on average over 3 runs on 2 set(s); within 1 % of the best known on 0 of 4 "
+            "runs") in md
+    assert '!!! warning "A slice, not the full paper suite"' in md and "**7 runs**" in md
+    assert md.count('<table class="sortable">') >= 2 and "<td>slow</td>" in md
+    assert "hard kill after 12 s (1)" in md  # failures with their reasons
+    assert list(images) == ["img/results/profile-placement.png"] and images[list(images)[0]][:4] == b"\x89PNG"
+
+
+def test_site_hook_fills_the_results_page():
+    import sys
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    ROOT = Path(__file__).resolve().parents[2]
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import mkdocs_hooks
+    finally:
+        sys.path.pop(0)
+    assert "table.sortable" in mkdocs_hooks.sort_script() and "<script>" not in mkdocs_hooks.sort_script()
+    mkdocs_hooks._RESULTS["text"] = "GENERATED"
+    page = SimpleNamespace(file=SimpleNamespace(src_uri="results.md"))
+    out = mkdocs_hooks.on_page_markdown("# R\n\n<!-- results -->\n", page, {"docs_dir": str(ROOT / "docs")}, None)
+    assert out == "# R\n\nGENERATED\n"
