@@ -373,6 +373,9 @@ def write_manifests(store, data_dir: str | Path | None = None, *, refresh_bounds
             verify_entry(folder, entry, inst)
             bk = dict(entry.get("best_known") or {})
             old = dict(bk)
+            if _finite(bk.get("bound")) is not None and not proving_source(bk):
+                # a bound without a proving source (a heuristic's value) closes nothing (issue 44)
+                bk.update(bound=None, bound_solver=None, bound_run=None, bound_date=None, bound_kind=None)
             sense = rec.get("sense") or SENSE[inst.family]
             o = _finite(rec.get("objective"))
             if o is not None and obj_better(o, _finite(bk.get("objective")), sense):

@@ -5,6 +5,7 @@ SIGTERM and a full disk during a merge (case 13)."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -292,3 +293,23 @@ def test_full_disk_during_a_merge_is_one_line_naming_it(tmp_path, capsys, source
         assert keys(out) == set() and integrity(out) == "ok"
     finally:
         subprocess.run(["umount", "-l", str(disk)], capture_output=True)
+
+
+def test_bestknown_write_manifests_drops_a_bound_without_a_proving_source(tmp_path, capsys):
+    """A folder set whose manifest says bound = objective from the ``random`` heuristic: the
+    written status is not "closed" (the instance-only bound, composite <= 1, joins instead)."""
+    shipped = sets.DATA_DIR / "mapping-thesis-v2"
+    d = tmp_path / "sets" / "myset"
+    (d / "solutions").mkdir(parents=True)
+    m = json.loads((shipped / "manifest.json").read_text())
+    e = m["instances"][0]
+    m["instances"] = [e]
+    shutil.copyfile(shipped / e["file"], d / e["file"])
+    shutil.copyfile(shipped / e["best_known"]["solution"], d / e["best_known"]["solution"])
+    e["best_known"].update(solver="random", bound_solver="random", bound_kind=None, optimal=True, status="closed",
+                           solver_config=dict(e["best_known"]["solver_config"], solver="random", label="random"))
+    (d / "manifest.json").write_text(json.dumps(m))
+    assert call(capsys, "bestknown", "--refresh-bounds", "--data-dir", str(d.parent)).returncode == 0
+    bk = json.loads((d / "manifest.json").read_text())["instances"][0]["best_known"]
+    assert bk["status"] == "open" and bk["optimal"] is False
+    assert bk["bound"] == 1.0 and bk["bound_kind"] == "combinatorial: composite <= 1"
