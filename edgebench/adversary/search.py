@@ -42,6 +42,7 @@ from edgebench.instances.generators import generate
 from edgebench.instances.manifest import confined
 from edgebench.instances.model import FAMILIES, Instance
 from edgebench.referee import SENSE, evaluate
+from edgebench.text import printable
 
 STATE_VERSION = 1
 #: the preset each family's search starts from by default, and the parameter that sizes it
@@ -399,7 +400,7 @@ class Search:
         t0 = time.perf_counter() - self.elapsed
         total = c.evals if c.evals is not None else None
         bar = tqdm(total=total, initial=self.evals, disable=not progress, unit="eval", dynamic_ncols=True,
-                   desc=f"{c.target.label} vs {c.reference.label}")
+                   desc=printable(f"{c.target.label} vs {c.reference.label}"))
         try:
             if self.current is None:
                 self._start()
@@ -459,6 +460,18 @@ def _point_best(out: Path, folder: Path) -> None:
     os.replace(tmp, link)
 
 
+def _clear_uncounted(out: Path) -> None:
+    """Remove the trace, improvement folders and ``best`` link of a folder without a state
+    (a search killed during its start): a fresh search there starts clean."""
+    (out / "trace.jsonl").unlink(missing_ok=True)
+    imp = out / "improvements"
+    if imp.is_dir() and not imp.is_symlink():
+        shutil.rmtree(imp)
+    for link in [out / "best", *out.glob(".best-*")]:
+        if link.is_symlink():
+            link.unlink()
+
+
 def search(config: Config, out: str | Path, *, resume: bool = False, progress: bool = True) -> dict[str, Any]:
     """Run (or with ``resume`` continue) a search into ``out``; the summary (evaluations,
     acceptances, failures, improvements, elapsed seconds, the best certificate's ratio)."""
@@ -468,6 +481,6 @@ def search(config: Config, out: str | Path, *, resume: bool = False, progress: b
     elif (Path(out) / "state.json").exists():
         raise InputError("a search state exists here; use --resume to continue it or another folder",
                          file=str(Path(out) / "state.json"))
-    else:
-        (Path(out) / "trace.jsonl").unlink(missing_ok=True)  # a trace without a state counts nothing
+    else:  # what a search killed before its first saved state left counts nothing
+        _clear_uncounted(Path(out))
     return s.run(progress=progress)

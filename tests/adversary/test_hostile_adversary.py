@@ -339,3 +339,19 @@ def test_sets_build_reads_a_damaged_certificate_in_one_error(tmp_path, changes, 
         found.convert([folder / "instance.json"], seed=0, target="heft", reference="offloading-cpsat", size=10,
                       evals=300)
     assert err.value.field == field
+
+
+def test_search_killed_during_its_start_restarts_clean(tmp_path, uninterrupted, monkeypatch):
+    """Killed after the start's certificate, before the first state: no state.json, so the
+    same command starts afresh and ends as the uninterrupted search (no stale folder)."""
+    out = tmp_path / "s"
+    monkeypatch.setattr(Search, "save", lambda self: (_ for _ in ()).throw(Crash()))
+    with pytest.raises(Crash):
+        search(_config(evals=10), out, progress=False)
+    monkeypatch.undo()
+    assert (out / "improvements" / "0001").is_dir() and not (out / "state.json").exists()
+    (out / "improvements" / "0009").mkdir()  # a stale folder the fresh search must not keep
+    search(_config(evals=10), out, progress=False)
+    assert _untimed(out) == _untimed(uninterrupted)
+    assert sorted(p.name for p in (out / "improvements").iterdir()) == \
+        sorted(p.name for p in (uninterrupted / "improvements").iterdir())
