@@ -381,3 +381,102 @@ def test_paper_scale_old_vs_new(benchmark, setting, tmp_path, monkeypatch):
                                  "paper_budget_hours_new": PAPER_ENV_STEPS / best["new_update_sps"] / 3600,
                                  "paper_budget_cpu_hours_new": PAPER_ENV_STEPS / best["new_update_cpu_sps"] / 3600})
     assert all(v > 0 for v in best.values())
+
+
+def _set_issue42_path(new: bool) -> None:
+    """Issue 42's hot path (the packed training and sampling forward, the array-built
+    observations) or the one before it (commit f72171f: typed projections and memoised masks on)."""
+    from edgebench.learned import tapfinger as tf
+    from edgebench.learned.envs.placement import PlacementParallelEnv
+
+    _set_path(True)
+    tf.PACKED = new
+    tf.ARRAY_SAMPLING = new
+    PlacementParallelEnv.array_observe = new
+
+
+def _one_round(preset: str, params: dict) -> tuple[float, float]:
+    """(rollout env steps per CPU s, update samples per CPU s) of one MAPPO round at the shipped
+    network size (hidden 64, 2 layers, 4 heads, fused conv; freshly initialised, seed 0): 16 envs
+    x 32 steps of ``act_batch`` sampling with the critic (env resets outside the clock), then the
+    update phase on those 512 samples (2 epochs x minibatch 128: ``_logp_entropy``, backward,
+    Adam with lr 0 so that both paths see the same weights)."""
+    import numpy as np
+    import torch
+
+    from edgebench.learned import tapfinger as tf
+    from edgebench.learned import train_tapfinger as tt
+    from edgebench.learned.envs.placement import PlacementVectorEnv
+
+    envs = [tf.make_env(preset=preset, params=params, variant="multi") for _ in range(16)]
+    lay = tf.EnvLayout.of_env(envs[0])
+    torch.manual_seed(0)
+    model = tf.make_model(tf.ModelConfig(), lay).eval()
+    seeds = iter(range(10**6))
+    venv = PlacementVectorEnv(envs, lambda env: env.reset(seed=next(seeds))[0])
+    obs = venv.reset()
+    rng = np.random.default_rng(0)
+    recs = []
+    c0 = time.process_time()
+    for _ in range(32):
+        actions, rec = tf.act_batch(model, envs, obs, lay, rng, greedy=False)
+        obs, *_ = venv.step(actions)
+        recs.append(rec)
+    roll = 512 / (time.process_time() - c0)
+    batch = {k: np.concatenate([r[k] for r in recs]) for k in ("obs", "ids", "masks", "void_ok", "slot", "alloc", "m")}
+    opt = torch.optim.Adam(model.parameters(), lr=0.0)
+    model.train()
+    c0 = time.process_time()
+    for ep in range(2):
+        perm = np.random.default_rng(ep).permutation(512)
+        for s in range(0, 512, 128):
+            logp, ent, values = tt._logp_entropy(model, batch, perm[s:s + 128])
+            loss = -logp.mean() - 0.01 * ent.mean() + values.square().mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+    return roll, 512 / (time.process_time() - c0)
+
+
+#: issue 42 item 2's targets: combined env steps per CPU second (rollout + update)
+ISSUE42_TARGET = {"synthetic-3-multi-192": 1000.0, "hetero-6-multi-384": 400.0}
+
+
+@pytest.mark.parametrize("setting", list(PAPER_SCALE))
+def test_issue42_old_vs_new(benchmark, setting):
+    """Issue 42 item 2, side by side in one run: the path before it ("old", commit f72171f: the
+    unpacked graph and pointer in the update and in sampled acting, per-agent Python
+    observations) and the current one ("new"), alternating old/new twice so that the machine's
+    load hits both alike; CPU seconds of this process (``time.process_time``).
+
+    ``extra_info`` per path (best of its two rounds): ``*_rollout_cpu_sps`` (env steps per CPU s
+    of rollout), ``*_update_cpu_sps`` (samples per CPU s of the update phase) and
+    ``*_combined_cpu_sps`` = 1 / (1/rollout + 1/update): env steps per CPU second of rollout plus
+    update, the number held against the targets (``target``: 1,000 on synthetic-3 multi 192
+    tasks, 400 on hetero-6 multi 384 tasks; ``meets_target``); ``combined_ratio`` new/old.
+    Restores the new path at the end."""
+    preset, params = PAPER_SCALE[setting]
+    res: dict[str, list[tuple[float, float]]] = {"old": [], "new": []}
+
+    def run():
+        try:
+            for _ in range(2):
+                for p in ("old", "new"):
+                    _set_issue42_path(p == "new")
+                    res[p].append(_one_round(preset, params))
+        finally:
+            _set_issue42_path(True)
+        return res
+
+    benchmark.pedantic(run, rounds=1, iterations=1, warmup_rounds=0)
+    info: dict = {"setting": setting, "target": ISSUE42_TARGET[setting]}
+    for p, rounds in res.items():
+        roll, upd = max(r for r, _ in rounds), max(u for _, u in rounds)
+        info.update({f"{p}_rollout_cpu_sps": roll, f"{p}_update_cpu_sps": upd,
+                     f"{p}_combined_cpu_sps": 1.0 / (1.0 / roll + 1.0 / upd)})
+    info["combined_ratio"] = info["new_combined_cpu_sps"] / info["old_combined_cpu_sps"]
+    info["meets_target"] = info["new_combined_cpu_sps"] >= info["target"]
+    benchmark.extra_info.update(info)
+    print(f"\n{setting}: " + ", ".join(f"{k} {v:.3g}" if isinstance(v, float) else f"{k} {v}"
+                                       for k, v in info.items()))
+    assert all(v > 0 for k, v in info.items() if k.endswith("_sps"))

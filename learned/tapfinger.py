@@ -310,6 +310,10 @@ _LAYER_CLS = None
 #: evaluation: float64, ties within TIE_TOL) always takes the first path, so that no decision of
 #: a shipped checkpoint changes.
 PACKED = True
+#: sampled acting (``act_batch`` with ``greedy=False``) draws every agent's slot and allocation
+#: in one array operation each (:func:`_draw`); False: one ``rng.choice`` per agent (the first
+#: path, for the side-by-side benchmark). Greedy acting draws nothing.
+ARRAY_SAMPLING = True
 
 
 def hetero_attention_layer():
@@ -627,6 +631,14 @@ def act(model, env, obs: dict, lay: EnvLayout, rng: np.random.Generator, *, gree
     return actions[0], {k: v[0] for k, v in recs.items()}
 
 
+def _draw(rng: np.random.Generator, weights: np.ndarray) -> np.ndarray:
+    """One index per row of ``weights`` (..., K; non-negative), drawn with probability
+    proportional to the weights (inverse CDF of one uniform per row; a row of zeros gives K-1)."""
+    cdf = np.cumsum(weights, -1, dtype=np.float64)
+    u = rng.random(cdf.shape[:-1]) * cdf[..., -1]
+    return np.minimum((cdf <= u[..., None]).sum(-1), weights.shape[-1] - 1)
+
+
 def act_batch(model, envs: list, obs_list: list[dict], lay: EnvLayout, rng: np.random.Generator, *,
               greedy: bool, values: bool = True):
     """One joint decision in each of several envs (one forward pass). Returns (list of env
@@ -661,6 +673,9 @@ def act_batch(model, envs: list, obs_list: list[dict], lay: EnvLayout, rng: np.r
     slot = np.full((E, N), P, dtype=np.int64)
     m = np.zeros((E, N), dtype=np.int64)
     margin = np.full(E, np.inf)  # per env, the smallest greedy decision margin of this call (pick_max)
+    sample_all = ARRAY_SAMPLING and not greedy
+    if sample_all and model.cfg.pointer != "random":  # every agent's draw at once
+        slot[:] = np.where(active, _draw(rng, np.where(ok_all, probs, 0.0)), P)
     for e, env in enumerate(envs):
         for n in range(N):
             if not active[e, n]:
@@ -672,7 +687,7 @@ def act_batch(model, envs: list, obs_list: list[dict], lay: EnvLayout, rng: np.r
             elif greedy:
                 slot[e, n], gap = pick_max(lsm[e, n], ok)
                 margin[e] = min(margin[e], gap)
-            else:
+            elif not sample_all:
                 p = np.where(ok, probs[e, n], 0.0)
                 slot[e, n] = int(rng.choice(P + 1, p=p / p.sum()))
         by_task: dict[int, list[int]] = {}
@@ -693,6 +708,9 @@ def act_batch(model, envs: list, obs_list: list[dict], lay: EnvLayout, rng: np.r
         ap = torch.softmax(al, -1).cpu().numpy()
         alsm = torch.log_softmax(al.double(), -1).cpu().numpy()
     alloc = np.zeros((E, N), dtype=np.int64)
+    if sample_all:  # every winner's allocation at once (the others' draws are not used)
+        own = masks.reshape(E, N, P, -1)[np.arange(E)[:, None], np.arange(N)[None, :], np.minimum(slot, P - 1)]
+        alloc[:] = _draw(rng, np.where(own, ap, 0.0))
     logp = np.zeros((E, N))
     G1 = lay.max_gpu + 1
     all_actions = []
@@ -707,7 +725,7 @@ def act_batch(model, envs: list, obs_list: list[dict], lay: EnvLayout, rng: np.r
                 if greedy:
                     alloc[e, n], gap = pick_max(alsm[e, n], okm)
                     margin[e] = min(margin[e], gap)
-                else:
+                elif not sample_all:
                     p = np.where(okm, ap[e, n], 0.0)
                     alloc[e, n] = int(rng.choice(len(p), p=p / p.sum()))
                 lp += math.log(max(ap[e, n, alloc[e, n]], 1e-30))
