@@ -186,6 +186,8 @@ def rerun(inst: Instance, solver: str, params: dict[str, Any], seed: int, time_l
         info = registry.get(solver)
     except KeyError:
         return Rerun(why_not=f"{solver!r} is not a registered solver")
+    except Exception as exc:  # registered, but its module does not load here
+        return Rerun(why_not=f"{solver!r} cannot be loaded ({exc})")
     if info.origin != "built-in" or not info.proves:
         return Rerun(why_not=f"{solver!r} is not a built-in exact solver")
     if not solver_bound_applies(inst, solver):

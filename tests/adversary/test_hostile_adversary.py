@@ -239,7 +239,7 @@ def uninterrupted(tmp_path_factory):
     return out
 
 
-@pytest.mark.parametrize("where", ["certificate_write", "point_best", "save"])
+@pytest.mark.parametrize("where", ["certificate_write", "point_best", "save", "disk_full_in_log"])
 def test_killed_search_resumes_without_mixed_best_or_duplicate(tmp_path, monkeypatch, uninterrupted, where):
     """A crash in the middle of writing an improvement, right after ``best`` moved, or after
     an evaluation was logged but before the state counting it was saved: ``best`` is always
@@ -265,7 +265,7 @@ def test_killed_search_resumes_without_mixed_best_or_duplicate(tmp_path, monkeyp
             if calls["n"] == 2:
                 raise Crash
         monkeypatch.setattr(search_mod, "_point_best", target)
-    else:
+    elif where == "save":
         real = Search.save
 
         def target(self):
@@ -274,7 +274,18 @@ def test_killed_search_resumes_without_mixed_best_or_duplicate(tmp_path, monkeyp
                 raise Crash
             real(self)
         monkeypatch.setattr(Search, "save", target)
-    with pytest.raises(Crash):
+    else:
+        real = Search._log
+
+        def target(self, row):  # half a line reaches the disk, then it is full
+            calls["n"] += 1
+            if calls["n"] == 3:
+                with open(self.out / "trace.jsonl", "a", encoding="utf-8") as fh:
+                    fh.write(json.dumps(row)[:20])
+                raise OSError(28, "No space left on device")
+            real(self, row)
+        monkeypatch.setattr(Search, "_log", target)
+    with pytest.raises(OSError if where == "disk_full_in_log" else Crash):
         search(_config(evals=10), out, progress=False)
     monkeypatch.undo()
     certificate.check(out / "best")  # the best folder is consistent even now
