@@ -182,6 +182,8 @@ def rerun(inst: Instance, solver: str, params: dict[str, Any], seed: int, time_l
     built-in exact solver (``proves``) whose bound is a bound of the referee's problem
     (:func:`edgebench.runner.bounds.solver_bound_applies`) is re-run: a plugin, a
     ``MODULE:FUNCTION`` or an external command may not be the code that made the certificate."""
+    if registry.is_function_spec(solver):  # resolving it would import a module named by the data
+        return Rerun(why_not=f"{solver!r} is a MODULE:FUNCTION, not a built-in exact solver")
     try:
         info = registry.get(solver)
     except KeyError:

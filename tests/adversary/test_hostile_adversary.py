@@ -366,3 +366,20 @@ def test_search_killed_during_its_start_restarts_clean(tmp_path, uninterrupted, 
     assert _untimed(out) == _untimed(uninterrupted)
     assert sorted(p.name for p in (out / "improvements").iterdir()) == \
         sorted(p.name for p in (uninterrupted / "improvements").iterdir())
+
+
+def test_a_module_named_by_a_certificate_is_never_imported(tmp_path, monkeypatch, capsys):
+    """A reference labelled ``MODULE:FUNCTION`` / optimal: the check does not resolve it (that
+    would import a module from the working folder: code execution from data)."""
+    folder = _copy(tmp_path)
+    (tmp_path / "evil_adv_mod.py").write_text("open('IMPORTED', 'w').close()\ndef solve(i, **k): pass\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    cert = json.loads((folder / "certificate.json").read_text())
+    cert["reference"]["solver"] = "evil_adv_mod:solve"
+    cert.update(bound=None, bound_kind=None, ratio_limit=None,
+                claim=certificate.statement("offloading", cert["ratio"], None))
+    (folder / "certificate.json").write_text(json.dumps(cert))
+    assert main(["adversary", "check", str(folder)]) == 0
+    assert "is a MODULE:FUNCTION, not a built-in exact solver" in capsys.readouterr().out
+    assert not (tmp_path / "IMPORTED").exists()
