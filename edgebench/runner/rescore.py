@@ -39,7 +39,8 @@ from typing import Any
 
 from edgebench.errors import InputError
 from edgebench.runner.bestknown import close, solver_proves
-from edgebench.runner.store import RUN_COLUMNS
+from edgebench.runner.store import RUN_COLUMNS, RUNNER_STATUSES
+from edgebench.solution import STATUSES
 
 #: the largest decompressed solution taken from a store (the instance files' limit)
 MAX_SOLUTION_BYTES = 64 * 2**20
@@ -47,6 +48,8 @@ MAX_SOLUTION_BYTES = 64 * 2**20
 JSON_COLUMNS = ("params", "objectives", "trace", "pareto")
 _NUMBER = (int, float)
 _PYTYPES = {"TEXT": (str,), "INTEGER": _NUMBER, "REAL": _NUMBER, "BLOB": (bytes,)}
+#: the yes / no columns (0 or 1, as ``report`` compares them)
+FLAGS = ("feasible", "proven", "units_ok")
 #: the ``suite`` of imported rows (edgebench.runner.importer.SUITE)
 IMPORT_SUITE = "import"
 
@@ -69,6 +72,11 @@ def cell_problem(row: dict[str, Any]) -> str | None:
                 return f"column {col!r} is not JSON text"
     if not row["key"].strip():
         return "column 'key' is empty"
+    if row["status"] not in STATUSES + RUNNER_STATUSES:
+        return f"status {row['status'][:40]!r} is not a status the runner writes"
+    for col in FLAGS:
+        if row.get(col) not in (None, 0, 1):
+            return f"column {col!r} holds {row[col]!r} where 0 or 1 belongs"
     return None
 
 
@@ -187,9 +195,9 @@ def check_row(row: dict[str, Any], instances: dict[str, Any], store: str) -> str
         return bad
     for col in CHECKED:
         mine, theirs = res.get(col), row.get(col)
-        if col in ("feasible", "proven", "units_ok"):
+        if col in FLAGS:
             mine, theirs = int(bool(mine)), int(bool(theirs))
-        if col == "status" or col in ("feasible", "proven", "units_ok"):
+        if col == "status" or col in FLAGS:
             same = mine == theirs
         else:
             same = _close(mine, theirs)

@@ -162,6 +162,8 @@ def test_rows_the_referee_does_not_reproduce_are_refused(tmp_path, capsys, sourc
     ("UPDATE runs SET objectives = '{not json' WHERE solver = 'heft' AND seed = 100", "objectives"),
     ("UPDATE runs SET runtime = X'00ff' WHERE solver = 'heft' AND seed = 100", "runtime"),
     ("UPDATE runs SET solution = X'00ff' WHERE solver = 'heft' AND seed = 100", "does not load"),
+    ("UPDATE runs SET status = 'ok' || char(27) || '[2J' WHERE solver = 'heft' AND seed = 100", "status"),
+    ("UPDATE runs SET feasible = 2 WHERE solver = 'heft' AND seed = 100", "feasible"),
 ])
 def test_damaged_cells_are_refused_and_counted_and_report_reads_the_output(tmp_path, capsys, source, change, reason):
     bad = copy(source, tmp_path / "bad.sqlite")
@@ -170,6 +172,7 @@ def test_damaged_cells_are_refused_and_counted_and_report_reads_the_output(tmp_p
     proc = call(capsys, "merge", "-o", str(out), str(bad))
     assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc
     assert proc.stdout.count("REFUSED") == 1 and reason in proc.stdout, proc.stdout
+    assert "\x1b" not in proc.stdout  # a status from the store is data: escaped on the terminal
     assert "1 runs refused" in proc.stdout and f"{out}: 7 runs" in proc.stdout
     assert len(keys(out)) == 7 and None not in keys(out)  # a NULL key never became a run
     assert call(capsys, "report", "--db", str(out), "-o", str(tmp_path / "rep")).returncode == 0
