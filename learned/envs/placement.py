@@ -223,7 +223,16 @@ class PlacementParallelEnv(ParallelEnv):
                              np.array([len(e) for e in sim.eligible], dtype=np.int64) / len(self._caps),
                              np.array(self._types, dtype=np.int64))
         self._finish_grid: dict[tuple[int, int], np.ndarray] = {}
-        self._type_grid: dict[tuple, tuple[np.ndarray, list[tuple[int, int]]]] = {}
+        # the per-type grids depend on the performance model, the noise and the clusters only:
+        # kept across episodes while those stay the same (the generator's instances share them)
+        static = (p.performance, p.noise, p.noise_model,
+                  tuple((c.capacity.cpu, c.capacity.gpu, c.capacity.memory) for c in p.clusters))
+        if getattr(self, "_grid_static", None) != static:
+            self._grid_static = static
+            self._type_grid: dict[tuple, tuple[np.ndarray, list[tuple[int, int]]]] = {}
+            #: noise-free instances: a run's length depends on the task's type and minimum only,
+            #: so the whole grid is one per type key
+            self._type_finish_grid: dict[tuple, np.ndarray] = {}
         self._mask_memo: dict[int, tuple[tuple, np.ndarray]] = {}
         if self.max_steps_arg is not None:
             self.max_steps = int(self.max_steps_arg)
@@ -284,11 +293,16 @@ class PlacementParallelEnv(ParallelEnv):
                             unsure.append((c, g))
             hit = self._type_grid[tkey] = (sure, unsure)
         sure, unsure = hit
-        if unsure:
+        noise_free = sim.payload.noise <= 0
+        if unsure and noise_free and tkey in self._type_finish_grid:
+            grid = self._type_finish_grid[tkey]
+        elif unsure:
             grid = sure.copy()
             for c, g in unsure:
                 if sim.run_steps(j, c, g) is not None:
                     grid[c, g] = 1
+            if noise_free:
+                self._type_finish_grid[tkey] = grid
         else:
             grid = sure
         self._finish_grid[key] = grid
