@@ -2,9 +2,10 @@
 
 Speed (asserted):
 
-* ``test_runner_overhead`` — the runner's own cost per run, solver time excluded (pipe to and
-  from the worker, instance cache, referee, solution compression, the store's transaction):
-  under 50 ms.
+* ``test_runner_overhead`` — the runner's own cost per run, solver time excluded (pipes to
+  and from the worker, the run's own process — forked ahead —, instance parsing, referee,
+  solution compression, the store's transaction): median under 100 ms (issue 43's target;
+  before warm workers one reused process served every run and the bound was a 50 ms mean).
 * ``test_store_100k`` / ``test_report_100k`` — 100,000 synthetic results go into one store,
   and the report (tables, every plot, CSV / Parquet) builds from them in under 10 s.
 
@@ -30,6 +31,24 @@ feasible share down by more than 0.01)::
 
 Environment: EDGEBENCH_BENCH_QUALITY_TIME_LIMIT (seconds per run in the quality sweep,
 default 5).
+
+Old vs new, side by side in one run (issue 43: per-run overhead, killed runs, main job)::
+
+    git worktree add /tmp/eb-old 21fcd44          # the tree to compare with
+    .venv/bin/python bench/bench_runner.py sweep --old /tmp/eb-old [--suite default] [-- RUN ARGS]
+
+runs ``edgebench run SUITE --db FRESH --no-report`` with the old tree, then with this one (the
+same interpreter and virtualenv, one after the other on the same machine), and prints per
+side: runs, killed runs, the main job's wall time (the ``edgebench run`` process, start to
+exit), the per-run overhead — the driver's wall time of a run minus the solver's own wall time
+(``wall - solver_wall``; also ``wall - runtime``, the worker-measured time around the solver
+call) — as median / mean / p90 in ms, and the median start-up (new side only; old stores have
+no such column). How the old tree is imported: the package maps its top-level folders
+(formulations/, instances/, learned/, solvers/) into ``edgebench`` by pyproject's package-dir,
+so the benchmark builds a temporary "symlink farm" — a folder ``edgebench/`` whose entries link
+to the old tree's ``edgebench/*`` and whose ``formulations`` etc. link to the old top-level
+folders — and puts its parent first on ``PYTHONPATH`` (ahead of the editable install's finder,
+which maps ``edgebench`` to this checkout). Both sides use the same numba cache.
 """
 
 from __future__ import annotations
@@ -39,6 +58,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -79,7 +99,7 @@ def test_runner_overhead(benchmark, tmp_path):
 
     def sweep():
         samples.clear()
-        run_local(plan.runs, on_result, workers=1, init=worker_init([]))
+        run_local(plan.runs, on_result, workers=1, init=worker_init([], ["random"], plan.runs))
 
     benchmark.pedantic(sweep, rounds=1, iterations=1)
     store.close()
@@ -87,7 +107,8 @@ def test_runner_overhead(benchmark, tmp_path):
     benchmark.extra_info.update(overhead_ms_mean=1000 * per_run, overhead_ms_median=1000 * float(np.median(samples)),
                                 overhead_ms_p90=1000 * float(np.percentile(samples, 90)), runs=len(samples))
     assert len(samples) == OVERHEAD_RUNS
-    assert per_run < 0.050, f"runner overhead {1000 * per_run:.1f} ms per run"
+    median = float(np.median(samples))
+    assert median < 0.100, f"runner overhead {1000 * median:.1f} ms per run (median; mean {1000 * per_run:.1f} ms)"
 
 
 # ======================================================================================
@@ -264,14 +285,109 @@ def compare(old_path: str, new_path: str, max_gap_increase: float = 0.01, max_fe
     return 1 if bad else 0
 
 
+# ======================================================================================
+# old vs new: a whole sweep on each side
+# ======================================================================================
+
+#: folders that pyproject's package-dir maps into ``edgebench``
+MAPPED = ("formulations", "instances", "learned", "solvers")
+
+
+def symlink_farm(tree: Path, dest: Path) -> Path:
+    """A folder importable as the ``edgebench`` package of source tree ``tree`` (see the
+    module's docstring); returns the folder to put on PYTHONPATH."""
+    pkg = dest / "edgebench"
+    pkg.mkdir(parents=True)
+    for entry in sorted((tree / "edgebench").iterdir()):
+        if entry.name != "__pycache__":
+            (pkg / entry.name).symlink_to(entry)
+    for name in MAPPED:
+        (pkg / name).symlink_to(tree / name)
+    return dest
+
+
+def overhead_stats(db: Path) -> dict[str, float | int | None]:
+    """From a store: runs, killed runs and the per-run overhead (ms) of its runs."""
+    import sqlite3
+
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        cols = {r[1] for r in conn.execute("PRAGMA table_info(runs)")}
+        got = conn.execute("SELECT status, wall, runtime, solver_wall, "
+                           + ("startup" if "startup" in cols else "NULL") + " FROM runs").fetchall()
+    finally:
+        conn.close()
+    ok = [r for r in got if r[0] not in ("killed", "crash", "memory")]
+    by_solver = np.array([1000 * (w - s) for _, w, _, s, _ in ok if w is not None and s is not None])
+    by_runtime = np.array([1000 * (w - r) for _, w, r, _, _ in ok if w is not None and r is not None])
+    startup = np.array([1000 * x for *_, x in got if x is not None])
+
+    def q(a: np.ndarray, f: Any) -> float | None:
+        return round(float(f(a)), 1) if a.size else None
+
+    return {"runs": len(got), "killed": sum(r[0] == "killed" for r in got),
+            "failed": sum(r[0] in ("killed", "crash", "memory", "error") for r in got),
+            "overhead_ms_median": q(by_solver, np.median), "overhead_ms_mean": q(by_solver, np.mean),
+            "overhead_ms_p90": q(by_solver, lambda a: np.percentile(a, 90)),
+            "wall_minus_runtime_ms_median": q(by_runtime, np.median),
+            "startup_ms_median": q(startup, np.median), "startup_ms_max": q(startup, np.max)}
+
+
+def sweep_side(pythonpath: str | None, suite: str, db: Path, extra: list[str]) -> dict[str, Any]:
+    """``edgebench run`` on a fresh store ``db`` with ``pythonpath`` first on the import path;
+    its wall time and :func:`overhead_stats`."""
+    import subprocess
+
+    env = dict(os.environ)
+    if pythonpath:
+        env["PYTHONPATH"] = pythonpath + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    cmd = [sys.executable, "-m", "edgebench", "run", *([suite] if suite else []), "--db", str(db), "--no-report",
+           "--no-progress", *extra]
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, env=env, cwd=db.parent, capture_output=True, text=True)
+    seconds = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}): {proc.stderr[-2000:]}")
+    return {"main_job_s": round(seconds, 1), **overhead_stats(db)}
+
+
+def sweep_compare(old_tree: str, suite: str, extra: list[str]) -> dict[str, dict[str, Any]]:
+    """Old tree vs this checkout, one after the other; prints the table and returns both."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="eb-bench-") as tmp:
+        farm = symlink_farm(Path(old_tree).resolve(), Path(tmp) / "farm")
+        (Path(tmp) / "old").mkdir()
+        (Path(tmp) / "new").mkdir()
+        sides = {"old": sweep_side(str(farm), suite, Path(tmp) / "old" / "r.sqlite", extra),
+                 "new": sweep_side(None, suite, Path(tmp) / "new" / "r.sqlite", extra)}
+    keys = list(sides["new"])
+    width = max(len(k) for k in keys)
+    print(f"{'':{width}}  {'old':>10}  {'new':>10}")
+    for k in keys:
+        print(f"{k:{width}}  {str(sides['old'].get(k)):>10}  {str(sides['new'].get(k)):>10}")
+    return sides
+
+
 if __name__ == "__main__":
     import argparse
 
-    ap = argparse.ArgumentParser(description="compare the quality records of two pytest-benchmark JSON files")
-    ap.add_argument("command", choices=["compare"])
-    ap.add_argument("old")
-    ap.add_argument("new")
-    ap.add_argument("--max-gap-increase", type=float, default=0.01)
-    ap.add_argument("--max-feasible-drop", type=float, default=0.01)
+    ap = argparse.ArgumentParser(description="compare the quality records of two pytest-benchmark JSON files "
+                                             "(compare), or a whole sweep of an old tree with this one (sweep)")
+    sub = ap.add_subparsers(dest="command", required=True)
+    c = sub.add_parser("compare")
+    c.add_argument("old")
+    c.add_argument("new")
+    c.add_argument("--max-gap-increase", type=float, default=0.01)
+    c.add_argument("--max-feasible-drop", type=float, default=0.01)
+    sw = sub.add_parser("sweep")
+    sw.add_argument("--old", required=True, help="the old source tree (a git worktree)")
+    sw.add_argument("--suite", default="", help="suite file or embedded suite name (default: the default suite)")
+    sw.add_argument("--json", help="also write both sides to this JSON file")
+    sw.add_argument("run_args", nargs="*", help="after --: more edgebench run arguments (--solvers, --instances ...)")
     a = ap.parse_args()
-    sys.exit(compare(a.old, a.new, a.max_gap_increase, a.max_feasible_drop))
+    if a.command == "compare":
+        sys.exit(compare(a.old, a.new, a.max_gap_increase, a.max_feasible_drop))
+    both = sweep_compare(a.old, a.suite, a.run_args)
+    if a.json:
+        Path(a.json).write_text(json.dumps(both, indent=2) + "\n")

@@ -577,17 +577,21 @@ def _child(task_fd: int, res_fd: int, zygote: int, guard: tuple[int, ...]) -> No
     os._exit(code)
 
 
-def learn_imports(modules: Any) -> None:
+def learn_imports(modules: Any) -> bool:
     """Import ``modules`` (names) of :data:`LEARNABLE` packages here, in the zygote: a solver
     that imports a library inside its function paid that import in the first run only, as in
-    a reused process. Failures are ignored (the run that needs the module reports them)."""
+    a reused process. Failures are ignored (the run that needs the module reports them).
+    Whether anything was imported."""
+    new = False
     for name in modules:
         if not isinstance(name, str) or name in sys.modules or name.split(".")[0] not in LEARNABLE:
             continue
         try:
             importlib.import_module(name)
+            new = True
         except Exception:  # noqa: BLE001
             pass
+    return new
 
 
 def _reap(pid: int, seconds: float) -> int | None:
@@ -610,87 +614,138 @@ def _reap(pid: int, seconds: float) -> int | None:
         time.sleep(0.002)
 
 
-def run_forked(task: dict[str, Any], rx: Connection, ppid: int, reaper: bool,
-               guard: tuple[int, ...] = (), spare: Spare | None = None) -> tuple[dict[str, Any], int | None]:
-    """Run ``task`` in its own process (``spare``, forked ahead, or one forked now), enforce its
-    start-up allowance and hard kill, kill what it leaves running; returns the message for the
-    driver and, when the run's process sent its result and is exiting, its pid (for
-    :func:`finish_run`, after the message is sent: the driver does not wait for the exit)."""
-    kill_after = float(task.get("kill_after") or math.inf)
-    allowance = float(task.get("startup_allowance") or math.inf)
-    t_fork = spare.hand_over(task) if spare is not None else None
-    if t_fork is None:  # none ready, or it died while waiting: fork one now
-        if spare is not None:
-            spare.discard()
-        spare = Spare(guard)
-        t_fork = spare.hand_over(task)
-        if t_fork is None:
-            t_fork = time.monotonic()  # it died at once: its end is read below
-    pid, conn = spare.pid, spare.results
-    started: float | None = None
-    result: dict[str, Any] | None = None
-    killed: str | None = None
-    peak = None
-    try:
-        while result is None:
-            now = time.monotonic()
-            deadline = t_fork + allowance if started is None else started + kill_after
-            if now >= deadline:
-                peak = vm_hwm_mb(pid)
-                if started is None:
-                    killed = (f"hard wall-clock kill: the start-up (instance load and validation) took longer "
-                              f"than its allowance of {allowance:g} s")
-                else:
-                    killed = (f"hard wall-clock kill after {now - started:.1f} s of solver time "
-                              f"(start-up {started - t_fork:.2f} s before it)")
-                kill_processes([*descendants(pid, group=False), *_proc(pid)])
-                break
-            ready = wait([conn, rx], min(0.5, deadline - now))
-            if rx in ready or os.getppid() != ppid:  # the driver closed its pipe or died
-                _die_with_group()
-            if conn in ready:
+class Zygote:
+    """The serving loop's state: the pipes to the driver, the run process forked ahead
+    (:class:`Spare`), the processes of finished runs that are still exiting."""
+
+    def __init__(self, rx: Connection, tx: Connection, ppid: int) -> None:
+        self.rx, self.tx, self.ppid = rx, tx, ppid
+        self.reaper = become_subreaper()  # then every orphan of a run is a descendant: no group scan
+        self.guard = (rx.fileno(), tx.fileno())
+        self.spare: Spare | None = None
+        #: pid of a finished run's process -> when to SIGKILL it if it has not exited
+        self.exiting: dict[int, float] = {}
+
+    def take_spare(self) -> Spare:
+        spare, self.spare = self.spare, None
+        return spare if spare is not None else Spare(self.guard)
+
+    def reap_exiting(self) -> None:
+        """Reap finished runs' processes that have exited (never waits)."""
+        now = time.monotonic()
+        for pid, due in list(self.exiting.items()):
+            try:
+                done, _ = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                done = pid
+            if done:
+                del self.exiting[pid]
+            elif now >= due:
                 try:
-                    msg = conn.recv()
-                except (EOFError, OSError):
-                    break  # the child ended without a result
-                if msg.get("type") == "started":
-                    started = float(msg["at"])
-                else:
-                    result = msg
-    finally:
-        conn.close()
-    end = time.monotonic()
-    if result is not None:  # the solver is done and its process exiting: whatever else runs below
-        # this zygote (the run's subprocesses, and orphans of it re-parented here) is left over
-        left = kill_processes([q for q in descendants(group=not reaper) if q.pid != pid])
-        exiting: int | None = pid
-    else:
-        code = _reap(pid, REAP_SECONDS)
-        left = kill_processes(descendants(group=not reaper))
-        exiting = None
-    startup = (started - t_fork) if started is not None else None
-    if killed is not None:
-        result = {"type": "result", "key": task["key"], "status": "killed", "message": killed, "feasible": 0,
-                  "runtime": (end - started) if started is not None else None, "startup": startup,
-                  "peak_mem_mb": round(peak, 3) if peak is not None else None, "started": utcnow(),
-                  "finished": utcnow()}
-    elif result is None:
-        result = {"type": "died", "key": task["key"], "code": code, "startup": startup,
-                  "runtime": (end - started) if started is not None else None}
-    if left:
-        result["message"] = (f"{left} process(es) the solver left running were killed"
-                             + (f"; {result['message']}" if result.get("message") else ""))
-    return result, exiting
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
 
+    def kill_leftovers(self) -> int:
+        """SIGKILL every process below this zygote but the spare and the finished runs'
+        processes that are exiting; how many were running."""
+        keep = set(self.exiting) | ({self.spare.pid} if self.spare is not None else set())
+        return kill_processes([q for q in descendants(group=not self.reaper) if q.pid not in keep])
 
-def finish_run(pid: int | None, reaper: bool) -> None:
-    """Reap a run's exiting process and kill any process still below this zygote (one that
-    escaped in the instant before the process ended): the next run starts clean."""
-    if pid is not None:
-        _reap(pid, REAP_SECONDS)
-    left = kill_processes(descendants(group=not reaper))
-    if left:
-        print(f"edgebench worker: {left} process(es) left by the last run were killed", file=sys.stderr)
+    def run(self, task: dict[str, Any]) -> dict[str, Any]:
+        """Run ``task`` in its own process (forked ahead, or now), fork the next run's process
+        while this one runs, enforce the start-up allowance and the hard kill, kill what the
+        run leaves running; returns the message for the driver (its process may still be
+        exiting: it is reaped later, the driver does not wait for it)."""
+        kill_after = float(task.get("kill_after") or math.inf)
+        allowance = float(task.get("startup_allowance") or math.inf)
+        spare = self.take_spare()
+        t_fork = spare.hand_over(task)
+        if t_fork is None:  # it died while waiting: fork one now
+            spare.discard()
+            spare = Spare(self.guard)
+            t_fork = spare.hand_over(task)
+            if t_fork is None:
+                t_fork = time.monotonic()  # it died at once: its end is read below
+        pid, conn = spare.pid, spare.results
+        self.spare = Spare(self.guard)  # the next run's process, while this one starts
+        started: float | None = None
+        result: dict[str, Any] | None = None
+        killed: str | None = None
+        peak = None
+        try:
+            while result is None:
+                now = time.monotonic()
+                deadline = t_fork + allowance if started is None else started + kill_after
+                if now >= deadline:
+                    peak = vm_hwm_mb(pid)
+                    if started is None:
+                        killed = (f"hard wall-clock kill: the start-up (instance load and validation) took longer "
+                                  f"than its allowance of {allowance:g} s")
+                    else:
+                        killed = (f"hard wall-clock kill after {now - started:.1f} s of solver time "
+                                  f"(start-up {started - t_fork:.2f} s before it)")
+                    kill_processes([*descendants(pid, group=False), *_proc(pid)])
+                    break
+                ready = wait([conn, self.rx], min(0.5, deadline - now))
+                if self.rx in ready or os.getppid() != self.ppid:  # the driver closed its pipe or died
+                    _die_with_group()
+                if conn in ready:
+                    try:
+                        msg = conn.recv()
+                    except (EOFError, OSError):
+                        break  # the child ended without a result
+                    if msg.get("type") == "started":
+                        started = float(msg["at"])
+                    else:
+                        result = msg
+        finally:
+            conn.close()
+        end = time.monotonic()
+        if result is not None:  # the solver is done and its process exiting: whatever else runs below
+            # this zygote (the run's subprocesses, and orphans of it re-parented here) is left over
+            self.exiting[pid] = end + REAP_SECONDS
+            left = self.kill_leftovers()
+        else:
+            code = _reap(pid, REAP_SECONDS)
+            left = self.kill_leftovers()
+        startup = (started - t_fork) if started is not None else None
+        if killed is not None:
+            result = {"type": "result", "key": task["key"], "status": "killed", "message": killed, "feasible": 0,
+                      "runtime": (end - started) if started is not None else None, "startup": startup,
+                      "peak_mem_mb": round(peak, 3) if peak is not None else None, "started": utcnow(),
+                      "finished": utcnow()}
+        elif result is None:
+            result = {"type": "died", "key": task["key"], "code": code, "startup": startup,
+                      "runtime": (end - started) if started is not None else None}
+        if left:
+            result["message"] = (f"{left} process(es) the solver left running were killed"
+                                 + (f"; {result['message']}" if result.get("message") else ""))
+        return result
+
+    def serve(self) -> int:
+        self.spare = Spare(self.guard)
+        while True:
+            if os.getppid() != self.ppid:
+                _die_with_group()
+            self.reap_exiting()
+            if not self.rx.poll(0.5):
+                continue
+            try:
+                task = self.rx.recv()
+            except (EOFError, OSError):  # the driver is gone
+                _die_with_group()
+            if task is None:
+                if self.spare is not None:
+                    self.spare.discard()
+                return 0
+            result = self.run(task)
+            imported = result.pop("imported", None) or ()
+            _flush_streams()
+            self.tx.send(result)
+            if learn_imports(imported) and self.spare is not None:  # the next run should find them
+                self.spare.discard()
+                self.spare = Spare(self.guard)
 
 
 def _proc(pid: int) -> list:
@@ -718,29 +773,7 @@ def serve(rx: Connection, tx: Connection, init: dict[str, Any]) -> int:
     except BaseException as exc:  # noqa: BLE001 - reported to the driver, which stops the sweep
         tx.send({"type": "fatal", "message": f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}"})
         return 1
-    reaper = become_subreaper()  # then every orphan of a run is a descendant: no group scan
-    guard = (rx.fileno(), tx.fileno())
-    spare: Spare | None = Spare(guard)
-    while True:
-        if os.getppid() != ppid:
-            _die_with_group()
-        if not rx.poll(0.5):
-            continue
-        try:
-            task = rx.recv()
-        except (EOFError, OSError):  # the driver is gone
-            _die_with_group()
-        if task is None:
-            if spare is not None:
-                spare.discard()
-            return 0
-        result, exiting = run_forked(task, rx, ppid, reaper, guard, spare)
-        imported = result.pop("imported", None) or ()
-        _flush_streams()
-        tx.send(result)
-        finish_run(exiting, reaper)
-        learn_imports(imported)
-        spare = Spare(guard)  # the next run's process, forked while the driver stores this result
+    return Zygote(rx, tx, ppid).serve()
 
 
 def main(argv: list[str] | None = None) -> int:
