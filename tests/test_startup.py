@@ -180,3 +180,35 @@ def test_warm_compiles_every_kernel(capsys):
     for k in ("label", "walk_back", "step_grid", "envelope_grid"):
         assert f"placement_labelling.{k}" in out
     assert f"cache: {kernels.cache_dir()}" in out
+
+
+def test_is_warm_follows_the_stamp_and_the_cache(tmp_path, monkeypatch):
+    """warm_kernels() without force is a no-op only when the stamp matches today's kernels and
+    versions and the cache holds their compiled code."""
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    assert not kernels.is_warm()  # empty cache
+    stamp = tmp_path / "edgebench-warm.json"
+    stamp.write_text(json.dumps(kernels.fingerprint()))
+    assert not kernels.is_warm()  # a stamp but no compiled code
+    (tmp_path / "formulations_x").mkdir()
+    (tmp_path / "formulations_x" / "placement_labelling.label-126.py311.nbi").write_bytes(b"")
+    assert kernels.is_warm()
+    stamp.write_text(json.dumps({**kernels.fingerprint(), "numba": "0.0"}))  # another numba: recompile
+    assert not kernels.is_warm()
+
+
+def test_solve_readies_the_kernels_before_the_solver_s_clock(capsys, tmp_path, monkeypatch):
+    """A solver whose module uses compiled kernels: `solve` warms them before calling it."""
+    calls = []
+    info = registry.get("random")
+
+    def solver(instance, **kw):
+        calls.append("solver")
+        return info.fn(instance, **kw)
+
+    monkeypatch.setitem(registry._REGISTRY, "random", registry.SolverInfo(
+        info.name, info.families, info.kind, info.description, solver, info.params))
+    monkeypatch.setattr(kernels, "loaded", lambda: True)
+    monkeypatch.setattr(kernels, "warm_kernels", lambda force=False: calls.append("warm") or {"seconds": 0.0})
+    rc = cli.main(["solve", str(GOOD / "placement_tiny.json"), "--solver", "random", "-o", str(tmp_path / "s.json")])
+    assert rc == 0 and calls == ["warm", "solver"], capsys.readouterr().err
