@@ -41,6 +41,8 @@ def _command(args: argparse.Namespace) -> str:
         if getattr(args, opt) is None:
             continue
         parts.append(f"--{opt.replace('_', '-')} {getattr(args, opt)}")
+    if getattr(args, "expert", "placement-milp") != "placement-milp":
+        parts.append(f"--expert {args.expert}")
     for flag in ("critic_detach", "team_reward"):
         if getattr(args, flag, False):
             parts.append(f"--{flag.replace('_', '-')}")
@@ -67,7 +69,7 @@ def train_args_from_cli(args: argparse.Namespace):
                      num_envs=args.num_envs, rollout_steps=args.rollout_steps, lr=args.lr, ent_coef=args.ent_coef,
                      eval_every=args.eval_every, eval_episodes=args.eval_episodes, threads=args.threads,
                      model=model, out=args.out, resume=args.resume, bc_instances=args.bc_instances,
-                     bc_epochs=args.bc_epochs, bc_time_limit=args.bc_time_limit,
+                     bc_epochs=args.bc_epochs, bc_time_limit=args.bc_time_limit, expert=args.expert,
                      bc_cache=None if args.bc_cache == "none" else args.bc_cache, bc_lr=args.bc_lr,
                      bc_eval_every=args.bc_eval_every, val_episodes=args.val_episodes,
                      val_seed_base=args.val_seed_base, init=args.init, dagger_rounds=args.dagger_rounds,
@@ -203,6 +205,9 @@ def add_train_parser(train_sub) -> argparse.ArgumentParser:
     g.add_argument("--bc-instances", type=int_in(0, 10_000), default=0, metavar="K",
                    help="training instances solved by placement-milp whose schedules are imitated (default 0: off)")
     g.add_argument("--bc-epochs", type=int_in(0, 10_000), default=0, metavar="E", help="supervised epochs before MAPPO")
+    g.add_argument("--expert", choices=("placement-milp", "placement-lns"), default="placement-milp",
+                   help="the warm start's expert: the fixed-allocation MILP (default) or the LNS (near-optimal, "
+                        "gaps 0-10 %% on the library); DAgger's continuations stay the MILP's")
     g.add_argument("--bc-time-limit", type=_pos_float, default=5.0, metavar="S",
                    help="seconds per exact solve, one thread (default 5)")
     g.add_argument("--bc-cache", default="runs/tapfinger-expert", metavar="DIR",

@@ -200,6 +200,25 @@ def test_expert_replay_reproduces_the_exact_objective(variant):
             rep2["objectives"]["total_completion_time"] != sol["objective"]
 
 
+def test_lns_expert_replays_with_the_referee_objective():
+    """The LNS expert (``--expert placement-lns``, issue 42 item 3): its schedules hold one start
+    and allocation per task (no re-allocating history), their objective is the referee's, the
+    env replays them exactly, and they are never worse than the MILP's on these instances."""
+    from edgebench.learned.train_tapfinger import expert_schedule, replay_expert
+    env = tf.make_env(preset="synthetic-3", params=SMALL, variant="multi")
+    lay = tf.EnvLayout.of_env(env)
+    for seed in (3, 4):
+        inst = generate("placement", "synthetic-3", seed=seed, variant="multi", **SMALL)
+        lns = expert_schedule(inst, time_limit=3, expert="placement-lns")
+        milp = expert_schedule(inst, time_limit=10)
+        assert lns["tasks"] is not None and len(lns["tasks"]) == SMALL["num_tasks"]
+        rep = replay_expert(env, lay, inst, lns["tasks"])
+        assert rep["ok"] and rep["objectives"]["total_completion_time"] == lns["objective"]
+        assert lns["objective"] <= milp["objective"] + 1e-9
+    with pytest.raises(tf.InputError):
+        expert_schedule(inst, expert="random")
+
+
 @pytest.mark.parametrize("variant", ["single", "multi"])
 def test_dagger_relabelling_from_a_student_state(variant):
     """DAgger's expert from a student state: the exact model re-solved with the student's tasks
