@@ -7,7 +7,8 @@
   under ``img/results/``, its text replaces the ``<!-- results -->`` marker of ``docs/results.md``
   (in ``on_page_markdown``), and ``js/sortable.js`` — the report's table-sorting script, taken
   from the report page (:func:`edgebench.runner.page.page`) so there is one copy of it — makes
-  the ``table.sortable`` tables sortable (``extra_javascript`` in mkdocs.yml).
+  the ``table.sortable`` tables sortable (``extra_javascript`` in mkdocs.yml), styled by
+  ``css/sortable.css`` (``extra_css``: Material styles only tables without a class).
 * ``on_page_markdown``: a relative link that leaves ``docs/`` (``../edgebench/runner/store.py``)
   points at a file of the repository, not of the site (the project has no public repository URL
   yet): when the file exists the link becomes its text followed by the repository path in code
@@ -33,6 +34,18 @@ RESULTS_MARKER = "<!-- results -->"
 _RESULTS: dict[str, str] = {}
 
 
+#: Material styles only tables without a class; the sortable ones get the same look here
+SORTABLE_CSS = """.md-typeset table.sortable{display:block;max-width:100%;overflow:auto;font-size:.62rem;
+border:.05rem solid var(--md-typeset-table-color);border-radius:.1rem;border-spacing:0;margin:1em 0}
+.md-typeset table.sortable th{font-weight:700;padding:.6em .8em;text-align:left;vertical-align:top;
+cursor:pointer;user-select:none;background:var(--md-default-fg-color--lightest)}
+.md-typeset table.sortable th::after{content:" \\2195";color:var(--md-default-fg-color--light)}
+.md-typeset table.sortable th.asc::after{content:" \\2191"}.md-typeset table.sortable th.desc::after{content:" \\2193"}
+.md-typeset table.sortable td{border-top:.05rem solid var(--md-typeset-table-color);padding:.5em .8em;
+vertical-align:top}
+"""
+
+
 def sort_script() -> str:
     """The report's table-sorting script, from the report page itself (one copy of it)."""
     return report_page.page([], "").split("<script>", 1)[1].rsplit("</script>", 1)[0]
@@ -54,6 +67,7 @@ def on_files(files, config):
     for rel, data in images.items():
         files.append(File.generated(config, rel, content=data))
     files.append(File.generated(config, "js/sortable.js", content=sort_script()))
+    files.append(File.generated(config, "css/sortable.css", content=SORTABLE_CSS))
     return files
 
 
