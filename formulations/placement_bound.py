@@ -38,7 +38,7 @@ from fractions import Fraction
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from edgebench.formulations.placement_lagrange import energy_front, lagrangian_multipliers
+from edgebench.formulations.placement_lagrange import BoundTooLarge, energy_front, lagrangian_multipliers
 from edgebench.formulations.placement_trajectory import rounded_multipliers
 from edgebench.instances import semantics
 
@@ -49,6 +49,11 @@ KIND_ENERGY = "combinatorial: per-cluster-group energy (SRPT)"
 KIND_LAGRANGE = "combinatorial: time-indexed energy (Lagrangian)"
 KIND_TRAJECTORY = "combinatorial: exact-trajectory column generation (Lagrangian)"
 KIND_ROUNDED = "combinatorial: exact-trajectory column generation with rounding cuts (Lagrangian)"
+#: the start-slot assignment's dense cost matrix (tasks x clusters x slots, int64) is refused
+#: beyond this many cells (512 MiB; issue 44 case 2: 10,000 tasks asked for 3.35 GiB); every
+#: shipped instance needs under 2 million
+MAX_SLOT_CELLS = 64_000_000
+
 
 
 def proof_applies(payload) -> bool:
@@ -104,7 +109,9 @@ def shortest_bound(durations: list[dict[int, int]]) -> int:
 def start_slot_bound(payload, durations: list[dict[int, int]]) -> int:
     """Single-task variant: min over injective maps j -> (n, s) with n eligible, s >= a_j of
     sum_j (s - a_j + d_j(n)).  Slots s >= max arrival + #tasks are never needed (a free
-    earlier slot on the same cluster is always cheaper), so the assignment is finite."""
+    earlier slot on the same cluster is always cheaper), so the assignment is finite.  Its
+    dense cost matrix beyond :data:`MAX_SLOT_CELLS` raises :class:`BoundTooLarge` before any is
+    allocated."""
     arr = [int(t.arrival) for t in payload.tasks]
     rows = [j for j, row in enumerate(durations) if row]
     if not rows:
@@ -112,6 +119,11 @@ def start_slot_bound(payload, durations: list[dict[int, int]]) -> int:
     N = len(payload.clusters)
     t0 = min(arr[j] for j in rows)
     T = max(arr[j] for j in rows) + len(rows) - t0
+    cells = len(rows) * N * T
+    if cells > MAX_SLOT_CELLS:
+        raise BoundTooLarge(f"start-slot assignment too large: {len(rows):,} tasks x {N * T:,} (cluster, slot) "
+                            f"pairs = {cells:,} int64 cells ({cells * 8 / 2**30:.2f} GiB), budget "
+                            f"{MAX_SLOT_CELLS:,} cells ({MAX_SLOT_CELLS * 8 / 2**30:.2f} GiB)")
     big = np.int64(1) << 40
     cost = np.full((len(rows), N * T), big, dtype=np.int64)
     steps = np.arange(T, dtype=np.int64) + t0
@@ -190,7 +202,12 @@ def energy_bound(payload, durations: list[dict[int, int]]) -> int:
 
 
 def reallocating_bound(payload) -> tuple[int, str] | None:
-    """(bound, kind): the larger of the applicable bounds; None where no proof applies."""
+    """(bound, kind): the larger of the applicable bounds; None where no proof applies.  The
+    start-slot assignment (2) is left out where its dense matrix passes :data:`MAX_SLOT_CELLS`
+    (variant single: the Lagrangian (4) starts from its duals, so (4) >= (2) and the bound's
+    value is the same; only a tie would have been labelled KIND_SLOTS).  Where (4)'s data pass
+    their budgets (``placement_lagrange.MAX_FRONT_CELLS``, ``MAX_ASSIGNMENT_ENTRIES``), (4) and
+    (6) are left out: the best of the bounds before them is returned."""
     if not proof_applies(payload):
         return None
     durations = cluster_durations(payload)
@@ -199,10 +216,16 @@ def reallocating_bound(payload) -> tuple[int, str] | None:
     if energy > best:
         best, kind = energy, KIND_ENERGY
     if payload.variant == "single":
-        slots = start_slot_bound(payload, durations)
+        try:
+            slots = start_slot_bound(payload, durations)
+        except BoundTooLarge:  # (4) below starts from this assignment's duals: (4) >= (2) anyway
+            slots = 0
         if slots > best:
             best, kind = slots, KIND_SLOTS
-    start = lagrangian_multipliers(payload, durations)
+    try:
+        start = lagrangian_multipliers(payload, durations)
+    except BoundTooLarge:  # (4)'s data past its memory budget: the combinatorial bounds above
+        return best, kind
     if start[0] > best:
         best, kind = start[0], KIND_LAGRANGE
     rounded = rounded_multipliers(payload, durations, start)  # (6) from (4)'s point, then its cuts

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from edgebench.formulations.placement_bound import cluster_durations, start_slot_bound
+from edgebench.formulations.placement_bound import BoundTooLarge, cluster_durations, start_slot_bound
 from edgebench.formulations.placement_lagrange import SCALE, assignment_duals, greedy_columns, horizon
 from edgebench.formulations.placement_trajectory import CUT_ROUNDS, ROUNDS, STALL, WORK, Rounded, _generate
 from edgebench.instances import semantics
@@ -125,7 +125,10 @@ def additive_bound(payload) -> tuple[int, str] | None:
         return None
     best, kind = sum(least_steps(payload, j) for j in range(len(payload.tasks))), KIND
     if payload.variant == "single":
-        slots = start_slot_bound(payload, slot_steps(payload))
+        try:
+            slots = start_slot_bound(payload, slot_steps(payload))
+        except BoundTooLarge:  # its dense matrix passes the memory budget: left out (a weaker, valid bound)
+            slots = 0
         if slots > best:
             best, kind = slots, KIND_SLOTS
     traj = trajectory_additive(payload, best)

@@ -43,8 +43,9 @@ import numpy as np
 from edgebench import registry
 from edgebench.formulations.linear import LinearModel
 from edgebench.formulations.placement_bound import cluster_durations
+from edgebench.formulations.placement_deadline import Deadline, Expired
 from edgebench.formulations.placement_highs import solve_highs
-from edgebench.formulations.placement_lagrange import SCALE, lagrangian_multipliers
+from edgebench.formulations.placement_lagrange import SCALE, BoundTooLarge, lagrangian_multipliers
 from edgebench.formulations.placement_lns import BEST_KNOWN, LAGRANGIAN, check_warm_start, warm_start_decisions
 from edgebench.formulations.placement_trajectory import ROUNDS, STALL, WORK, Task, _generate, price_pair, tasks_of
 from edgebench.referee.placement import evaluate, task_finish
@@ -124,14 +125,17 @@ def usage_column(payload, j: int, n: int, amounts) -> Column | None:
     return column(payload, j, n, changes_of(sorted((t, c, g) for t, (c, g) in steps.items())))
 
 
-def pool_columns(payload, *, rounds: int = ROUNDS, cut_rounds: int = 0, deadline: float | None = None) -> list[Column]:
+def pool_columns(payload, *, rounds: int = ROUNDS, cut_rounds: int = 0, deadline: float | None = None,
+                 until: Deadline | float | None = None) -> list[Column]:
     """Step 1: the histories of (6)'s column generation as referee-simulated columns (sorted,
-    without duplicates)."""
+    without duplicates).  ``deadline`` stops the column generation between rounds; ``until``
+    (the run's own deadline) stops every phase: :class:`.Expired`."""
+    until = Deadline.of(until)
     durations = cluster_durations(payload)
     if not all(durations):
         return []
-    r = _generate(payload, durations, lagrangian_multipliers(payload, durations), rounds=rounds, stall=STALL,
-                  work=WORK, cut_rounds=cut_rounds, deadline=deadline)
+    r = _generate(payload, durations, lagrangian_multipliers(payload, durations, deadline=until), rounds=rounds,
+                  stall=STALL, work=WORK, cut_rounds=cut_rounds, deadline=deadline, expire=until)
     pool = r.pool
     if pool is None:
         return []
@@ -305,7 +309,9 @@ def improve(payload, pool: list[Column], start: list[Column], *, seed: int = 0, 
                             known[j].add(c)
                             by_task[j].append(c)
                             info["fitted_columns"] += 1
-        left = None if deadline is None else max(0.5, deadline - time.perf_counter())
+        left = None if deadline is None else deadline - time.perf_counter()
+        if left is not None and left <= 0:
+            break  # building the window passed the deadline
         tl = sub_limit if left is None else min(sub_limit, left)
         new = _Window(payload, by_task, cur, free).solve(time_limit=tl, seed=it)
         if new is None or len(new) != len(free):
@@ -320,9 +326,9 @@ def improve(payload, pool: list[Column], start: list[Column], *, seed: int = 0, 
     return cur, info
 
 
-def _start(instance, warm_start: str | None, seed: int, deadline: float | None):
+def _start(instance, warm_start: str | None, seed: int, deadline: float | None, until: float | None = None):
     """(referee value, decisions, source) of step 2's start, or None."""
-    warm = warm_start_decisions(instance, warm_start, seed=seed, deadline=deadline)
+    warm = warm_start_decisions(instance, warm_start, seed=seed, deadline=deadline, until=until)
     if warm is not None:
         return warm[:3]
     best = None
@@ -393,7 +399,7 @@ def solve(instance, *, time_limit: float | None = None, seed: int = 0, block: in
         iterations = DEFAULT_ITERATIONS
     try:
         payload = instance.placement
-        start = _start(instance, warm_start, seed, None if deadline is None else t0 + 0.1 * (deadline - t0))
+        start = _start(instance, warm_start, seed, None if deadline is None else t0 + 0.1 * (deadline - t0), deadline)
         if start is None:
             stats["message"] = "no start schedule"
             return result("timeout")
@@ -402,8 +408,16 @@ def solve(instance, *, time_limit: float | None = None, seed: int = 0, block: in
         start_cols = decisions_columns(payload, best_dec)
         if start_cols is not None:
             c0 = time.process_time()
-            pool = pool_columns(payload, rounds=int(rounds), cut_rounds=int(cut_rounds),
-                                deadline=None if deadline is None else t0 + POOL_SHARE * (deadline - t0))
+            try:
+                pool = pool_columns(payload, rounds=int(rounds), cut_rounds=int(cut_rounds),
+                                    deadline=None if deadline is None else t0 + POOL_SHARE * (deadline - t0),
+                                    until=deadline)
+            except Expired as exc:  # no column pool in the time: the start schedule, status timeout
+                stats.update(pool_cpu_s=time.process_time() - c0, expired=str(exc), source=source)
+                return result("timeout", best_dec, best_val)
+            except BoundTooLarge as exc:  # no column pool within the memory budget: the start schedule
+                stats.update(pool_cpu_s=time.process_time() - c0, message=str(exc), source=source)
+                return result("feasible", best_dec, best_val)
             stats["pool_cpu_s"] = time.process_time() - c0
             cols, info = improve(payload, pool, start_cols, seed=seed, block=int(block), sub_limit=float(sub_limit),
                                  iterations=iterations, deadline=deadline, fitted=bool(fitted))

@@ -33,8 +33,10 @@ import math
 import time
 from typing import Any
 
-from edgebench.formulations.placement import best_greedy, prepare, schedule_objective, to_decisions
+from edgebench.formulations.placement import best_greedy, greedy_schedule, prepare, schedule_objective, to_decisions
 from edgebench.formulations.placement import solve as milp_solve
+from edgebench.formulations.placement_bound import BoundTooLarge
+from edgebench.formulations.placement_deadline import Deadline, Expired
 from edgebench.formulations.placement_enum import decisions_from_path
 from edgebench.formulations.placement_histip import histip_bound
 from edgebench.formulations.placement_residual import residual_slot_bound
@@ -96,14 +98,14 @@ def reduced_options(payload, j: int, n: int) -> list[tuple[int, int]]:
     return sorted(keep)
 
 
-class OutOfTime(Exception):
-    """The time limit passed inside one expansion."""
+#: the time limit passed inside one expansion (or while the search was being set up)
+OutOfTime = Expired
 
 
 class Model:
     """The joint moves and the per-task completion bounds of one instance."""
 
-    def __init__(self, payload, reduce: bool, slots: bool = True):
+    def __init__(self, payload, reduce: bool, slots: bool = True, deadline: Deadline | None = None):
         self.p = payload
         self.reduce = reduce
         self.overhead = 1.0 - payload.switching_overhead
@@ -114,7 +116,11 @@ class Model:
         self.mem = [[t.minimum.memory if (t.minimum.memory is not None and c.memory is not None) else 0
                      for c in caps] for t in payload.tasks]
         opt = reduced_options if reduce else semantics.allocation_options
-        self.options = [{n: opt(payload, j, n) for n in t.eligible} for j, t in enumerate(payload.tasks)]
+        dl = Deadline.of(deadline)
+        self.options = []
+        for j, t in enumerate(payload.tasks):  # raises Expired past ``deadline``
+            dl.check("listing the allocations")
+            self.options.append({n: opt(payload, j, n) for n in t.eligible})
         self.move_cache: dict = {}
         self.rest_cache: dict = {}
         self.rank_cache: dict = {}
@@ -228,7 +234,10 @@ class Model:
                 row = {n: self.fresh_rest(j, n) for n in self.options[j]}
                 durs.append({n: d for n, d in row.items() if d < NEVER})
             if all(durs):
-                hit = residual_slot_bound(self.p.clusters, t, [self.arrival[j] for j in waiting], durs)
+                try:
+                    hit = residual_slot_bound(self.p.clusters, t, [self.arrival[j] for j in waiting], durs)
+                except BoundTooLarge:  # its dense matrix passes the budget: the tasks' own bounds
+                    hit = sum(self.task_h(j, t, None) for j in waiting)
             else:
                 hit = NEVER
             self.slot_cache[key] = hit
@@ -282,7 +291,7 @@ class Model:
         def rec(i: int, cost: int, acc: int):
             calls[0] += 1
             if deadline is not None and calls[0] % 4096 == 0 and time.perf_counter() > deadline:
-                raise OutOfTime
+                raise OutOfTime("expanding a node")
             if i == len(active):
                 out.append((tuple(nxt), cost, tuple(allocs)))
                 return
@@ -317,35 +326,59 @@ class Model:
         return out
 
 
-def search(payload, *, deadline: float | None = None, max_nodes: int = DEFAULT_MAX_NODES,
+def search(payload, *, deadline: Deadline | float | None = None, max_nodes: int = DEFAULT_MAX_NODES,
            reduce: bool | None = None, incumbent: tuple | None = None, slots: bool = True,
-           stop_at: float | None = None) -> dict:
+           stop_at: float | None = None, data=None) -> dict:
     """A* over the referee's problem. Returns value (best found), bound (valid lower bound),
     proven, decisions, nodes, source ('search', 'greedy' or the incumbent's name).
     ``incumbent``: (referee value, decisions, name) of a known feasible schedule; ``stop_at``:
-    a proven lower bound (the root's): no search once the incumbent reaches it."""
+    a proven lower bound (the root's): no search once the incumbent reaches it.  Past
+    ``deadline`` while the search is being set up (options, greedy, the root's bound) it returns
+    the incumbent with bound -inf and ``expired`` true; during the search, the queue's bound.
+    ``data``: the instance's :func:`.placement.prepare` when the caller has it."""
     J = len(payload.tasks)
-    data = prepare(payload)  # first: it refuses an instance beyond the model's size (issue 28)
+    dl = Deadline.of(deadline)
+    deadline = dl.at
     reduce = lemma_holds(payload) if reduce is None else bool(reduce)
-    model = Model(payload, reduce, slots)
-    model.deadline = deadline
+    out = {"reduce": reduce}
     inc_value, inc_dec, source = math.inf, None, None
+
+    def take_incumbent():
+        nonlocal inc_value, inc_dec, source
+        if incumbent is not None and incumbent[0] < inc_value:
+            inc_value, inc_dec, source = incumbent
+
+    def timed_out():
+        take_incumbent()
+        out.update(value=inc_value, bound=-math.inf, proven=False, decisions=inc_dec, nodes=0, expanded=0,
+                   source=source, expired=True)
+        return out
+
+    if data is None:
+        data = prepare(payload, deadline)  # first: it refuses an instance beyond the model's size (issue 28)
+    if data is None:
+        return timed_out()
     if all(data.options):
-        sched = best_greedy(data)
+        sched = best_greedy(data, deadline)
         inc_value, inc_dec, source = float(schedule_objective(data, sched)), to_decisions(sched), "greedy"
-    if incumbent is not None:
-        value, dec, name = incumbent
-        if value < inc_value:
-            inc_value, inc_dec, source = value, dec, name
+    take_incumbent()
     init = tuple(None for _ in range(J))
     if stop_at is not None and inc_value <= stop_at:
         return {"reduce": reduce, "value": inc_value, "bound": float(inc_value), "proven": True,
                 "decisions": inc_dec, "nodes": 0, "expanded": 0, "source": source}
+    try:
+        dl.check("setting up the search")
+        model = Model(payload, reduce, slots, dl)
+        model.deadline = deadline
+        root = model.h(0, init)
+        dl.check("bounding the root")
+    except Expired:
+        return timed_out()
     nodes = [(None, 0, None)]  # node id -> (parent id, step, allocations of the step that led here)
-    heap = [(model.h(0, init), 0, 0, 0, init)]  # (f, -t, id, g, states)
+    heap = [(root, 0, 0, 0, init)]  # (f, -t, id, g, states)
     best_g: dict = {(0, init): 0}
     expanded = 0
-    out = {"reduce": reduce}
+    expired = False
     while heap:
         f, neg_t, nid, g, states = heapq.heappop(heap)
         if f >= inc_value:
@@ -366,17 +399,20 @@ def search(payload, *, deadline: float | None = None, max_nodes: int = DEFAULT_M
             break
         if (deadline is not None and time.perf_counter() > deadline) or len(nodes) > max_nodes:
             heapq.heappush(heap, (f, neg_t, nid, g, states))
+            expired = len(nodes) <= max_nodes
             break
         try:
             kids = model.children(t, states, deadline, g, inc_value)
         except OutOfTime:
             heapq.heappush(heap, (f, neg_t, nid, g, states))
+            expired = True
             break
         expanded += 1
         for i, (nxt, cost, allocs) in enumerate(kids):
             if deadline is not None and i % 256 == 255 and time.perf_counter() > deadline:
                 # the node is not fully expanded: keep it queued so the bound stays valid
                 heapq.heappush(heap, (f, neg_t, nid, g, states))
+                expired = True
                 break
             g2 = g + cost
             key = (t + 1, nxt)
@@ -393,7 +429,7 @@ def search(payload, *, deadline: float | None = None, max_nodes: int = DEFAULT_M
         break
     bound = min(heap[0][0], inc_value) if heap else inc_value
     out.update(value=inc_value, bound=float(bound), proven=not heap and math.isfinite(inc_value),
-               decisions=inc_dec, nodes=len(nodes), expanded=expanded, source=source)
+               decisions=inc_dec, nodes=len(nodes), expanded=expanded, source=source, expired=expired)
     return out
 
 
@@ -411,7 +447,7 @@ def _milp_incumbent(instance, time_limit: float | None, share: float):
 
 
 def _root_bound(instance, incumbent, upper: int | None, time_limit: float | None, seed: int, stats: dict,
-                histip: bool = True):
+                histip: bool = True, data=None):
     """(bound, incumbent): the root bound, R (:mod:`.placement_timip`) proving 'no schedule of
     value <= U - 1' for U = the smallest of ``upper``, the incumbent's and the greedy's value
     (any U is sound: docs), then, where R stays below U and ``histip``, bound (7)
@@ -419,16 +455,20 @@ def _root_bound(instance, incumbent, upper: int | None, time_limit: float | None
     both decline.  A referee-feasible schedule of (7)'s master better than ``incumbent``
     replaces it.  Statistics in ``stats['root']`` and ``stats['histip']``."""
     p = instance.placement
+    t0 = time.perf_counter()
+    dl = Deadline.after(time_limit, t0)
     cands = [] if upper is None else [int(upper)]
     if incumbent is not None:
         cands.append(math.ceil(incumbent[0] - 1e-9))
-    data = prepare(p)
+    data = prepare(p, dl.at) if data is None else data
+    if data is None:
+        stats["root"] = {"bound": None, "reason": "out of time while listing the options"}
+        return None, incumbent
     if all(data.options):
-        cands.append(math.ceil(float(schedule_objective(data, best_greedy(data))) - 1e-9))
+        cands.append(math.ceil(float(schedule_objective(data, best_greedy(data, dl.at))) - 1e-9))
     if not cands:
         return None, incumbent
-    t0 = time.perf_counter()
-    r = timip_bound(p, min(cands), time_limit=time_limit, seed=seed)
+    r = timip_bound(p, min(cands), time_limit=dl.remaining(), seed=seed)
     info = {k: v for k, v in r.stats.items() if k != "relaxed_schedule"}
     stats["root"] = dict(info, bound=r.bound, reason=r.reason)
     if not histip or (r.bound is not None and r.bound >= min(cands)):
@@ -479,15 +519,27 @@ def solve(instance, *, time_limit: float | None = None, seed: int = 0, max_nodes
         stats["message"] = "reduce=true needs the monotonicity lemma (curvature >= 1 or a table model)"
         return make_result(instance, SOLVER_NAME, status="error", seed=seed, params=params, started=t0,
                            stats=stats)
-    deadline = None if time_limit is None else t0 + float(time_limit)
+    deadline = Deadline.after(time_limit, t0)
     try:
-        incumbent = _milp_incumbent(instance, time_limit, float(milp_share)) if milp_share > 0 else None
+        # the options first (every phase needs them; the size check of issue 28), then the cheap
+        # constructive schedule that a run stopped by the clock returns when nothing better was found
+        data = prepare(instance.placement, deadline.at)
+        if data is None:
+            stats["message"] = "no schedule: the time limit ran out while listing the tasks' options"
+            return make_result(instance, SOLVER_NAME, status="timeout", seed=seed, params=params, started=t0,
+                               stats=stats)
+        fallback = _fallback(data) if deadline.at is not None else {}
+        incumbent = None
+        if milp_share > 0 and not deadline.expired():
+            incumbent = _milp_incumbent(instance, deadline.share(float(milp_share)).remaining(), 1.0)
         lb = None
-        if root:
-            left = None if deadline is None else max(0.0, deadline - time.perf_counter()) * float(root_share)
-            lb, incumbent = _root_bound(instance, incumbent, upper, left, seed, stats, histip=bool(histip))
+        if root and not deadline.expired():
+            left = deadline.share(float(root_share)).remaining()
+            lb, incumbent = _root_bound(instance, incumbent, upper, left, seed, stats, histip=bool(histip), data=data)
         r = search(instance.placement, deadline=deadline, max_nodes=int(max_nodes), reduce=reduce,
-                   incumbent=incumbent, stop_at=lb)
+                   incumbent=incumbent, stop_at=lb, data=data)
+        if r["decisions"] is None and r.get("expired"):
+            r.update(fallback)
     except Exception as exc:  # never raise out of solve
         stats["message"] = f"{type(exc).__name__}: {exc}"
         return make_result(instance, SOLVER_NAME, status="error", seed=seed, params=params, started=t0,
@@ -502,9 +554,20 @@ def solve(instance, *, time_limit: float | None = None, seed: int = 0, max_nodes
         status = "infeasible" if r["proven"] else "timeout"
         return make_result(instance, SOLVER_NAME, status=status, seed=seed, params=params, started=t0,
                            bound=r["bound"] if math.isfinite(r["bound"]) else None, stats=stats)
-    return make_result(instance, SOLVER_NAME, status="optimal" if r["proven"] else "feasible",
+    # stopped by the clock (not by max_nodes): timeout, with the best schedule found
+    status = "optimal" if r["proven"] else ("timeout" if r.get("expired") else "feasible")
+    return make_result(instance, SOLVER_NAME, status=status,
                        decisions=r["decisions"], seed=seed, params=params, objective=r["value"],
-                       bound=r["bound"], started=t0, stats=stats)
+                       bound=r["bound"] if math.isfinite(r["bound"]) else None, started=t0, stats=stats)
+
+
+def _fallback(data) -> dict:
+    """The cheap constructive schedule that a run whose time ran out before any schedule was
+    found returns: one greedy list schedule (arrival order; one pass over the tasks)."""
+    if not all(data.options):
+        return {}
+    sched = greedy_schedule(data)
+    return {"value": float(schedule_objective(data, sched)), "decisions": to_decisions(sched), "source": "greedy"}
 
 
 __all__ = ["solve", "search", "lemma_holds", "reduced_options", "SOLVER_NAME"]

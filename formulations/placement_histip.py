@@ -30,7 +30,7 @@ import numpy as np
 from edgebench.formulations.linear import LinearModel, LinearSolution
 from edgebench.formulations.placement_bound import cluster_durations, proof_applies
 from edgebench.formulations.placement_highs import solve_highs
-from edgebench.formulations.placement_lagrange import SCALE, lagrangian_multipliers
+from edgebench.formulations.placement_lagrange import SCALE, BoundTooLarge, lagrangian_multipliers
 from edgebench.formulations.placement_timip import TOL, OutOfTime, TooManyColumns, _check
 from edgebench.formulations.placement_trajectory import _DONE, GRID, Task, price_task, rounded_multipliers, tasks_of
 from edgebench.referee.placement import evaluate
@@ -341,7 +341,11 @@ def histip_bound(instance, upper: int, *, time_limit: float | None = None, seed:
         return HistipResult(None, "a task can finish on no cluster")
     upper = int(upper)
     if multipliers is None:
-        r = rounded_multipliers(payload, durations, lagrangian_multipliers(payload, durations))
+        try:
+            r = rounded_multipliers(payload, durations, lagrangian_multipliers(payload, durations, deadline=deadline),
+                                    deadline=deadline)
+        except (OutOfTime, BoundTooLarge) as exc:
+            return HistipResult(None, str(exc), None, {"upper": upper})
         multipliers = (r.Lam, r.Mu, r.H, r.cuts, r.nu)
     Lam, Mu, H = multipliers[:3]
     cuts, nu = multipliers[3:] if len(multipliers) == 5 else (None, None)
@@ -360,7 +364,9 @@ def histip_bound(instance, upper: int, *, time_limit: float | None = None, seed:
         return HistipResult(upper, "reduced-cost fixing leaves no schedule of value <= U - 1", None, stats)
     master = build(payload, tasks, pool, upper)
     c1 = time.process_time()
-    left = None if deadline is None else max(0.5, deadline - time.perf_counter())
+    left = None if deadline is None else deadline - time.perf_counter()
+    if left is not None and left <= 0:
+        return HistipResult(None, "out of time before solving the master", None, stats)
     sol = solve(master, time_limit=left, seed=seed)
     stats.update(model=master.lp.size(), highs=sol.message, highs_cpu_s=time.process_time() - c1,
                  total_s=time.perf_counter() - t0)

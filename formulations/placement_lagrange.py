@@ -30,6 +30,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linprog
 
+from edgebench.formulations.placement_deadline import NEVER, Deadline
 from edgebench.instances import semantics
 
 #: multipliers are rounded down to multiples of 2**-SCALE (integers Lam = floor(lambda 2**SCALE))
@@ -43,6 +44,16 @@ _log = logging.getLogger(__name__)
 _BIG = np.int64(1) << 40
 #: variant single: price the usage after the first start (E*(F - s) in [s, F))
 COUPLED = True
+#: memory budgets (issue 44 case 2: 10,000 tasks passed 7.6 GB), checked before anything is
+#: built: the energy fronts' int64 cells (400 MB) and the start-slot assignment LP's entries,
+#: built as Python lists (about 170 bytes each: 4 million, 0.7 GB).  Every shipped instance
+#: needs under a tenth of either.
+MAX_FRONT_CELLS = 50_000_000
+MAX_ASSIGNMENT_ENTRIES = 4_000_000
+
+
+class BoundTooLarge(ValueError):
+    """A bound whose data would pass its memory budget (the message says which and why)."""
 
 
 def allocation_levels(payload, j: int, n: int, r: int) -> dict[int, tuple[int, int]]:
@@ -115,9 +126,15 @@ class _Pair:
     E: tuple[np.ndarray, np.ndarray]
 
 
-def _pairs(payload, durations, H: int) -> list[list[_Pair]]:
+def _pairs(payload, durations, H: int, deadline: Deadline = NEVER) -> list[list[_Pair]]:
+    cells = sum(2 * (max(H - int(payload.tasks[j].arrival), 0) + 2 * d + 3) for j, row in enumerate(durations)
+                for d in row.values())
+    if cells > MAX_FRONT_CELLS:
+        raise BoundTooLarge(f"energy fronts too large: {cells:,} int64 cells ({cells * 8 / 2**30:.2f} GiB) for "
+                            f"{len(durations):,} tasks up to step {H:,}, budget {MAX_FRONT_CELLS:,} cells")
     out = []
     for j, row in enumerate(durations):
+        deadline.check("computing the energy fronts")
         a = int(payload.tasks[j].arrival)
         prs = []
         for n, d in sorted(row.items()):
@@ -249,11 +266,14 @@ def _column(pr: _Pair, m: int, s: int, Lam: np.ndarray, H: int, single: bool):
     return use
 
 
-def price(pairs, Lam: np.ndarray, Mu: np.ndarray | None, H: int):
+def price(pairs, Lam: np.ndarray, Mu: np.ndarray | None, H: int, deadline: Deadline = NEVER):
     """Per task the list of (least cost, pair, m, s), one per eligible cluster, cheapest first;
-    tasks that can finish nowhere: [] (they add >= 0)."""
-    return [sorted((_price_pair(pr, Lam, Mu, H) + (pr,) for pr in prs), key=lambda x: (x[0], x[3].n))
-            for prs in pairs]
+    tasks that can finish nowhere: [] (they add >= 0).  ``deadline`` is checked per task."""
+    out = []
+    for prs in pairs:
+        deadline.check("pricing")
+        out.append(sorted((_price_pair(pr, Lam, Mu, H) + (pr,) for pr in prs), key=lambda x: (x[0], x[3].n)))
+    return out
 
 
 def _value(payload, priced, Lam: np.ndarray, Mu: np.ndarray | None) -> int:
@@ -282,11 +302,12 @@ def first_fit(free: np.ndarray, slot: np.ndarray | None, a: int, c: int, g: int,
     return a + int(starts[0]) if starts.size else None
 
 
-def greedy_columns(payload, durations):
+def greedy_columns(payload, durations, deadline: Deadline = NEVER):
     """A feasible fixed-allocation schedule (list scheduling by arrival, each task at the
     (cluster, dominant option, first start) finishing earliest within the residual capacities
     and, variant single, free start slots): per task (cluster, start, option).  It only seeds
-    the master LP and its horizon; the certified value never depends on it."""
+    the master LP and its horizon; the certified value never depends on it.  ``deadline`` is
+    checked per task."""
     T = sum(max(row.values()) for row in durations if row) + max(int(t.arrival) for t in payload.tasks) + 1
     N = len(payload.clusters)
     free = np.array([[[c.capacity.cpu] * T, [c.capacity.gpu] * T] for c in payload.clusters], dtype=np.int64)
@@ -295,6 +316,7 @@ def greedy_columns(payload, durations):
     out = [None] * len(durations)
     order = sorted((int(payload.tasks[j].arrival), min(row.values()), j) for j, row in enumerate(durations) if row)
     for a, _, j in order:
+        deadline.check("building the greedy schedule")
         best = None
         for n in sorted(durations[j]):
             for c, g, k in semantics.dominant_options(payload, j, n):
@@ -330,17 +352,21 @@ def smoothed_points(center: np.ndarray, lp: np.ndarray, smoothing: float):
 
 
 def generate_columns(master, center, best: int, best_grid: np.ndarray, price_point, *, rounds: int,
-                     smoothing: float, stop=None) -> tuple[int, np.ndarray]:
+                     smoothing: float, stop=None, deadline: Deadline = NEVER) -> tuple[int, np.ndarray]:
     """Column generation on ``master`` (the one loop of (4) and (6)): per round solve the master,
     price its smoothed duals and then its plain duals (:func:`smoothed_points`) —
     ``price_point(grid) -> (certified value, candidate columns)`` — until a point gives columns
     that improve the master, and keep the best certified point.  Stops when no column improves,
     when the certified value reaches the master's ceiling (L <= the Lagrangian dual <= the master
-    LP), or when ``stop(round, round of the last gain)`` says so.  Returns (best, its grid)."""
+    LP), or when ``stop(round, round of the last gain)`` says so.  Returns (best, its grid).
+    ``deadline`` raises :class:`.Expired` (checked each round; the master's HiGHS gets the time
+    left): the loop never ends early because of the clock, so its result never depends on it."""
     last_gain = 0
     for rnd in range(rounds):
-        sol = master.solve()
+        deadline.check("generating columns")
+        sol = master.solve(deadline)
         if sol is None:
+            deadline.check("solving the master LP")
             break
         obj, lp, u = sol
         new = []
@@ -432,8 +458,10 @@ class _Master:
                       coef[nz].astype(float))
         self.ncuts += 1
 
-    def solve(self):
-        """(LP value, capacity, start and cut duals >= 0, convexity duals), or None if HiGHS fails."""
+    def solve(self, deadline: Deadline = NEVER):
+        """(LP value, capacity, start and cut duals >= 0, convexity duals), or None if HiGHS fails
+        (or stops at ``deadline``'s time left, its own time limit: the caller checks the deadline)."""
+        self.h.setOptionValue("time_limit", highspy.kHighsInf if deadline.at is None else max(1e-3, deadline.remaining()))
         self.h.run()
         if self.h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
             return None
@@ -447,7 +475,7 @@ class _Master:
         return np.array(self.h.getSolution().col_value)
 
 
-def assignment_duals(payload, durations, H: int):
+def assignment_duals(payload, durations, H: int, deadline: Deadline = NEVER):
     """Variant single: the start-slot assignment (2) with slots t < H (one first start each) and
     per cluster an unlimited tail slot at H (no multiplier exists from H on), solved as an LP
     (a transportation problem: integral primal and dual vertices).  Returns (its value, the slot
@@ -459,8 +487,13 @@ def assignment_duals(payload, durations, H: int):
     being slot H); :func:`lagrangian_multipliers` widens H until it does."""
     N = len(payload.clusters)
     live = [j for j, row in enumerate(durations) if row]
+    K = sum(max(H, a) - a + 1 for a, j in ((int(payload.tasks[j].arrival), j) for j in live) for _ in durations[j])
+    if K > MAX_ASSIGNMENT_ENTRIES:
+        raise BoundTooLarge(f"start-slot assignment LP too large: {K:,} (task, cluster, slot) entries for "
+                            f"{len(live):,} tasks up to step {H:,}, budget {MAX_ASSIGNMENT_ENTRIES:,}")
     cost, slot, task, where = [], [], [], []
     for i, j in enumerate(live):
+        deadline.check("building the start-slot assignment")
         a = int(payload.tasks[j].arrival)
         for n, d in sorted(durations[j].items()):
             for t in range(a, max(H, a) + 1):  # t = max(H, a): the tail
@@ -472,8 +505,12 @@ def assignment_duals(payload, durations, H: int):
     inside = np.nonzero(slot >= 0)[0]
     A_ub = sp.csr_matrix((np.ones(inside.size), (slot[inside], inside)), shape=(N * H, K))
     A_eq = sp.csr_matrix((np.ones(K), (np.array(task), np.arange(K))), shape=(len(live), K))
+    deadline.check("building the start-slot assignment")
+    limit = {} if deadline.at is None else {"options": {"time_limit": max(1e-3, deadline.remaining())}}
     res = linprog(np.array(cost, dtype=float), A_ub=A_ub, b_ub=np.ones(N * H), A_eq=A_eq,
-                  b_eq=np.ones(len(live)), bounds=(0, None), method="highs-ds")
+                  b_eq=np.ones(len(live)), bounds=(0, None), method="highs-ds", **limit)
+    if res.status != 0:
+        deadline.check("solving the start-slot assignment")
     assert res.status == 0, res.message
     mu = np.maximum(-res.ineqlin.marginals, 0.0)
     if np.allclose(mu, np.rint(mu), atol=1e-7):  # a dual vertex of a TU system is integral
@@ -484,7 +521,8 @@ def assignment_duals(payload, durations, H: int):
     return int(round(res.fun)), mu.reshape(N, H), chosen
 
 
-def lagrangian_multipliers(payload, durations, *, rounds: int = ROUNDS, smoothing: float = 0.5):
+def lagrangian_multipliers(payload, durations, *, rounds: int = ROUNDS, smoothing: float = 0.5,
+                           deadline: Deadline | float | None = None):
     """(certified value, Lam (N, 2, H) int64, Mu (N, H) int64 or None (variant multi), H): the
     best priced point (multipliers as integers on the grid 2**-SCALE; ``certified_value(payload,
     _pairs(payload, durations, H), Lam, Mu, H)`` recomputes the value).  Column generation on the
@@ -493,21 +531,24 @@ def lagrangian_multipliers(payload, durations, *, rounds: int = ROUNDS, smoothin
     point is the assignment's value up to the horizon, and the bound only climbs from there);
     the duals are smoothed towards the best point so far (Wentges) before pricing.  Stops after
     ``rounds`` rounds, when no column improves the master, or when the certified value reaches
-    the master's (L <= Lagrangian dual <= master LP): deterministic, no clock."""
+    the master's (L <= Lagrangian dual <= master LP): deterministic, no clock.  ``deadline``
+    (:class:`.Deadline` or a ``time.perf_counter()`` value) raises :class:`.Expired` in any phase
+    once it has passed; what returns is the same with or without it."""
+    deadline = Deadline.of(deadline)
     N = len(payload.clusters)
     single = payload.variant == "single"
     if not any(durations):
         return 0, np.zeros((N, 2, 0), dtype=np.int64), (np.zeros((N, 0), dtype=np.int64) if single else None), 0
-    greedy = greedy_columns(payload, durations)
+    greedy = greedy_columns(payload, durations, deadline)
     H = horizon(payload, greedy)
     if single:  # a horizon at which the assignment's LP is (2) itself: see assignment_duals
         while True:
-            _, mu, chosen = assignment_duals(payload, durations, H)
+            _, mu, chosen = assignment_duals(payload, durations, H, deadline)
             tail = np.bincount([n for n, t in chosen if t >= H], minlength=N)
             if tail.max() <= 1:
                 break
             H += int(tail.max())
-    pairs = _pairs(payload, durations, H)
+    pairs = _pairs(payload, durations, H, deadline)
     caps = np.array([[c.capacity.cpu, c.capacity.gpu] for c in payload.clusters], dtype=np.int64)
     live = [j for j in range(len(pairs)) if pairs[j]]
     master = _Master(caps, H, single, len(live))
@@ -519,6 +560,7 @@ def lagrangian_multipliers(payload, durations, *, rounds: int = ROUNDS, smoothin
     center = np.zeros(master.nrows)
     cols = []
     for i, j in enumerate(live):  # the greedy schedule: a feasible master
+        deadline.check("building the master LP")
         n, s0, (c, g, k) = greedy[j]
         pr = next(q for q in pairs[j] if q.n == n)
         use = {(n, r, t): x for t in range(s0, min(s0 + k, H)) for r, x in ((0, c), (1, g)) if x}
@@ -532,25 +574,27 @@ def lagrangian_multipliers(payload, durations, *, rounds: int = ROUNDS, smoothin
             cols.append(master.column(i, pr, s + pr.d, s, _column(pr, s + pr.d, s, split(_to_grid(center))[0], H, True)))
     best_grid = _to_grid(center)
     Lam, Mu = split(best_grid)
-    priced = price(pairs, Lam, Mu, H)
+    priced = price(pairs, Lam, Mu, H, deadline)
     best = _value(payload, priced, Lam, Mu)
     for i, j in enumerate(live):
+        deadline.check("building the master LP")
         for _, m, s, pr in priced[j]:
             cols.append(master.column(i, pr, m, s, _column(pr, m, s, Lam, H, single)))
     master.add(cols)
     _log.debug("start: certified %d at H = %d", best, H)
     def price_point(grid):
         Lam, Mu = split(grid)
-        priced = price(pairs, Lam, Mu, H)
+        priced = price(pairs, Lam, Mu, H, deadline)
         return _value(payload, priced, Lam, Mu), [master.column(i, pr, m, s, _column(pr, m, s, Lam, H, single))
                                                   for i, j in enumerate(live) for _, m, s, pr in priced[j]]
 
     best, best_grid = generate_columns(master, center, best, best_grid, price_point, rounds=rounds,
-                                       smoothing=smoothing)
+                                       smoothing=smoothing, deadline=deadline)
     Lam, Mu = split(best_grid)
     return best, Lam.copy(), (Mu.copy() if single else None), H
 
 
-def lagrangian_bound(payload, durations, *, rounds: int = ROUNDS, smoothing: float = 0.5) -> int:
+def lagrangian_bound(payload, durations, *, rounds: int = ROUNDS, smoothing: float = 0.5,
+                     deadline: Deadline | float | None = None) -> int:
     """The certified value of :func:`lagrangian_multipliers` (0 when no task can finish)."""
-    return lagrangian_multipliers(payload, durations, rounds=rounds, smoothing=smoothing)[0]
+    return lagrangian_multipliers(payload, durations, rounds=rounds, smoothing=smoothing, deadline=deadline)[0]

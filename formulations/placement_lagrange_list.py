@@ -41,7 +41,9 @@ from edgebench.formulations.placement import (FIXED_KEY, ModelTooLarge, Option, 
                                               fixed_rows, prepare, schedule_objective, schedule_violations,
                                               to_decisions)
 from edgebench.formulations.placement_bound import cluster_durations, proof_applies
-from edgebench.formulations.placement_lagrange import ROUNDS, SCALE, _pairs, lagrangian_multipliers, price
+from edgebench.formulations.placement_deadline import NEVER, Deadline, Expired
+from edgebench.formulations.placement_lagrange import (ROUNDS, SCALE, BoundTooLarge, _pairs, lagrangian_multipliers,
+                                                       price)
 from edgebench.referee.placement import evaluate
 from edgebench.registry import make_result, register
 
@@ -85,16 +87,18 @@ class Prices:
         return float(c + (self.Mu[o.cluster, s] if self.Mu is not None else 0.0))
 
 
-def lagrangian_targets(payload, *, rounds: int = ROUNDS) -> tuple[list[Target | None], Prices, int]:
+def lagrangian_targets(payload, *, rounds: int = ROUNDS,
+                       deadline: Deadline = NEVER) -> tuple[list[Target | None], Prices, int]:
     """(per task its :class:`Target` under the final multipliers of (4), None where the task
-    can finish nowhere; the multipliers; their certified value)."""
+    can finish nowhere; the multipliers; their certified value).  Past ``deadline``:
+    :class:`.Expired`."""
     durations = cluster_durations(payload)
-    value, Lam, Mu, H = lagrangian_multipliers(payload, durations, rounds=rounds)
+    value, Lam, Mu, H = lagrangian_multipliers(payload, durations, rounds=rounds, deadline=deadline)
     prices = Prices(Lam / float(1 << SCALE), None if Mu is None else Mu / float(1 << SCALE), H)
     if H == 0:
         return [None] * len(durations), prices, value
     out: list[Target | None] = []
-    for row in price(_pairs(payload, durations, H), Lam, Mu, H):
+    for row in price(_pairs(payload, durations, H, deadline), Lam, Mu, H, deadline):
         if not row:
             out.append(None)
             continue
@@ -124,10 +128,12 @@ def _choices(data: PlacementData, j: int, t: Target | None, rule: str) -> list[O
     return [o for o in mine if o.cpu <= top.cpu and o.gpu <= top.gpu and o.memory <= top.memory]
 
 
-def list_schedule(data: PlacementData, targets: list[Target | None], prices: Prices, alpha, rule: str) -> Schedule:
+def list_schedule(data: PlacementData, targets: list[Target | None], prices: Prices, alpha, rule: str,
+                  deadline: Deadline = NEVER) -> Schedule:
     """Serial list schedule in the order of the alpha-points (``alpha`` one number or one per
     task); each task at the earliest feasible start of its best choice under ``rule`` (least
-    completion, then least area). Feasible by construction (checked by the caller)."""
+    completion, then least area). Feasible by construction (checked by the caller).
+    ``deadline``: :class:`.Expired` once it has passed (checked per task)."""
     al = np.broadcast_to(np.asarray(alpha, dtype=float), (data.num_tasks,))
 
     def key(j):
@@ -141,6 +147,7 @@ def list_schedule(data: PlacementData, targets: list[Target | None], prices: Pri
     prof = _Profile(data)
     out: list[tuple[Option, int] | None] = [None] * data.num_tasks
     for j in sorted(range(data.num_tasks), key=key):
+        deadline.check("list scheduling")
         best = None
         for o in _choices(data, j, targets[j], choices):
             s = prof.earliest(o, data.arrivals[j])
@@ -156,18 +163,40 @@ def list_schedule(data: PlacementData, targets: list[Target | None], prices: Pri
 
 
 def construct(instance, *, seed: int = 0, samples: int = SAMPLES, rounds: int = ROUNDS,
-              deadline: float | None = None) -> tuple[float, Schedule, dict[str, Any]]:
+              deadline: Deadline | float | None = None,
+              sample_deadline: Deadline | float | None = None) -> tuple[float, Schedule, dict[str, Any]]:
     """(referee value, fixed-allocation schedule, info) of the best list schedule.
-    ``deadline`` (a ``time.perf_counter()`` value) stops the random samples, never the fixed
-    candidates. An instance too large for :func:`.placement.prepare` raises ModelTooLarge."""
+    ``deadline`` (:class:`.Deadline` or a ``time.perf_counter()`` value) stops the random samples
+    and, once it has passed, every other phase too: the multipliers (then the control orders
+    alone, unpriced), the fixed candidates (after the first); ``info["expired"]`` then says what
+    was cut.  Without one, or when it is not reached, the result is the same.  Before anything
+    else a deadline buys one cheap unpriced candidate (arrival order, earliest finish), returned
+    when the time runs out before any other; if even that cannot finish, :class:`.Expired`.
+    ``sample_deadline``: an earlier deadline for the random samples alone.
+    An instance too large for :func:`.placement.prepare` raises ModelTooLarge."""
+    deadline = Deadline.of(deadline)
     payload = instance.placement
-    data = prepare(payload)
+    data = prepare(payload, deadline.at)
+    if data is None:
+        raise Expired("listing the tasks' options")
+    no_prices = Prices(np.zeros((data.num_clusters, 2, 0)), None, 0)
+    fallback = None
+    if deadline.at is not None:  # the cheap candidate: a schedule to return if the time runs out
+        sched = list_schedule(data, [None] * data.num_tasks, no_prices, -1.0, "eft", deadline)
+        fallback = (float(evaluate(instance, to_decisions(sched)).primary_value), sched, "fallback/eft", "eft")
     t0 = time.process_time()
     orders, rng = dict(ORDERS), np.random.default_rng(seed)
+    expired, too_large = None, None
+    targets, prices, value = None, no_prices, None
     if proof_applies(payload):
-        targets, prices, value = lagrangian_targets(payload, rounds=rounds)
-    else:  # additive noise, or a gain of 0 at a minimum: no multipliers (4) is defined for
-        targets, prices, value = [None] * data.num_tasks, Prices(np.zeros((data.num_clusters, 2, 0)), None, 0), None
+        try:
+            targets, prices, value = lagrangian_targets(payload, rounds=rounds, deadline=deadline)
+        except Expired as exc:
+            expired = str(exc)
+        except BoundTooLarge as exc:  # beyond the multipliers' memory budget: as without them
+            too_large = str(exc)
+    if targets is None:  # additive noise, a gain of 0 at a minimum (no multipliers (4) is defined for), or no time
+        targets = [None] * data.num_tasks
         orders, samples = {k: a for k, a in ORDERS.items() if a < 0}, 0  # the control orders alone
     info: dict[str, Any] = {"lagrangian_value": value, "lagrangian_cpu_s": round(time.process_time() - t0, 3),
                             "candidates": {}}
@@ -175,7 +204,7 @@ def construct(instance, *, seed: int = 0, samples: int = SAMPLES, rounds: int = 
 
     def consider(name, alpha, rule):
         nonlocal best
-        sched = list_schedule(data, targets, prices, alpha, rule)
+        sched = list_schedule(data, targets, prices, alpha, rule, deadline)  # no deadline: NEVER
         assert not schedule_violations(data, sched), "list scheduling keeps every rule"
         ev = evaluate(instance, to_decisions(sched))
         assert ev.feasible, ev.violations[:3]
@@ -184,13 +213,28 @@ def construct(instance, *, seed: int = 0, samples: int = SAMPLES, rounds: int = 
         if best is None or v < best[0]:
             best = (v, sched, name, rule)
 
-    for rule in RULES:
-        for oname, alpha in orders.items():
-            consider(f"{oname}/{rule}", alpha, rule)
-    for i in range(int(samples)):
-        if deadline is not None and time.perf_counter() > deadline:
-            break
-        consider(f"random{i}/{best[3]}", rng.random(data.num_tasks), best[3])
+    try:
+        for rule in RULES:
+            for oname, alpha in orders.items():
+                if best is not None or fallback is not None:
+                    deadline.check("trying the fixed candidates")
+                consider(f"{oname}/{rule}", alpha, rule)
+    except Expired as exc:
+        expired = expired or str(exc)
+    if best is None:
+        best = fallback
+    samples_end = deadline.earlier(sample_deadline)
+    try:
+        for i in range(int(samples)):
+            if samples_end.expired():
+                break
+            consider(f"random{i}/{best[3]}", rng.random(data.num_tasks), best[3])
+    except Expired:  # a sample cut by the time limit (as one not started)
+        pass
+    if expired:
+        info["expired"] = expired
+    if too_large:
+        info["no_multipliers"] = too_large
     info["chosen"] = best[2]
     info["fixed_objective"] = schedule_objective(data, best[1])
     return best[0], best[1], info
@@ -206,19 +250,25 @@ def construct(instance, *, seed: int = 0, samples: int = SAMPLES, rounds: int = 
           bounds={"samples": (0, None), "rounds": (1, None)})
 def solve(instance, *, time_limit: float | None = None, seed: int = 0, samples: int = SAMPLES,
           rounds: int = ROUNDS):
-    """The construction as a solver; the multipliers' computation is not interruptible (about
-    70 CPU s on the 384-task hetero-6-v2), the time limit cuts the random samples."""
+    """The construction as a solver.  The time limit cuts the random samples (status
+    ``feasible``) and, once passed, the multipliers' computation and the fixed candidates
+    (status ``timeout`` with the best schedule so far, ``stats["expired"]`` says where; no
+    schedule when not even the cheap first candidate finished)."""
     t0 = time.perf_counter()
     params = {"samples": samples, "rounds": rounds}
-    deadline = None if time_limit is None else t0 + float(time_limit)
+    deadline = Deadline.after(time_limit, t0)
     try:
         value, sched, info = construct(instance, seed=seed, samples=samples, rounds=rounds, deadline=deadline)
     except ModelTooLarge as exc:
         return make_result(instance, SOLVER_NAME, status="error", seed=seed, params=params, started=t0,
                            stats={"message": str(exc)})
+    except Expired as exc:
+        return make_result(instance, SOLVER_NAME, status="timeout", seed=seed, params=params, started=t0,
+                           stats={"message": f"no schedule: {exc}", "expired": str(exc)})
     info[FIXED_KEY] = fixed_rows(sched)
-    return make_result(instance, SOLVER_NAME, status="feasible", decisions=to_decisions(sched), seed=seed,
-                       params=params, objective=value, started=t0, stats=info)
+    return make_result(instance, SOLVER_NAME, status="timeout" if info.get("expired") else "feasible",
+                       decisions=to_decisions(sched), seed=seed, params=params, objective=value, started=t0,
+                       stats=info)
 
 
 __all__ = ["Target", "lagrangian_targets", "list_schedule", "construct", "solve", "SOLVER_NAME", "ORDERS",

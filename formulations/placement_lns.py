@@ -62,6 +62,7 @@ from edgebench.formulations.placement import (
     to_decisions,
 )
 from edgebench.formulations import placement_grow, placement_lagrange_list
+from edgebench.formulations.placement_deadline import Expired
 from edgebench.formulations.placement_neighbourhoods import KINDS, Adaptive, destroy, window
 from edgebench.instances import semantics, sets
 from edgebench.instances.io import content_hash, load_solution
@@ -262,19 +263,22 @@ def check_warm_start(value: Any) -> None:
         raise InputError(f"{path}: placement: has no placement decisions to start from", field="params.warm_start")
 
 
-def warm_start_decisions(instance, value: str | None, *, seed: int = 0, deadline: float | None = None):
+def warm_start_decisions(instance, value: str | None, *, seed: int = 0, deadline: float | None = None,
+                         until: float | None = None):
     """(referee value, decisions, source, fixed schedule or None) of the warm start, or None
     without one (``value`` None, or ``best-known`` for an instance no shipped set lists with a
     solution). ``lagrangian``: the construction of :mod:`.placement_lagrange_list` (seeded;
-    ``deadline`` cuts its random samples). The file is read by the project's solution loader and
+    ``deadline`` cuts its random samples, ``until`` every phase: past it, no warm start). The file is
+    read by the project's solution loader and
     checked against the instance; a solution for another instance or one the referee rejects is
     an InputError naming the file."""
     if value is None:
         return None
     if value == LAGRANGIAN:
         try:
-            val, sched, _ = placement_lagrange_list.construct(instance, seed=seed, deadline=deadline)
-        except ModelTooLarge:  # as the start solvers' own model: they run and say so
+            val, sched, _ = placement_lagrange_list.construct(instance, seed=seed, deadline=until,
+                                                              sample_deadline=deadline)
+        except (ModelTooLarge, Expired):  # as the start solvers' own model: they run and say so
             return None
         return val, to_decisions(sched), "lagrangian construction", fixed_rows(sched)
     path = sets.best_known_solution(content_hash(instance)) if value == BEST_KNOWN else _warm_file(value)
@@ -356,7 +360,7 @@ def solve(instance, *, time_limit: float | None = None, seed: int = 0, block: in
     if iterations is None and deadline is None:
         iterations = DEFAULT_ITERATIONS
     warm = warm_start_decisions(instance, warm_start, seed=seed,
-                                deadline=None if deadline is None else t0 + 0.1 * (deadline - t0))
+                                deadline=None if deadline is None else t0 + 0.1 * (deadline - t0), until=deadline)
     if warm_start is not None:
         stats["warm_start"] = warm[2] if warm else (
             "too large for the construction: the start solvers" if warm_start == LAGRANGIAN

@@ -32,8 +32,9 @@ import numpy as np
 
 from edgebench.formulations.linear import LinearModel, LinearSolution
 from edgebench.formulations.placement_bound import cluster_durations, proof_applies
+from edgebench.formulations.placement_deadline import Deadline, Expired
 from edgebench.formulations.placement_highs import solve_highs
-from edgebench.formulations.placement_lagrange import SCALE, _fill, energy_front, lagrangian_multipliers
+from edgebench.formulations.placement_lagrange import SCALE, BoundTooLarge, _fill, energy_front, lagrangian_multipliers
 from edgebench.formulations.placement_lagrange import _Pair as _LPair
 from edgebench.instances import semantics
 
@@ -142,13 +143,12 @@ class TooManyColumns(Exception):
     """More than the cap of columns survive the fixing."""
 
 
-class OutOfTime(Exception):
-    """The deadline passed while fixing or building (R declines)."""
+#: the deadline passed while fixing or building (R declines): the one :class:`.Expired`
+OutOfTime = Expired
 
 
-def _check(deadline: float | None, what: str) -> None:
-    if deadline is not None and time.perf_counter() > deadline:
-        raise OutOfTime(f"out of time while {what}")
+def _check(deadline: Deadline | float | None, what: str) -> None:
+    Deadline.of(deadline).check(what)
 
 
 def fix_columns(payload, durations, upper: int, Lam: np.ndarray, Mu: np.ndarray | None,
@@ -295,7 +295,10 @@ def timip_bound(payload, upper: int, *, time_limit: float | None = None, seed: i
         return TimipResult(None, "a task can finish on no cluster")
     upper = int(upper)
     if multipliers is None:
-        _, Lam, Mu, _ = lagrangian_multipliers(payload, durations)
+        try:
+            _, Lam, Mu, _ = lagrangian_multipliers(payload, durations, deadline=deadline)
+        except (Expired, BoundTooLarge) as exc:
+            return TimipResult(None, str(exc), {"upper": upper})
     else:
         Lam, Mu = multipliers
     stats: dict = {"upper": upper, "multipliers_s": time.perf_counter() - t0}
@@ -312,7 +315,9 @@ def timip_bound(payload, upper: int, *, time_limit: float | None = None, seed: i
         model = build(payload, cols, upper, deadline)
     except OutOfTime as exc:
         return TimipResult(None, str(exc), stats)
-    left = None if deadline is None else max(0.5, deadline - time.perf_counter())
+    left = None if deadline is None else deadline - time.perf_counter()
+    if left is not None and left <= 0:
+        return TimipResult(None, "out of time before solving R", stats)
     sol = solve(model, time_limit=left, seed=seed)
     stats.update(model=model.lp.size(), highs=sol.message, highs_s=sol.runtime, total_s=time.perf_counter() - t0)
     if sol.status == "infeasible":

@@ -40,6 +40,7 @@ from edgebench.formulations.placement_lagrange import (
     lagrangian_multipliers,
 )
 from edgebench.formulations import placement_labelling as LB
+from edgebench.formulations.placement_deadline import NEVER, Deadline
 from edgebench.formulations.placement_rounding import Cuts
 from edgebench.instances import semantics
 
@@ -295,13 +296,15 @@ def trajectory_multipliers(payload, durations, start, *, rounds: int = ROUNDS, s
 
 
 def rounded_multipliers(payload, durations, start, *, cut_rounds: int = CUT_ROUNDS, rounds: int = ROUNDS,
-                        stall: int = STALL, work: int = WORK) -> Rounded:
+                        stall: int = STALL, work: int = WORK, deadline: Deadline | float | None = None) -> Rounded:
     """(6) with rounding cuts: :func:`trajectory_multipliers`' column generation, then up to
     ``cut_rounds`` times: separate the rounding cuts (:mod:`placement_rounding`) the master's
     solution violates, add them to the master and to the pricing, and continue the column
     generation.  Both values are certified; the second is never below the first.
-    Deterministic (fixed counts, no clock)."""
-    return _generate(payload, durations, start, rounds=rounds, stall=stall, work=work, cut_rounds=cut_rounds)
+    Deterministic (fixed counts, no clock): ``deadline`` (:class:`.Deadline` or a
+    ``time.perf_counter()`` value) raises :class:`.Expired` in any phase once it has passed."""
+    return _generate(payload, durations, start, rounds=rounds, stall=stall, work=work, cut_rounds=cut_rounds,
+                     expire=Deadline.of(deadline))
 
 
 @dataclass
@@ -324,11 +327,14 @@ class Rounded:
 
 
 def _generate(payload, durations, start, *, rounds: int, stall: int, work: int, cut_rounds: int,
-              smoothing: float = 0.5, switching: bool = SWITCHING, deadline: float | None = None) -> Rounded:
+              smoothing: float = 0.5, switching: bool = SWITCHING, deadline: float | None = None,
+              expire: Deadline = NEVER) -> Rounded:
     """The column generation of (6), with ``cut_rounds`` rounds of rounding cuts after it (0:
     plain (6)).  ``deadline`` (``time.perf_counter()``): stop between rounds once it has passed —
     only for the heuristic that reuses the column pool (:mod:`.placement_cglns`); the bound never
-    passes one (its values are valid at any stopping point, but they must not depend on the clock)."""
+    passes one (its values are valid at any stopping point, but they must not depend on the clock).
+    ``expire`` (:class:`.Deadline`): raise :class:`.Expired` once it has passed, in any phase (the
+    bound's deadline: it stops the work, never changes what a finished computation returns)."""
     val4, Lam0, Mu0, H = start
     tasks = tasks_of(payload, durations)
     if not tasks or H == 0:
@@ -369,13 +375,16 @@ def _generate(payload, durations, start, *, rounds: int, stall: int, work: int, 
         (a known column is a relaxed history, so the least price is at most its cost)."""
         L, M, nu = split(grid)
         caps_i = pool.costs(L, M, cuts, nu)
-        priced = [price_task(t, L, M, H, switching=switching, work=done, cap=int(caps_i[i]), cuts=cuts, nu=nu)
-                  for i, t in enumerate(tasks)]
+        priced = []
+        for i, t in enumerate(tasks):
+            expire.check("pricing trajectories")
+            priced.append(price_task(t, L, M, H, switching=switching, work=done, cap=int(caps_i[i]), cuts=cuts,
+                                     nu=nu))
         return priced, _value(payload, [least_price(x, int(caps_i[i])) for i, x in enumerate(priced)], L, M,
                               cuts.total(nu))
 
     cols = []
-    greedy = greedy_columns(payload, durations)
+    greedy = greedy_columns(payload, durations, expire)
     for i, t in enumerate(tasks):  # a feasible master: the greedy schedule's fixed runs
         n, s0, (c, g, k) = greedy[t.j]
         use = {(n, r, u): x for u in range(s0, min(s0 + k, H)) for r, x in ((0, c), (1, g)) if x}
@@ -394,14 +403,16 @@ def _generate(payload, durations, start, *, rounds: int, stall: int, work: int, 
     for cr in range(cut_rounds + 1):
         center = best_grid.astype(float) / (1 << SCALE)
         best, best_grid = generate_columns(master, center, best, best_grid, price_point, rounds=rounds,
-                                           smoothing=smoothing,
+                                           smoothing=smoothing, deadline=expire,
                                            stop=lambda rnd, last_gain: (rnd - last_gain >= stall or done[0] >= work
                                                                         or (deadline is not None
                                                                             and time.perf_counter() > deadline)))
         if plain is None:
             plain = best
-        if (cr == cut_rounds or done[0] >= work or (deadline is not None and time.perf_counter() > deadline)
-                or master.solve() is None):
+        if cr == cut_rounds or done[0] >= work or (deadline is not None and time.perf_counter() > deadline):
+            break
+        if master.solve(expire) is None:
+            expire.check("solving the master LP")
             break
         x = master.primal()
         held: dict = {}  # (n, t) -> column -> [cpu, gpu]

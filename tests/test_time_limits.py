@@ -1,0 +1,173 @@
+"""Every registered solver honours its time limit (issue 43 item 4, issue 44 case 2).
+
+Each solver of ``edgebench.registry.solvers()`` runs in this process at a 2 s limit on one
+shipped instance per family it supports, chosen big enough that an unbounded solver overruns
+(the 192-task synthetic-3-v2 placement instance: before the deadlines, ``placement-exact`` took
+18-60 s and ``placement-lagrange`` 10-45 s on it at a 5 s limit).  Asserted: the solver's wall
+time (``registry.solve`` end to end, the module already imported) is at most LIMIT + MARGIN, the
+status is one of the statuses and not ``error``, and decisions, where returned, are judged
+feasible by the referee.
+
+MARGIN = 1.5 s: solvers check their deadline between units of work, so they may finish the unit
+in hand (one list-schedule pass, one referee evaluation of the result, one HiGHS or CP-SAT call
+returning after its own limit, a policy's last step) and then build their result; on the 2-core
+test machine shared with other jobs such a unit takes up to about a second.  A solver that
+ignores its deadline overruns by far more (tens of seconds on the placement instance).
+
+First-call costs are start-up, outside the solver's clock (issue 43 items 1-3 measure them
+separately): the compiled kernels (numba, ``formulations/placement_labelling.py``) are warmed on a
+12-task instance, and each solver first runs once on a tiny instance of the family (imports done
+inside ``solve``, e.g. torch and a learned policy's checkpoint).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from edgebench import registry
+from edgebench.instances.io import load_instance
+from edgebench.referee import evaluate
+from edgebench.solution import STATUSES
+
+LIMIT = 2.0
+MARGIN = 1.5
+DATA = Path(__file__).resolve().parents[1] / "instances" / "data"
+#: one shipped instance per family, small-to-medium
+INSTANCES = {
+    "placement": DATA / "placement-synthetic-3-v2" / "placement-synthetic-3-s0.json.gz",
+    "mapping": DATA / "mapping-thesis-20-v2" / "mapping-thesis-s0-19aa1891.json",
+    "offloading": DATA / "offloading-stg-100-v2" / "offloading-stg-100-rand0000-m16.json.gz",
+}
+#: tiny instances: each solver's first call (imports inside solve, checkpoints) runs on these
+TINY = {
+    "placement": DATA / "placement-synthetic-3-v1" / "placement-synthetic-3-s0-7c493faf.json",
+    "mapping": DATA / "mapping-thesis-v1" / "mapping-thesis-s0-a224d9fe.json",
+    "offloading": DATA / "offloading-patent-example-v1" / "offloading-patent-example-s0.json",
+}
+
+#: overruns measured on this test's instances whose code is outside the placement formulations
+#: (issue 43 item 4 names them; their owners fix them): expected failures, not skipped, so a fix
+#: shows up as XPASS.  Seconds measured at the 2 s limit on the 2-core machine under load.
+_META = ("the initial population is evaluated as one batch (solvers/meta_common.py, meta_placement.py) "
+         "without looking at the clock: 100 genomes x 0.11 s on the 192-task instance, 7-12 s")
+KNOWN_OVERRUNS = {
+    ("ga", "placement"): _META,
+    ("pso", "placement"): _META,
+    ("ga", "offloading"): "as on placement: the first batch of evaluations ignores the clock (3.7 s)",
+    ("offloading-cpsat", "offloading"): "model building is not deadline-checked (build_time 5.9 s of 9.5 s; "
+                                        "formulations/offloading_cpsat.py)",
+    ("offloading-milp", "offloading"): "model building (3.4 s) and OR-Tools SCIP past its limit (4.6 s of solver "
+                                       "runtime for a 2 s limit; formulations/offloading_milp.py)",
+}
+
+
+def _case(name: str, fam: str):
+    why = KNOWN_OVERRUNS.get((name, fam))
+    marks = [pytest.mark.xfail(reason=f"known overrun: {why}", strict=False)] if why else []
+    return pytest.param(name, fam, id=f"{name}-{fam}", marks=marks)
+
+
+CASES = [(s.name, fam) for s in registry.solvers() for fam in s.families]
+
+
+@pytest.fixture(scope="module")
+def instances():
+    tiny = {fam: load_instance(path) for fam, path in TINY.items()}
+    registry.solve(tiny["placement"], "placement-cg-lns", iterations=1)  # the compiled kernels, no limit
+    return {fam: load_instance(path) for fam, path in INSTANCES.items()}, tiny
+
+
+def test_every_solver_and_family_is_covered():
+    assert {fam for _, fam in CASES} == set(INSTANCES)
+    assert len(CASES) >= 40  # every registered solver, once per family
+
+
+@pytest.mark.parametrize("name,family", [_case(n, f) for n, f in CASES])
+def test_solver_honours_time_limit(name, family, instances):
+    inst, tiny = instances[0][family], instances[1][family]
+    info = registry.get(name)  # imports the solver's module outside the clock
+    why = info.applies(inst, {}) if info.applies is not None else None
+    if why is not None:
+        pytest.skip(f"{name} declines the instance: {why}")
+    if info.applies is None or info.applies(tiny, {}) is None:  # first-call costs outside the clock
+        registry.solve(tiny, name, time_limit=0.3)
+    t = time.perf_counter()
+    res = registry.solve(inst, name, time_limit=LIMIT)
+    wall = time.perf_counter() - t
+    sol = res.solution
+    assert wall <= LIMIT + MARGIN, f"{name} on {family}: {wall:.2f} s for a {LIMIT} s limit ({sol.status})"
+    assert sol.status in STATUSES and sol.status != "error", (sol.status, sol.stats.get("message"))
+    if sol.placement is not None or sol.mapping is not None or sol.offloading is not None:
+        ev = evaluate(inst, sol)
+        assert ev.feasible, ev.violations[:3]
+
+
+# ---- the deadline object and what it may change -----------------------------------------
+
+
+def test_deadline_stops_the_multipliers_and_never_changes_a_finished_one():
+    """A deadline only stops work: (4)'s multipliers under a generous deadline are exactly those
+    without one; a deadline already passed raises Expired before any work."""
+    from edgebench.formulations.placement_bound import cluster_durations
+    from edgebench.formulations.placement_deadline import Deadline, Expired
+    from edgebench.formulations.placement_lagrange import lagrangian_multipliers
+
+    p = load_instance(TINY["placement"]).placement
+    d = cluster_durations(p)
+    free = lagrangian_multipliers(p, d)
+    timed = lagrangian_multipliers(p, d, deadline=Deadline.after(600.0))
+    assert free[0] == timed[0] and free[3] == timed[3]
+    assert (free[1] == timed[1]).all() and (free[2] == timed[2]).all()
+    with pytest.raises(Expired):
+        lagrangian_multipliers(p, d, deadline=Deadline.after(-1.0))
+
+
+def test_exact_at_the_limit_is_a_timeout_with_a_schedule(instances):
+    """placement-exact on the 192-task instance (18.4 s of solver for a 5 s limit before):
+    within the limit, status timeout, a referee-feasible schedule, no bound it did not prove."""
+    inst = instances[0]["placement"]
+    t = time.perf_counter()
+    res = registry.solve(inst, "placement-exact", time_limit=LIMIT)
+    wall = time.perf_counter() - t
+    assert wall <= LIMIT + MARGIN
+    assert res.status == "timeout" and evaluate(inst, res.solution).feasible
+    b = res.solution.bound
+    assert b is None or b <= evaluate(inst, res.solution).primary_value + 1e-9
+
+
+def test_start_slot_matrix_beyond_its_budget_is_refused_before_allocation():
+    """The start-slot assignment at 10,000 tasks on 3 clusters asked for a dense 3.35 GiB int64
+    matrix (issue 44 case 2); now BoundTooLarge names the size and the budget, at once, and the
+    combined bound leaves (2) out (the Lagrangian (4) starts from its duals, so (4) >= (2))."""
+    from types import SimpleNamespace
+
+    from edgebench.formulations.placement_bound import MAX_SLOT_CELLS, BoundTooLarge, start_slot_bound
+
+    J = 10_000
+    payload = SimpleNamespace(tasks=[SimpleNamespace(arrival=j // 2) for j in range(J)],
+                              clusters=[object()] * 3)
+    t = time.perf_counter()
+    with pytest.raises(BoundTooLarge, match="GiB") as err:
+        start_slot_bound(payload, [{0: 5, 1: 5, 2: 5}] * J)
+    assert time.perf_counter() - t < 1.0
+    assert f"{MAX_SLOT_CELLS:,}" in str(err.value)
+
+
+def test_assignment_lp_beyond_its_budget_is_refused_before_allocation():
+    """(4)'s start-slot assignment LP at 10,000 tasks up to step 5,000 would hold about 75
+    million entries in Python lists (the bulk of the 7.6 GB placement-lagrange passed there);
+    it is refused at once, before any list is built.  placement-lagrange then builds its
+    unpriced control orders, as where no multipliers are defined."""
+    from types import SimpleNamespace
+
+    from edgebench.formulations.placement_lagrange import MAX_ASSIGNMENT_ENTRIES, BoundTooLarge, assignment_duals
+
+    J = 10_000
+    payload = SimpleNamespace(tasks=[SimpleNamespace(arrival=j // 2) for j in range(J)], clusters=[object()] * 3)
+    t = time.perf_counter()
+    with pytest.raises(BoundTooLarge, match=f"{MAX_ASSIGNMENT_ENTRIES:,}"):
+        assignment_duals(payload, [{0: 5, 1: 5, 2: 5}] * J, 5_000)
+    assert time.perf_counter() - t < 2.0
