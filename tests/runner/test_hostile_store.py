@@ -105,6 +105,8 @@ def test_two_merges_at_once_lose_nothing(tmp_path, source):
     a, b = copy(source, tmp_path / "a.sqlite"), copy(source, tmp_path / "b.sqlite")
     sql(a, "DELETE FROM runs WHERE seed IN (102, 103)")
     sql(b, "DELETE FROM runs WHERE seed IN (100, 101)")
+    for s in (a, b):  # 16 MB of messages per store: each merge writes long enough for the two to overlap
+        sql(s, "UPDATE runs SET message = hex(randomblob(2000000))")
     out = tmp_path / "out.sqlite"
     procs = [cli("merge", "-o", str(out), str(s)) for s in (a, b)]
     results = [p.communicate(timeout=300) + (p.returncode,) for p in procs]
