@@ -11,9 +11,10 @@ The protocol (docs/cli.md, "External solvers"):
    temporary folder and substitutes, in CMD, ``{instance}`` and ``{solution}`` (the two file
    paths, shell-quoted), ``{time_limit}`` (seconds, ``inf`` without a limit) and ``{seed}``;
    no other braces are touched.
-2. The program runs through ``/bin/sh`` in the caller's process group (so that the runner's
-   hard kill of the worker ends it too); at ``time_limit`` plus a grace of 10 % (at least
-   1 s) its whole process tree is killed (status ``timeout``).
+2. The program runs through ``/bin/sh`` under a watchdog process (:mod:`edgebench.watchdog`)
+   that ends its whole process tree when it exits, at ``time_limit`` plus a grace of 10 %
+   (at least 1 s; status ``timeout``), and when edgebench dies (even by SIGKILL: then the
+   temporary folder is removed too).
 3. The program writes the solution file (solution format v1, docs/instance-format.md). The
    envelope fields it leaves out (``family``, ``instance_id``, ``instance_hash``, ``status``)
    are filled in — ``status`` defaults to ``feasible`` when the decisions are present — and
@@ -41,7 +42,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from edgebench import watchdog
 from edgebench.registry import FAMILIES, Result, declare, make_result
+from edgebench.watchdog import become_subreaper, kill_tree
 
 #: the solver name under which external programs run (``MODULE:FUNCTION``, resolved on demand)
 SOLVER = "edgebench.external:solve_command"
@@ -63,32 +66,6 @@ def grace(time_limit: float) -> float:
     return max(1.0, 0.1 * time_limit)
 
 
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
-    """The shell is SIGKILLed if the process that started it dies first."""
-    try:
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-
-
-def kill_tree(pid: int) -> None:
-    """SIGKILL a process and every process below it."""
-    import psutil
-
-    try:
-        root = psutil.Process(pid)
-        procs = root.children(recursive=True) + [root]
-    except psutil.NoSuchProcess:
-        return
-    for p in procs:
-        try:
-            p.kill()
-        except psutil.NoSuchProcess:
-            pass
-
-
 def _descendants() -> set[int]:
     import psutil
 
@@ -96,17 +73,6 @@ def _descendants() -> set[int]:
         return {p.pid for p in psutil.Process().children(recursive=True)}
     except psutil.Error:
         return set()
-
-
-def _become_subreaper() -> None:
-    """Orphans of our descendants are re-parented to this process (not to init), so that
-    :func:`contained_children` still finds a program's grandchildren after its shell died."""
-    try:
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(36, 1)  # PR_SET_CHILD_SUBREAPER
-    except (OSError, AttributeError):
-        pass
 
 
 def _interrupt(signum: int, frame: Any) -> None:
@@ -118,8 +84,10 @@ def contained_children():
     """Every process started inside the block — and everything they started — is SIGKILLed
     when the block ends, also by an exception, Ctrl-C, SIGTERM or SIGHUP (both turned into
     KeyboardInterrupt while the block runs in the main thread; issue 28: ``solve`` killed by
-    SIGTERM left the program's children, and by SIGINT left ``cbc``, running)."""
-    _become_subreaper()
+    SIGTERM left the program's children, and by SIGINT left ``cbc``, running). A SIGKILL
+    ends the block without it: external programs are covered by their watchdog
+    (:func:`run_program`)."""
+    become_subreaper()
     before = _descendants()
     old: dict[int, Any] = {}
     if threading.current_thread() is threading.main_thread():
@@ -149,33 +117,54 @@ def _drain(fd: int, tail: bytearray, total: list[int]) -> None:
             del tail[:-OUTPUT_KEEP]
 
 
-def run_program(command: str, *, cwd: str, log: Path, timeout: float | None) -> tuple[int | None, float]:
+def _exit_status(fd: int) -> int | None:
+    """The exit status the watchdog wrote to its status pipe (None: it wrote none)."""
+    data = b""
+    while chunk := os.read(fd, 64):
+        data += chunk
+    try:
+        return int(data.split()[0])
+    except (IndexError, ValueError):
+        return None
+
+
+def run_program(command: str, *, cwd: str, log: Path, timeout: float | None,
+                remove: str | None = None) -> tuple[int | None, float]:
     """Run ``command`` through the shell, stdout and stderr to ``log`` (its last
     :data:`OUTPUT_KEEP` bytes: the output is read to its end but not kept); at ``timeout``
     (and in any case at the end, or on a signal) kill its process tree. Returns (exit status,
     or None when it was killed for time, seconds).
 
-    The program stays in the caller's process group: the runner's hard kill of a worker and
-    the worker's watchdog (``killpg`` of the worker's group when the driver dies) end it too,
-    and Ctrl-C reaches it from a terminal."""
+    The shell runs under a watchdog process (:mod:`edgebench.watchdog`): its parent, in a
+    session of its own, which kills the program's whole tree — ``setsid`` and background
+    children included — when the program ends, when this function says so, and when this
+    process dies, even by SIGKILL (then it also removes the folder ``remove``; issue 44
+    case 10). A runner worker's hard kill ends the worker; its watchdog then ends the program."""
     t0 = time.perf_counter()
     tail, total = bytearray(), [0]
     with contained_children():
         r, w = os.pipe()
+        st_r, st_w = os.pipe()
         try:
-            proc = subprocess.Popen(command, shell=True, cwd=cwd, stdin=subprocess.DEVNULL, stdout=w,
-                                    stderr=subprocess.STDOUT, preexec_fn=_die_with_parent)
+            proc = watchdog.spawn(["/bin/sh", "-c", command], status_fd=st_w, remove=[remove] if remove else [],
+                                  cwd=cwd, stdout=w, stderr=subprocess.STDOUT)
         finally:
             os.close(w)
+            os.close(st_w)
         reader = threading.Thread(target=_drain, args=(r, tail, total), daemon=True)
         reader.start()
+        killed = True
         try:
-            code: int | None = proc.wait(timeout=timeout)
+            proc.wait(timeout=timeout)
+            killed = False
         except subprocess.TimeoutExpired:
-            code = None
+            pass
         finally:  # whatever happened (a timeout, an interrupt), nothing of the program outlives it
-            kill_tree(proc.pid)
-            proc.wait()
+            watchdog.stop(proc)
+        code = None if killed else _exit_status(st_r)
+        if code is None and not killed:  # the watchdog itself was killed before it could say
+            code = -int(signal.SIGKILL)
+        os.close(st_r)
     reader.join(timeout=5)
     if not reader.is_alive():
         os.close(r)
@@ -229,7 +218,7 @@ def solve_command(instance, *, time_limit: float | None = None, seed: int = 0, c
         cmd = substitute(command, {"instance": str(inst_path), "solution": str(sol_path), "time_limit": tl,
                                    "seed": str(int(seed))})
         timeout = None if time_limit is None or not math.isfinite(time_limit) else time_limit + grace(time_limit)
-        code, seconds = run_program(cmd, cwd=os.getcwd(), log=log, timeout=timeout)
+        code, seconds = run_program(cmd, cwd=os.getcwd(), log=log, timeout=timeout, remove=tmp)
 
         def failed(status: str, message: str) -> Result:
             return make_result(instance, SOLVER, status=status, seed=seed, params=params, started=t0,
