@@ -56,7 +56,7 @@ from edgebench.solvers.placement_sim import PlacementSim, SimTimeout, Stalled, r
 
 __all__ = [
     "RandomPolicy", "MinPolicy", "FifoPolicy", "SjfPolicy", "OptimusPolicy", "TiresiasPolicy",
-    "runnable_clusters", "optimus_speed", "fit_optimus",
+    "runnable_clusters", "start_floor", "optimus_speed", "fit_optimus",
 ]
 
 
@@ -82,6 +82,18 @@ def runnable_clusters(sim: PlacementSim, *, at_minimum: bool = False) -> list[se
                 ok.add(n)
         out.append(ok)
     return out
+
+
+def start_floor(sim: PlacementSim, j: int, n: int) -> tuple[int, int]:
+    """The least allocation task ``j`` runs at on cluster ``n``: its minimum, or — for a
+    minimum of (0, 0), a valid one at which a step is a pause, not progress (issue 44 case
+    17: ``optimus`` started such tasks at (0, 0), a SimError) — the one of (0, 1), (1, 0),
+    (1, 1) with which it finishes soonest, else the whole cluster."""
+    if sim.min_cpu[j] > 0 or sim.min_gpu[j] > 0:
+        return sim.min_cpu[j], sim.min_gpu[j]
+    units = [(steps, c, g) for c, g in ((0, 1), (1, 0), (1, 1))
+             if c <= sim.cap_cpu[n] and g <= sim.cap_gpu[n] and (steps := sim.run_steps(j, c, g)) is not None]
+    return min(units)[1:] if units else (sim.cap_cpu[n], sim.cap_gpu[n])
 
 
 def _unrunnable_reason(runnable: list[set[int]], what: str) -> str | None:
@@ -551,10 +563,11 @@ class OptimusPolicy:
         for n in range(sim.num_clusters):
             running = sim.running(n)
             cap_c, cap_g = sim.cap_cpu[n], sim.cap_gpu[n]
+            floor = {j: start_floor(sim, j, n) for j in running}
             if self.preemptive:
                 # every task of the cluster is reset to its minimum before the greedy
-                base_c = cap_c - sum(sim.min_cpu[j] for j in running)
-                base_g = cap_g - sum(sim.min_gpu[j] for j in running)
+                base_c = cap_c - sum(floor[j][0] for j in running)
+                base_g = cap_g - sum(floor[j][1] for j in running)
             else:
                 base_c, base_g, _ = sim.free(n)
             base_m = sim.free(n)[2]
@@ -564,7 +577,7 @@ class OptimusPolicy:
                     break
                 if n not in self.runnable[j]:
                     continue
-                mc, mg, mm = sim.min_cpu[j], sim.min_gpu[j], sim.min_mem[j]
+                (mc, mg), mm = floor.setdefault(j, start_floor(sim, j, n)), sim.min_mem[j]
                 if mc > base_c or mg > base_g or (base_m is not None and mm is not None and mm > base_m):
                     continue
                 new.append(j)
@@ -575,7 +588,7 @@ class OptimusPolicy:
             tasks = (running if self.preemptive else []) + new
             if not tasks:
                 continue
-            alloc = {j: [sim.min_cpu[j], sim.min_gpu[j]] for j in tasks}
+            alloc = {j: list(floor[j]) for j in tasks}
             free = [base_c, base_g]
             self._greedy(sim, n, tasks, alloc, free)
             if self.preemptive and running:
@@ -626,12 +639,18 @@ class TiresiasPolicy:
         return [j for j in fifo if keys[j] <= med] + [j for j in fifo if keys[j] > med]
 
     def _plan(self, sim: PlacementSim, n: int, tasks: list[int], att: dict[int, int],
-              start: dict[int, int]) -> dict[int, tuple[int, int]]:
+              start: dict[int, int], held: dict[int, tuple[int, int]] | None = None) -> dict[int, tuple[int, int]]:
+        """The LAS allocation of ``tasks`` on cluster ``n``; the ``held`` tasks keep their
+        allocation (see :meth:`_held`) and the others share what is left."""
+        held = held or {}
         cap_c, cap_g, cap_m = sim.cap_cpu[n], sim.cap_gpu[n], sim.cap_mem[n]
-        free_c, free_g = cap_c, cap_g
+        free_c = cap_c - sum(c for c, _ in held.values())
+        free_g = cap_g - sum(g for _, g in held.values())
         free_m = cap_m
+        if free_m is not None:
+            free_m -= sum(sim.min_mem[j] or 0 for j in held)
         gpu: dict[int, int] = {}
-        for j in self._priority({j: float(att[j]) for j in tasks}, start, sim):
+        for j in self._priority({j: float(att[j]) for j in tasks if j not in held}, start, sim):
             mc, mg, mm = sim.min_cpu[j], sim.min_gpu[j], sim.min_mem[j]
             need_m = mm if (mm is not None and cap_m is not None) else 0
             if mg <= free_g and mc <= free_c and (free_m is None or need_m <= free_m) and (mc > 0 or mg > 0):
@@ -659,7 +678,21 @@ class TiresiasPolicy:
                 break
             cpu[j] += 1
             free_c -= 1
-        return {j: ((cpu[j], gpu[j]) if j in gpu else (0, 0)) for j in tasks}
+        return {j: held[j] if j in held else ((cpu[j], gpu[j]) if j in gpu else (0, 0)) for j in tasks}
+
+    @staticmethod
+    def _held(sim: PlacementSim, tasks: list[int]) -> dict[int, tuple[int, int]]:
+        """Tasks that keep their allocation in this step: at ``switching_overhead = 1`` a
+        step whose allocation changed gains nothing, so a task switched (or resumed) in the
+        previous step keeps its allocation for this one. Without it, LAS re-plans every
+        step, attained service grows with no progress, and tasks swapped every step made no
+        progress at all (issue 44 case 16: an endless episode); with it every switch buys a
+        step of progress. Below 1 nothing is held (the policy is unchanged)."""
+        if sim.payload.switching_overhead < 1.0:
+            return {}
+        t = sim.t
+        return {j: sim.allocation(j) for j in tasks
+                if sim.changed_at(j) == t - 1 and sim.allocation(j) != (0, 0)}
 
     @staticmethod
     def _count_cap(sim: PlacementSim, n: int, j: int) -> int:
@@ -684,13 +717,14 @@ class TiresiasPolicy:
                 tasks = sim.running(n)
                 att = {j: sim.attained_gpu(j) for j in tasks}
                 start = {j: sim.start_step(j) for j in tasks}
-                plan = self._plan(sim, n, tasks, att, start) if tasks else {}
+                held = self._held(sim, tasks)
+                plan = self._plan(sim, n, tasks, att, start, held) if tasks else {}
                 cand = next((j for j in sim.pending(n) if n in self.runnable[j] and j not in taken), None)
                 new = None
                 if cand is not None and len(tasks) < self._count_cap(sim, n, cand):
                     taken.add(cand)
                     att[cand], start[cand] = 0, t
-                    trial = self._plan(sim, n, tasks + [cand], att, start)
+                    trial = self._plan(sim, n, tasks + [cand], att, start, held)
                     # a task started in this step cannot be paused in it
                     if trial[cand] != (0, 0) and all(trial[j] != (0, 0) for j in tasks if start[j] == t):
                         plan, new = trial, cand
@@ -713,7 +747,8 @@ class TiresiasPolicy:
             tasks = sim.running(n)
             att = {j: sim.attained_gpu(j) for j in tasks}
             start = {j: sim.start_step(j) for j in tasks}
-            plan = self._plan(sim, n, tasks, att, start) if tasks else {}
+            held = self._held(sim, tasks)
+            plan = self._plan(sim, n, tasks, att, start, held) if tasks else {}
             new: list[int] = []
             refused: set[tuple] = set()
             for j in sim.pending(n):
@@ -728,7 +763,7 @@ class TiresiasPolicy:
                     continue
                 trial_tasks = tasks + new + [j]
                 att[j], start[j] = 0, t
-                trial = self._plan(sim, n, trial_tasks, att, start)
+                trial = self._plan(sim, n, trial_tasks, att, start, held)
                 if trial[j] != (0, 0):
                     new.append(j)
                     plan = trial

@@ -49,7 +49,7 @@ Queries: ``free(n)``, ``running(n)`` (placed, unfinished, paused included), ``al
 ``progress(j)``, ``executed_steps(j)``, ``attained_gpu(j)``, ``elapsed(j)``, ``in_system()``,
 ``fits(j, n, cpu, gpu)``, ``can_start(j, n, cpu, gpu)``, ``num_started``, ``num_finished``,
 ``num_running``, ``cluster_of(j)``,
-``start_step(j)``, ``finish_step(j)``, ``waiting(n)`` (arrived, not started),
+``start_step(j)``, ``finish_step(j)``, ``changed_at(j)`` (the last switch), ``waiting(n)`` (arrived, not started),
 ``run_steps(j, cpu, gpu)`` (steps a fresh run needs at a fixed allocation, cached),
 ``probe(j, cpu, gpu, k)`` (one observed step of a fresh run: profiling). Static data are
 plain lists (``arrival``, ``min_cpu``, ``min_gpu``, ``eligible``, ``type_index``,
@@ -233,6 +233,13 @@ class PlacementSim:
             return 0
         f = self._finish[j]
         return (f if f >= 0 else self.t) - s
+
+    def changed_at(self, j: int) -> int | None:
+        """The last step in which ``j``'s allocation differed from the step before's (a
+        switch: it paid the switching overhead, or it was paused); None when it holds its
+        start allocation (or is not placed)."""
+        hist = self._history[j]
+        return hist[-1][0] if len(hist) > 1 else None
 
     def in_system(self) -> int:
         """Tasks arrived by step ``t`` and not finished (the TapFinger reward counts these)."""
