@@ -48,19 +48,22 @@ TINY = {
     "offloading": DATA / "offloading-patent-example-v1" / "offloading-patent-example-s0.json",
 }
 
-#: overruns measured on this test's instances whose code is outside the placement formulations
-#: (issue 43 item 4 names them; their owners fix them): expected failures, not skipped, so a fix
-#: shows up as XPASS.  Seconds measured at the 2 s limit on the 2-core machine under load.
-_META = ("the initial population is evaluated as one batch (solvers/meta_common.py, meta_placement.py) "
-         "without looking at the clock: 100 genomes x 0.11 s on the 192-task instance, 7-12 s")
+#: overruns of code outside the placement formulations (issue 43 item 4 names every solver;
+#: their owners fix them), measured on this test's instances at the 2 s limit on the 2-core
+#: machine: within the margin at load ~6, far past it at load 10-15, where every placement
+#: solver still ends within it.  Expected failures, not skipped: run and reported (XPASS when
+#: they hold), never failing the suite by the machine's load.
+_META = ("the first population is evaluated as one batch without looking at the clock "
+         "(solvers/meta_common.py, meta_placement.py): 100 genomes x 0.03-0.11 s on the 192-task instance; "
+         "2.5-3.2 s at load 6, 4.4-12 s at load 15")
 KNOWN_OVERRUNS = {
     ("ga", "placement"): _META,
     ("pso", "placement"): _META,
-    ("ga", "offloading"): "as on placement: the first batch of evaluations ignores the clock (3.7 s)",
-    ("offloading-cpsat", "offloading"): "model building is not deadline-checked (build_time 5.9 s of 9.5 s; "
-                                        "formulations/offloading_cpsat.py)",
-    ("offloading-milp", "offloading"): "model building (3.4 s) and OR-Tools SCIP past its limit (4.6 s of solver "
-                                       "runtime for a 2 s limit; formulations/offloading_milp.py)",
+    ("ga", "offloading"): "as on placement, the first batch of evaluations ignores the clock: 2.2 s at load 6, 3.7 s at 15",
+    ("offloading-cpsat", "offloading"): "model building is not deadline-checked (formulations/offloading_cpsat.py): "
+                                        "build 1.5 s of 2.6 s at load 6, 5.9 s of 9.4 s at load 15",
+    ("offloading-milp", "offloading"): "model building and OR-Tools SCIP past its limit (formulations/offloading_milp.py): "
+                                       "3.4 s at load 6; at load 15 build 3.4 s + SCIP 4.6 s for a 2 s limit",
 }
 
 
