@@ -12,6 +12,11 @@ from edgebench.errors import InputError
 
 #: the "file" named in error lines about command-line options
 CMDLINE = "<command line>"
+#: the largest number of seconds (time limits, budgets) and of workers the CLI and suites
+#: accept (issue 44 case 14: ``--time-limit 1e308`` and ``--workers 100000`` passed the command
+#: line although a suite refused them; both read these)
+MAX_SECONDS = 1e7
+MAX_WORKERS = 1024
 
 
 def _int(text: str) -> int:
@@ -56,14 +61,17 @@ def int_in(lo: int, hi: int):
     return parse
 
 
-def _positive_number(text: str, what: str) -> float:
-    """A finite number > 0; the messages name ``what`` ("a number", "a number of seconds")."""
+def _positive_number(text: str, what: str, hi: float = float("inf")) -> float:
+    """A finite number > 0 and <= ``hi``; the messages name ``what`` ("a number", "a number
+    of seconds")."""
     try:
         x = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
     if not (0 < x < float("inf")):
         raise argparse.ArgumentTypeError(f"must be a positive {what[2:]}, got {text!r}")
+    if x > hi:
+        raise argparse.ArgumentTypeError(f"must be at most {hi:g}, got {text!r}")
     return x
 
 
@@ -72,7 +80,25 @@ def positive_float(text: str) -> float:
 
 
 def seconds(text: str) -> float:
-    return _positive_number(text, "a number of seconds")
+    """A number of seconds in (0, :data:`MAX_SECONDS`]."""
+    return _positive_number(text, "a number of seconds", MAX_SECONDS)
+
+
+def workers(text: str) -> int:
+    """A number of workers in [1, :data:`MAX_WORKERS`]."""
+    x = _int(text)
+    if not 1 <= x <= MAX_WORKERS:
+        raise argparse.ArgumentTypeError(f"must be from 1 to {MAX_WORKERS}, got {x}")
+    return x
+
+
+def no_control(text: str) -> str:
+    """Text without control characters (a newline in an option that ends up in a generated
+    script adds a line to it: issue 44 case 14, ``--queue 'q\n#SBATCH ...'``)."""
+    bad = next((c for c in text if ord(c) < 32 or ord(c) == 127 or 0x80 <= ord(c) < 0xA0), None)
+    if bad is not None:
+        raise argparse.ArgumentTypeError(f"contains the control character {bad!r}")
+    return text
 
 
 def _no_constant(name: str) -> Any:

@@ -123,3 +123,85 @@ def test_watchdog_reports_exit_status_and_kills_leftovers(tmp_path):
     assert code is None and seconds < 10 and _wait(lambda: not _marked(a), 5)
     code, _ = run_program("kill -9 $$", cwd=str(tmp_path), log=log, timeout=60)
     assert code == -9
+
+
+# ---- case 14: unbounded numbers; cases 8 / 14: the jobqueue launcher ----------------------
+
+
+def _usage_error(capsys, argv: list[str], *pieces: str) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.strip().splitlines()[-1].startswith("edgebench"), err
+    for p in pieces:
+        assert p in err, err
+
+
+@pytest.mark.parametrize("argv, pieces", [
+    (["run", "--time-limit", "1e308", "--dry-run"], ("--time-limit", "at most 1e+07")),
+    (["run", "--workers", "100000", "--dry-run"], ("--workers", "from 1 to 1024")),
+    (["run", "--estimate-workers", "100000000", "--dry-run"], ("--estimate-workers", "from 1 to 1024")),
+    (["run", "--estimate-workers", ",".join(map(str, range(1, 40))), "--dry-run"], ("at most 16 worker counts",)),
+    (["solve", str(GOOD / "placement_tiny.json"), "--solver", "random", "--time-limit", "1e308"],
+     ("--time-limit", "at most 1e+07")),
+])
+def test_command_line_numbers_have_the_suites_caps(capsys, argv, pieces):
+    _usage_error(capsys, argv, *pieces)
+
+
+def test_one_place_for_the_caps():
+    from edgebench import argtypes
+    from edgebench.runner import suite
+
+    assert suite.MAX_SECONDS is argtypes.MAX_SECONDS and suite.MAX_WORKERS is argtypes.MAX_WORKERS
+    assert argtypes.seconds("1e7") == 1e7 and argtypes.workers("1024") == 1024
+
+
+def test_makespan_allocates_per_run_not_per_worker():
+    import tracemalloc
+
+    from edgebench.runner.estimate import makespan
+
+    tracemalloc.start()
+    try:
+        assert makespan([3.0, 2.0, 1.0], 10 ** 8) == pytest.approx(3.0, abs=1e-12)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20, peak  # was 0.8 GB of idle loads
+    assert makespan([3.0, 2.0, 2.0, 1.0], 2) == pytest.approx(4.0, abs=1e-12)
+
+
+def _jobqueue(capsys, *argv: str) -> str:
+    from edgebench.runner import jobqueue
+
+    with pytest.raises(SystemExit) as exc:
+        jobqueue.main(list(argv))
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("edgebench: error: <command line>: "), err
+    return err
+
+
+@pytest.mark.parametrize("argv, piece", [
+    (("slurm", "--memory", "abc"), "--memory"),
+    (("pbs", "--memory", "1e999GB"), "--memory"),
+    (("pbs", "--memory", "100PB"), "--memory"),
+    (("slurm", "--queue", "normal\n#SBATCH --account=someone-else", "--print-job-script"), "--queue"),
+    (("slurm", "--account", "a\rb"), "--account"),
+    (("slurm", "--walltime", "01:00:00\n#SBATCH -x"), "--walltime"),
+    (("local", "--cores", "100000", "--print-job-script"), "--cores"),
+    (("slurm", "--jobs", "0"), "--jobs"),
+])
+def test_jobqueue_options_are_one_line(capsys, argv, piece):
+    assert piece in _jobqueue(capsys, *argv)
+
+
+def test_jobqueue_local_prints_before_starting_anything(capsys, monkeypatch):
+    from edgebench.runner import jobqueue
+
+    def no_cluster(*a, **k):
+        raise AssertionError("a cluster was started for --print-job-script")
+
+    monkeypatch.setattr(jobqueue, "make_cluster", no_cluster)
+    assert jobqueue.main(["local", "--cores", "64", "--print-job-script"]) == 0
+    assert "no batch script" in capsys.readouterr().out

@@ -14,8 +14,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from edgebench.argtypes import positive_int as _positive_int
+from edgebench.argtypes import MAX_WORKERS
 from edgebench.argtypes import seconds as _positive_float
+from edgebench.argtypes import workers as _workers
 from edgebench.errors import InputError
 
 CMDLINE = "<command line>"
@@ -38,10 +39,17 @@ def _seeds(text: str) -> list[int]:
     return out
 
 
+#: worker counts --estimate-workers takes at most (each <= argtypes.MAX_WORKERS)
+MAX_WORKER_COUNTS = 16
+
+
 def _worker_counts(text: str) -> list[int]:
+    if text.count(",") >= MAX_WORKER_COUNTS:
+        raise argparse.ArgumentTypeError(f"at most {MAX_WORKER_COUNTS} worker counts")
     out = _seeds(text)
-    if 0 in out:
-        raise argparse.ArgumentTypeError("a worker count must be a positive integer, got 0")
+    bad = [x for x in out if not 1 <= x <= MAX_WORKERS]
+    if bad:
+        raise argparse.ArgumentTypeError(f"a worker count must be from 1 to {MAX_WORKERS}, got {bad[0]}")
     return out
 
 
@@ -265,7 +273,7 @@ def add_run_parsers(sub: Any) -> None:
     p.add_argument("--memory-limit", type=_memory_mb, metavar="MB",
                    help="address-space limit of each run and every process it starts, in MiB (overrides the "
                         "suite's memory_limit_mb; default 4096; 0: none); a run over it is stored as 'memory'")
-    p.add_argument("--workers", type=_positive_int, metavar="N", help="local worker processes (default: the "
+    p.add_argument("--workers", type=_workers, metavar="N", help="local worker processes (default: the "
                    "suite's 'workers', else 1)")
     p.add_argument("--dask", metavar="ADDRESS", help="run on a Dask distributed cluster (scheduler address)")
     p.add_argument("--db", metavar="FILE", help="results store (default runs/<suite name>/results.sqlite)")

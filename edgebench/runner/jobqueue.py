@@ -25,7 +25,33 @@ import argparse
 import sys
 from typing import Any
 
+from edgebench.argtypes import CMDLINE, no_control, workers
+
 KINDS = ("slurm", "pbs", "local")
+#: the most memory a job may ask for (64 TiB: more than any batch node has)
+MAX_JOB_MEMORY = 64 * 2 ** 40
+
+
+def memory(text: str) -> str:
+    """A memory size as dask-jobqueue reads it (``16GB``, ``500MiB``, ``1.5TB``), checked:
+    a size in (0, 64 TiB] (issue 44 case 8: ``--memory abc`` / ``1e999GB`` were tracebacks)."""
+    from dask.utils import parse_bytes
+
+    no_control(text)
+    try:
+        n = parse_bytes(text)
+    except (ValueError, OverflowError, TypeError):
+        raise argparse.ArgumentTypeError(f"expected a size such as 16GB or 500MiB, got {text!r}") from None
+    if not 0 < n <= MAX_JOB_MEMORY:
+        raise argparse.ArgumentTypeError(f"must be more than 0 and at most 64TiB, got {text!r}")
+    return text
+
+
+class _Parser(argparse.ArgumentParser):
+    """Usage errors as one line (``edgebench: error: <command line>: ...``), exit code 2."""
+
+    def error(self, message: str):  # type: ignore[override]
+        self.exit(2, f"edgebench: error: {CMDLINE}: {message}\n")
 
 
 def make_cluster(kind: str, *, cores: int, memory: str, walltime: str, queue: str | None = None,
@@ -55,18 +81,21 @@ def make_cluster(kind: str, *, cores: int, memory: str, walltime: str, queue: st
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m edgebench.runner.jobqueue", description=__doc__.split("\n\n")[1],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = _Parser(prog="python -m edgebench.runner.jobqueue", description=__doc__.split("\n\n")[1],
+                formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("kind", choices=KINDS, help="batch system (local: this machine, for a trial)")
-    p.add_argument("--jobs", type=int, default=1, metavar="N", help="batch jobs to submit (default 1)")
-    p.add_argument("--cores", type=int, default=4, metavar="C", help="cores per job = workers per job (default 4)")
-    p.add_argument("--memory", default="16GB", metavar="M", help="memory per job (default 16GB; give each "
-                   "worker at least the runs' memory limit, 4 GiB by default)")
-    p.add_argument("--walltime", default="01:00:00", metavar="HH:MM:SS", help="per job (default 01:00:00)")
-    p.add_argument("--queue", metavar="Q", help="partition (SLURM) or queue (PBS)")
-    p.add_argument("--account", metavar="A", help="project to charge")
-    p.add_argument("--interface", metavar="IF", help="network interface of the workers (e.g. ib0)")
-    p.add_argument("--prologue", action="append", metavar="LINE",
+    p.add_argument("--jobs", type=workers, default=1, metavar="N", help="batch jobs to submit (default 1, at most 1024)")
+    p.add_argument("--cores", type=workers, default=4, metavar="C",
+                   help="cores per job = workers per job (default 4, at most 1024)")
+    p.add_argument("--memory", type=memory, default="16GB", metavar="M", help="memory per job (default 16GB, at "
+                   "most 64TiB; give each worker at least the runs' memory limit, 4 GiB by default)")
+    # the texts below end up in the batch script: no control characters (a newline adds a line)
+    p.add_argument("--walltime", type=no_control, default="01:00:00", metavar="HH:MM:SS",
+                   help="per job (default 01:00:00)")
+    p.add_argument("--queue", type=no_control, metavar="Q", help="partition (SLURM) or queue (PBS)")
+    p.add_argument("--account", type=no_control, metavar="A", help="project to charge")
+    p.add_argument("--interface", type=no_control, metavar="IF", help="network interface of the workers (e.g. ib0)")
+    p.add_argument("--prologue", type=no_control, action="append", metavar="LINE",
                    help="shell line run before each worker starts, e.g. 'source ~/eb/bin/activate' (repeatable)")
     p.add_argument("--print-job-script", action="store_true", help="print the batch script and stop")
     p.epilog = "Everything after -- goes to 'edgebench run' (suite, --db, --time-limit, ...)."
@@ -77,13 +106,12 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     cut = argv.index("--") if "--" in argv else len(argv)
     args, run_args = build_parser().parse_args(argv[:cut]), argv[cut + 1:]
-    for name in ("jobs", "cores"):
-        if getattr(args, name) < 1:
-            print(f"edgebench: error: <command line>: --{name}: must be >= 1", file=sys.stderr)
-            return 2
     if "--dask" in run_args:
         print("edgebench: error: <command line>: --dask: the launcher gives the address itself", file=sys.stderr)
         return 2
+    if args.print_job_script and args.kind == "local":  # printed before anything starts (issue 44 case 14)
+        print("# local: no batch script")
+        return 0
     cluster = make_cluster(args.kind, cores=args.cores, memory=args.memory, walltime=args.walltime,
                            queue=args.queue, account=args.account, interface=args.interface, prologue=args.prologue)
     try:

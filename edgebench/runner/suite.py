@@ -28,6 +28,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from edgebench.argtypes import MAX_SECONDS, MAX_WORKERS  # noqa: F401  (public here too: one cap for CLI and suites)
 from edgebench.errors import InputError
 from edgebench.instances.io import read_toml
 from edgebench.runner.bestknown import verify_entry
@@ -40,13 +41,11 @@ FAMILIES = ("placement", "mapping", "offloading")
 CMDLINE = "<command line>"
 #: parameters a suite may not pass to a solver: the runner sets them
 RESERVED_PARAMS = ("time_limit", "seed")
-#: the documented limits of a suite's numbers (docs/runner.md)
+#: the documented limits of a suite's numbers (docs/runner.md; seconds and workers: argtypes)
 MAX_SEED = 2 ** 63 - 1
-MAX_SECONDS = 1e7
 #: default start-up allowance of a run (seconds from its process's start to its solver's start)
 DEFAULT_STARTUP_ALLOWANCE = 10.0
 MAX_MEMORY_MB = 16 * 1024 * 1024
-MAX_WORKERS = 1024
 #: address-space limit of each run (MiB) unless the suite or --memory-limit says otherwise (0: none)
 DEFAULT_MEMORY_LIMIT_MB = 4096
 
