@@ -67,7 +67,8 @@ __all__ = [
 
 def runnable_clusters(sim: PlacementSim, *, at_minimum: bool = False) -> list[set[int]]:
     """Per task, the eligible clusters on which it can finish: at the whole cluster (the
-    performance models are monotone in the allocation), or at its minimum allocation."""
+    performance models are monotone in the allocation), or at its minimum allocation (its
+    :func:`start_floor`: a (0, 0) minimum is a pause, issue 44)."""
     out = []
     for j in range(sim.num_tasks):
         ok = set()
@@ -77,7 +78,7 @@ def runnable_clusters(sim: PlacementSim, *, at_minimum: bool = False) -> list[se
             mm, cm = sim.min_mem[j], sim.cap_mem[n]
             if mm is not None and cm is not None and mm > cm:
                 continue
-            c, g = (sim.min_cpu[j], sim.min_gpu[j]) if at_minimum else (sim.cap_cpu[n], sim.cap_gpu[n])
+            c, g = start_floor(sim, j, n) if at_minimum else (sim.cap_cpu[n], sim.cap_gpu[n])
             if sim.run_steps(j, c, g) is not None:
                 ok.add(n)
         out.append(ok)
@@ -297,7 +298,7 @@ class _MinAllocation:
         def pick(n: int, started: set[int]) -> bool:
             cands = [j for j in sim.pending(n) if n in self.runnable[j]]
             for j in self.order(sim, n, cands):
-                c, g = sim.min_cpu[j], sim.min_gpu[j]
+                c, g = start_floor(sim, j, n)
                 if sim.fits(j, n, c, g):
                     sim.start(j, n, c, g)
                     return True
@@ -329,7 +330,7 @@ class SjfPolicy(_MinAllocation):
     from the instance, ``semantics.fixed_run_steps``), ties by arrival; minimum allocation."""
 
     def order(self, sim, n, cands):
-        return sorted(cands, key=lambda j: (sim.run_steps(j, sim.min_cpu[j], sim.min_gpu[j]), sim.arrival[j], j))
+        return sorted(cands, key=lambda j: (sim.run_steps(j, *start_floor(sim, j, n)), sim.arrival[j], j))
 
 
 # ======================================================================================
@@ -651,7 +652,7 @@ class TiresiasPolicy:
             free_m -= sum(sim.min_mem[j] or 0 for j in held)
         gpu: dict[int, int] = {}
         for j in self._priority({j: float(att[j]) for j in tasks if j not in held}, start, sim):
-            mc, mg, mm = sim.min_cpu[j], sim.min_gpu[j], sim.min_mem[j]
+            (mc, mg), mm = start_floor(sim, j, n), sim.min_mem[j]
             need_m = mm if (mm is not None and cap_m is not None) else 0
             if mg <= free_g and mc <= free_c and (free_m is None or need_m <= free_m) and (mc > 0 or mg > 0):
                 gpu[j] = mg
@@ -669,7 +670,7 @@ class TiresiasPolicy:
                 j = self._priority(keys, start, sim)[0]
                 gpu[j] += 1
                 free_g -= 1
-        cpu = {j: sim.min_cpu[j] for j in holders}
+        cpu = {j: start_floor(sim, j, n)[0] for j in holders}
         # split the remaining CPUs evenly among the GPU holders (water filling: one at a time
         # to the holder with the fewest, ties in priority order)
         while free_c > 0 and holders:
@@ -785,7 +786,7 @@ class TiresiasPolicy:
         """tiresias-np: the minimum GPUs and the even CPU share of a full cluster: the CPUs
         divided by the number of such tasks that fit at their minimum (the split the
         preemptive version reaches when the cluster is full), at least the minimum."""
-        mc, mg = sim.min_cpu[j], sim.min_gpu[j]
+        mc, mg = start_floor(sim, j, n)
         slots = min(sim.cap_cpu[n] // mc if mc > 0 else sim.cap_cpu[n] + 1,
                     sim.cap_gpu[n] // mg if mg > 0 else sim.cap_cpu[n] + 1)
         share = sim.cap_cpu[n] // max(slots, 1)

@@ -1,6 +1,7 @@
 """Issue 44, cases 16 and 17: the TapFinger baselines on valid but extreme placement
 instances — Tiresias at ``switching_overhead = 1`` (it swapped tasks every step and never
-finished) and Optimus on a task whose minimum allocation is (0, 0) (an uncaught SimError)."""
+finished) and a task whose minimum allocation is (0, 0) (Optimus: an uncaught SimError; the
+minimum-allocation policies: a false "infeasible"; Tiresias: a stalled episode)."""
 
 from __future__ import annotations
 
@@ -67,9 +68,14 @@ def _zero_minimum(inst, j: int):
     return type(inst).model_validate(data)
 
 
-@pytest.mark.parametrize("solver,params", [("optimus", {}), ("optimus", {"fit": "bounded"}), ("optimus-np", {}),
-                                           ("optimus-np", {"rule": "authors"})])
-def test_optimus_starts_a_task_with_zero_minimum(solver, params):
+@pytest.mark.parametrize("solver,params", [
+    ("optimus", {}), ("optimus", {"fit": "bounded"}), ("optimus-np", {}), ("optimus-np", {"rule": "authors"}),
+    # the same (0, 0) minimum made these claim "infeasible" (min, fifo, sjf, tiresias-np) or stall
+    # (tiresias: "error"); random solved the instances
+    ("tiresias", {}), ("tiresias", {"admission": "authors"}), ("tiresias-np", {}), ("tiresias-np", {"rule": "authors"}),
+    ("min", {}), ("placement-fifo", {}), ("sjf", {}),
+])
+def test_baselines_start_a_task_with_zero_minimum(solver, params):
     cases = list(itertools.product(["synthetic-3", "hetero-6"], ["single", "multi"], [2, 3], [1, 2], [0, 1]))[::2]
     for (preset, variant, tasks, clusters, seed), j in itertools.product(cases, [0, 1]):
         inst = _zero_minimum(_tiny(preset, variant, tasks, clusters, seed), j)
