@@ -392,7 +392,7 @@ def _set_issue42_path(new: bool) -> None:
     _set_path(True)
     tf.PACKED = new
     tf.ARRAY_SAMPLING = new
-    PlacementParallelEnv.array_observe = new
+    PlacementParallelEnv.keep_grids = new
 
 
 def _one_round(preset: str, params: dict) -> tuple[float, float]:
@@ -423,7 +423,8 @@ def _one_round(preset: str, params: dict) -> tuple[float, float]:
         obs, *_ = venv.step(actions)
         recs.append(rec)
     roll = 512 / (time.process_time() - c0)
-    batch = {k: np.concatenate([r[k] for r in recs]) for k in ("obs", "ids", "masks", "void_ok", "slot", "alloc", "m")}
+    batch = {k: np.concatenate([r[k] for r in recs])
+             for k in ("obs", "ids", "masks", "slot_ok", "alloc_ok", "void_ok", "slot", "alloc", "m")}
     opt = torch.optim.Adam(model.parameters(), lr=0.0)
     model.train()
     c0 = time.process_time()

@@ -1,5 +1,7 @@
-"""Where a TapFinger MAPPO update's CPU goes, old hot path vs new (issue 24, item 3), in CPU
-seconds of this process (``time.process_time``: a loaded shared machine does not distort it).
+"""Where a TapFinger MAPPO update's CPU goes, old hot path vs new (issue 42, item 2: "old" is the
+path before it, commit f72171f -- the unpacked graph and pointer, per-agent observations and
+draws; "new" the packed path, array observations and draws), in CPU seconds of this process
+(``time.process_time``: a loaded shared machine does not distort it).
 For one setting, twice alternating old/new: rollout (16 envs x 32 steps, ``act_batch`` sampled
 with the critic, ``PlacementVectorEnv.step``) in env steps per CPU second, and the PPO update
 phase on those 512 samples (2 epochs x minibatch 128: ``_logp_entropy``, backward, Adam with
@@ -27,8 +29,12 @@ from edgebench.learned.envs.placement import PlacementParallelEnv, PlacementVect
 
 
 def set_path(new: bool) -> None:
-    tf.TYPED_PROJECTIONS = new
-    PlacementParallelEnv.memo_masks = new
+    """Issue 42's hot path (new) or the one before it (typed projections and memoised masks on)."""
+    tf.TYPED_PROJECTIONS = True
+    PlacementParallelEnv.memo_masks = True
+    tf.PACKED = new
+    tf.ARRAY_SAMPLING = new
+    PlacementParallelEnv.keep_grids = new
 
 
 def one_round(model, envs, lay) -> tuple[float, float]:
@@ -44,7 +50,8 @@ def one_round(model, envs, lay) -> tuple[float, float]:
         obs, *_ = venv.step(actions)
         recs.append(rec)
     roll = 512 / (time.process_time() - c0)
-    batch = {k: np.concatenate([r[k] for r in recs]) for k in ("obs", "ids", "masks", "void_ok", "slot", "alloc", "m")}
+    batch = {k: np.concatenate([r[k] for r in recs])
+             for k in ("obs", "ids", "masks", "slot_ok", "alloc_ok", "void_ok", "slot", "alloc", "m")}
     opt = torch.optim.Adam(model.parameters(), lr=0.0)  # lr 0: the same work, the weights stay put
     model.train()
     c0 = time.process_time()

@@ -509,19 +509,23 @@ def make_model(cfg: ModelConfig, lay: EnvLayout):
             return pend, agent
 
         def forward(self, obs: np.ndarray, ids: np.ndarray, masks: torch.Tensor, void_ok: np.ndarray | None = None,
-                    values: bool = True, critic_grad: bool = True, packed: bool = False):
+                    values: bool = True, critic_grad: bool = True, packed: bool = False, slot_ok=None):
             """Pointer logits (B, N, P+1; the last is void; masked entries NEG), the pointer
             transformer's slot embeddings (B, N, P, d), cluster embeddings (B, N, d), values (B, N).
             ``masks``: bool (B, N, P, C+1, G+1) allocation masks; ``void_ok``: bool (B, N), whether
             the void entry may be chosen (default: always); ``values=False`` skips the critic
             (zeros); ``critic_grad=False`` detaches the critic's input (its loss leaves the
             encoder, i.e. the actor, alone). ``packed``: the packed path (:data:`PACKED`; the
-            same values in exact arithmetic, the slot embeddings of dummy slots 0)."""
+            same values in exact arithmetic, the slot embeddings of dummy slots 0). ``slot_ok``:
+            bool (B, N, P), the slots with an allowed allocation, when the caller has them
+            (``masks`` is then not read and may be None)."""
             pend, clus = self.encode(obs, ids, packed=packed)
             dev = pend.device
-            masks = masks.to(dev)
             B, N, P, d = pend.shape
-            slot_ok = masks.flatten(3).any(-1)  # (B, N, P)
+            if slot_ok is None:
+                slot_ok = masks.to(dev).flatten(3).any(-1)  # (B, N, P)
+            else:
+                slot_ok = torch.as_tensor(slot_ok, device=dev)
             dummy_np = obs[..., N_CLUSTER:N_CLUSTER + P * (N_PEND + self.lay.types)].reshape(B, N, P, -1)[..., 0] < 0.5
             if packed:
                 u, z = self._pointer_packed(pend, dummy_np)
@@ -580,9 +584,14 @@ def make_model(cfg: ModelConfig, lay: EnvLayout):
             s = slot.clamp(max=P - 1)
             hj = torch.gather(z, 2, s.view(B, N, 1, 1).expand(B, N, 1, d)).squeeze(2)
             m = torch.gather(masks.flatten(3), 2, s.view(B, N, 1, 1).expand(B, N, 1, self.lay.grid)).squeeze(2)
+            return self.alloc_head(hj, clus, m)
+
+        def alloc_head(self, hj: torch.Tensor, clus: torch.Tensor, allowed: torch.Tensor):
+            """Allocation logits (..., grid) of slot embeddings ``hj`` on clusters ``clus`` (..., d)
+            with the allowed cells ``allowed`` (..., grid) (a row with none allowed stays finite)."""
             logits = self.alloc(torch.cat([hj, clus], -1))
-            m = m | ~m.any(-1, keepdim=True)  # rows with nothing allowed (void picks): keep finite
-            return logits.masked_fill(~m, NEG)
+            allowed = allowed | ~allowed.any(-1, keepdim=True)  # rows with nothing allowed (void picks): keep finite
+            return logits.masked_fill(~allowed, NEG)
 
     return TapFingerNet()
 
@@ -645,8 +654,9 @@ def act_batch(model, envs: list, obs_list: list[dict], lay: EnvLayout, rng: np.r
     action dicts, record) where the record holds the arrays the rollout buffer stores, with a
     leading env axis: obs (N, obs_size), ids (N, P), masks (N, P, C+1, G+1), slot (N; P =
     void), alloc (N; flat grid index), m (N; 1 if the agent won its task), active (N; the
-    agent had a non-void action), logp (N), value (N), and margin (a scalar per env: the
-    smallest margin of its greedy choices, :func:`pick_max`; inf when there was none).
+    agent had a non-void action), logp (N), value (N), slot_ok (N, P: the slots with an allowed
+    allocation), alloc_ok (N, grid: the chosen slot's allowed cells), and margin (a scalar per
+    env: the smallest margin of its greedy choices, :func:`pick_max`; inf when there was none).
 
     Each agent samples (greedy: takes the argmax of, :func:`pick_max`) its pointer distribution Pr(j | n); when
     several agents pick the same task j, Pr(n | j) ~ Pr(j | n) Pr(n) with Pr(n) proportional
@@ -664,12 +674,14 @@ def act_batch(model, envs: list, obs_list: list[dict], lay: EnvLayout, rng: np.r
     void_ok = np.stack([void_allowed(env, lay, model.cfg.void_rule) for env in envs])
     dev = model.void.device
     mt = torch.as_tensor(masks, device=dev)
+    slot_ok = masks.reshape(E, N, P, -1).any(-1)  # (E, N, P): the slots with an allowed allocation
+    packed = PACKED and not greedy
     with torch.inference_mode():
-        logits, z, clus, values = model(o, ids, mt, void_ok, values, packed=PACKED and not greedy)
+        logits, z, clus, values = model(o, ids, mt, void_ok, values, **({"packed": True, "slot_ok": slot_ok} if packed else {}))
         probs = torch.softmax(logits, -1).cpu().numpy()  # (E, N, P+1)
         lsm = torch.log_softmax(logits.double(), -1).cpu().numpy()
     ok_all = logits.cpu().numpy() > NEG / 2
-    active = masks.reshape(E, N, -1).any(-1)
+    active = slot_ok.any(-1)
     slot = np.full((E, N), P, dtype=np.int64)
     m = np.zeros((E, N), dtype=np.int64)
     margin = np.full(E, np.inf)  # per env, the smallest greedy decision margin of this call (pick_max)
@@ -703,14 +715,27 @@ def act_batch(model, envs: list, obs_list: list[dict], lay: EnvLayout, rng: np.r
             m[e, ns[win]] = 1
             if greedy and len(ns) > 1:
                 margin[e] = min(margin[e], gap)
-    with torch.inference_mode():
-        al = model.alloc_logits(z, clus, torch.as_tensor(slot, device=dev), mt)
-        ap = torch.softmax(al, -1).cpu().numpy()
-        alsm = torch.log_softmax(al.double(), -1).cpu().numpy()
+    # each agent's chosen slot's allowed cells (E, N, grid) (void picks: the last slot's, unused)
+    own = masks.reshape(E, N, P, -1)[np.arange(E)[:, None], np.arange(N)[None, :], np.minimum(slot, P - 1)]
     alloc = np.zeros((E, N), dtype=np.int64)
-    if sample_all:  # every winner's allocation at once (the others' draws are not used)
-        own = masks.reshape(E, N, P, -1)[np.arange(E)[:, None], np.arange(N)[None, :], np.minimum(slot, P - 1)]
-        alloc[:] = _draw(rng, np.where(own, ap, 0.0))
+    if sample_all:  # the winners' allocation heads only, all drawn at once
+        win = np.flatnonzero(m.reshape(-1))
+        ap_win = np.ones((E, N))  # the probability of each winner's drawn allocation
+        if len(win):
+            okw = own.reshape(E * N, -1)[win]
+            with torch.inference_mode():
+                wt = torch.as_tensor(win, device=dev)
+                hj = z.reshape(E * N, P, -1)[wt, torch.as_tensor(slot.reshape(-1)[win], device=dev)]
+                al = model.alloc_head(hj, clus.reshape(E * N, -1)[wt], torch.as_tensor(okw, device=dev))
+                apw = torch.softmax(al, -1).cpu().numpy()
+            drawn = _draw(rng, np.where(okw, apw, 0.0))
+            alloc.reshape(-1)[win] = drawn
+            ap_win.reshape(-1)[win] = apw[np.arange(len(win)), drawn]
+    else:
+        with torch.inference_mode():
+            al = model.alloc_logits(z, clus, torch.as_tensor(slot, device=dev), mt)
+            ap = torch.softmax(al, -1).cpu().numpy()
+            alsm = torch.log_softmax(al.double(), -1).cpu().numpy()
     logp = np.zeros((E, N))
     G1 = lay.max_gpu + 1
     all_actions = []
@@ -728,7 +753,7 @@ def act_batch(model, envs: list, obs_list: list[dict], lay: EnvLayout, rng: np.r
                 elif not sample_all:
                     p = np.where(okm, ap[e, n], 0.0)
                     alloc[e, n] = int(rng.choice(len(p), p=p / p.sum()))
-                lp += math.log(max(ap[e, n, alloc[e, n]], 1e-30))
+                lp += math.log(max(ap_win[e, n] if sample_all else ap[e, n, alloc[e, n]], 1e-30))
                 c, g = divmod(int(alloc[e, n]), G1)
                 cm, gm = grid_maps(tuple(env._caps), lay.max_cpu, lay.max_gpu)[n]  # the cluster's own grid
                 actions[a] = env.encode_action(a, int(slot[e, n]), int(cm[c]), int(gm[g]))
@@ -737,7 +762,7 @@ def act_batch(model, envs: list, obs_list: list[dict], lay: EnvLayout, rng: np.r
             logp[e, n] = lp
         all_actions.append(actions)
     rec = dict(obs=o, ids=ids, masks=masks, void_ok=void_ok, slot=slot, alloc=alloc, m=m, active=active, logp=logp,
-               value=values.cpu().numpy().astype(np.float64), margin=margin)
+               value=values.cpu().numpy().astype(np.float64), margin=margin, slot_ok=slot_ok, alloc_ok=own)
     return all_actions, rec
 
 

@@ -176,10 +176,12 @@ def _logp_entropy(model, batch: dict, idx: np.ndarray, *, critic_grad: bool = Tr
     (``critic_grad=False``: the value loss does not reach the shared encoder)."""
     import torch
 
+    if tf.PACKED and "slot_ok" in batch:
+        return _logp_entropy_packed(model, batch, idx, critic_grad=critic_grad)
     dev = model.void.device
     masks = torch.as_tensor(batch["masks"][idx], device=dev)
     logits, z, clus, values = model(batch["obs"][idx], batch["ids"][idx], masks, batch["void_ok"][idx],
-                                    critic_grad=critic_grad, packed=tf.PACKED)
+                                    critic_grad=critic_grad)
     slot = torch.as_tensor(batch["slot"][idx], device=dev)
     m = torch.as_tensor(batch["m"][idx], device=dev).float()
     logp_s = torch.log_softmax(logits, -1)
@@ -194,6 +196,41 @@ def _logp_entropy(model, batch: dict, idx: np.ndarray, *, critic_grad: bool = Tr
         ent_slot = torch.zeros_like(ent_slot)
     logp = lp_slot + m * lp_alloc
     return logp, ent_slot + m * ent_alloc, values
+
+
+def _logp_entropy_packed(model, batch: dict, idx: np.ndarray, *, critic_grad: bool = True):
+    """:func:`_logp_entropy` on the packed path (``tf.PACKED``): the packed forward, the slots'
+    and the chosen cells' masks as the rollout recorded them (``slot_ok``, ``alloc_ok``: the full
+    masks are not read), and the allocation head on the winners (m = 1) only -- the others' terms
+    are multiplied by m = 0. The same values in exact arithmetic."""
+    import torch
+
+    dev = model.void.device
+    logits, z, clus, values = model(batch["obs"][idx], batch["ids"][idx], None, batch["void_ok"][idx],
+                                    critic_grad=critic_grad, packed=True, slot_ok=batch["slot_ok"][idx])
+    B, N, P, d = z.shape
+    slot_np, m_np = batch["slot"][idx], batch["m"][idx]
+    slot = torch.as_tensor(slot_np, device=dev)
+    m = torch.as_tensor(m_np, device=dev).float()
+    logp_s = torch.log_softmax(logits, -1)
+    lp_slot = logp_s.gather(-1, slot.unsqueeze(-1)).squeeze(-1)
+    ent_slot = -(logp_s.exp() * logp_s).sum(-1)
+    win = np.flatnonzero(m_np.reshape(-1))
+    lp_alloc = z.new_zeros(B * N)
+    ent_alloc = z.new_zeros(B * N)
+    if len(win):
+        wt = torch.as_tensor(win, device=dev)
+        hj = z.reshape(B * N, P, d)[wt, torch.as_tensor(slot_np.reshape(-1)[win], device=dev)]
+        ok = torch.as_tensor(batch["alloc_ok"][idx].reshape(B * N, -1)[win], device=dev)
+        logp_a = torch.log_softmax(model.alloc_head(hj, clus.reshape(B * N, d)[wt], ok), -1)
+        chosen = torch.as_tensor(batch["alloc"][idx].reshape(-1)[win], device=dev)
+        lp_alloc = lp_alloc.index_put((wt,), logp_a.gather(-1, chosen.unsqueeze(-1)).squeeze(-1))
+        ent_alloc = ent_alloc.index_put((wt,), -(logp_a.exp() * logp_a).sum(-1))
+    lp_alloc, ent_alloc = lp_alloc.view(B, N), ent_alloc.view(B, N)
+    if model.cfg.pointer == "random":  # the ablation's selection has no parameters
+        lp_slot = torch.zeros_like(lp_slot)
+        ent_slot = torch.zeros_like(ent_slot)
+    return lp_slot + m * lp_alloc, ent_slot + m * ent_alloc, values
 
 
 def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict[str, Any]:
@@ -442,8 +479,8 @@ def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict
     N, E = lay.n, args.num_envs
     while global_step < args.steps:
         model.eval()
-        buf: dict[str, list] = {k: [] for k in ("obs", "ids", "masks", "void_ok", "slot", "alloc", "m", "active", "logp",
-                                                 "value", "reward", "done")}
+        buf: dict[str, list] = {k: [] for k in ("obs", "ids", "masks", "slot_ok", "alloc_ok", "void_ok", "slot", "alloc",
+                                                 "m", "active", "logp", "value", "reward", "done")}
         ep_cts: list[float] = []
         ep_rets: list[float] = []
         for _ in range(args.rollout_steps):

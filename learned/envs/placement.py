@@ -86,10 +86,9 @@ class PlacementParallelEnv(ParallelEnv):
     #: memoise each agent's last action mask (:meth:`_mask`); False recomputes every mask (the
     #: first path, kept for ``bench/bench_learned.py``'s side-by-side throughput and a test)
     memo_masks: bool = True
-    #: build every agent's observation vector in one pass of array operations (the same bytes);
-    #: False builds them agent by agent in Python (the first path, kept for
-    #: ``bench/bench_learned.py``'s side-by-side throughput and the test that both agree)
-    array_observe: bool = True
+    #: keep the per-type allocation grids across episodes while the performance model, noise and
+    #: clusters stay the same (False: rebuilt every episode, the first path, for the benchmark)
+    keep_grids: bool = True
 
     def __init__(self, instance: Any = None, *, preset: str = "synthetic-3",
                  params: Mapping[str, Any] | None = None, variant: str | None = None,
@@ -217,17 +216,12 @@ class PlacementParallelEnv(ParallelEnv):
         self.instance_seed = gen_seed
         self.sim = sim = PlacementSim(inst)
         self._types = [self.type_names.index(self._type_map.get(t.type, t.type)) for t in p.tasks]
-        # static per-task arrays of the array-built observations (_observe_array)
-        self._task_arrays = (np.array(sim.min_cpu, dtype=np.int64), np.array(sim.min_gpu, dtype=np.int64),
-                             np.array(sim.arrival, dtype=np.int64),
-                             np.array([len(e) for e in sim.eligible], dtype=np.int64) / len(self._caps),
-                             np.array(self._types, dtype=np.int64))
         self._finish_grid: dict[tuple[int, int], np.ndarray] = {}
         # the per-type grids depend on the performance model, the noise and the clusters only:
         # kept across episodes while those stay the same (the generator's instances share them)
         static = (p.performance, p.noise, p.noise_model,
                   tuple((c.capacity.cpu, c.capacity.gpu, c.capacity.memory) for c in p.clusters))
-        if getattr(self, "_grid_static", None) != static:
+        if getattr(self, "_grid_static", None) != static or not self.keep_grids:
             self._grid_static = static
             self._type_grid: dict[tuple, tuple[np.ndarray, list[tuple[int, int]]]] = {}
             #: noise-free instances: a run's length depends on the task's type and minimum only,
@@ -497,70 +491,7 @@ class PlacementParallelEnv(ParallelEnv):
         return {"observation": vec, "action_mask": self._mask(n)}
 
     def _observe_all(self) -> dict[str, dict[str, np.ndarray]]:
-        if not self.array_observe:
-            return {a: self._observe(self._index[a]) for a in self.agents}
-        vec = self._observe_array()
-        return {a: {"observation": vec[self._index[a]], "action_mask": self._mask(self._index[a])} for a in self.agents}
-
-    def _observe_array(self) -> np.ndarray:
-        """Every agent's observation vector (N, obs_size), the bytes of :meth:`_observe`: the
-        per-slot and per-running-task features as array operations over all agents at once
-        (the same float64 arithmetic, then float32)."""
-        sim = self.sim
-        N, P, R, T = len(self._caps), self.pending_size, self.max_running, len(self.type_names)
-        caps = np.array(self._caps, dtype=np.int64)
-        max_c, max_g = int(caps[:, 0].max()), int(caps[:, 1].max())
-        out = np.zeros((N, self.obs_size), dtype=np.float32)
-        t = sim.t
-        free = np.empty((N, 2), dtype=np.int64)
-        pj: list[int] = []
-        pn: list[int] = []
-        ps: list[int] = []
-        rj: list[int] = []
-        rn: list[int] = []
-        ri: list[int] = []
-        for n in range(N):
-            cap_c, cap_g = self._caps[n]
-            fc, fg, _ = sim.free(n)
-            free[n] = fc, fg
-            running = sim.running(n)
-            out[n, 0:7] = (fc / cap_c, fg / cap_g, cap_c / max_c, cap_g / max_g, squash(sim.queue_length(n)),
-                           squash(len(running)), squash(t))
-            pend = sim.pending(n)[:P]
-            pj += pend
-            pn += [n] * len(pend)
-            ps += range(len(pend))
-            run = running[:R]
-            rj += run
-            rn += [n] * len(run)
-            ri += range(len(run))
-
-        def sq(x):
-            return np.where(x > 0, x / (x + SQUASH), 0.0)
-
-        min_c, min_g, arrival, elig, types = self._task_arrays
-        if pj:
-            j, n = np.array(pj), np.array(pn)
-            col = len(CLUSTER_FEATURES) + np.array(ps) * (len(PENDING_FEATURES) + T)
-            mc, mg = min_c[j], min_g[j]
-            out[n, col] = 1.0
-            out[n, col + 1] = np.minimum(mc / caps[n, 0], 1.0)
-            out[n, col + 2] = np.minimum(mg / caps[n, 1], 1.0)
-            out[n, col + 3] = sq(t - arrival[j])
-            out[n, col + 4] = (mc <= free[n, 0]) & (mg <= free[n, 1])
-            out[n, col + 5] = elig[j]
-            out[n, col + len(PENDING_FEATURES) + types[j]] = 1.0
-        if rj:
-            j, n = np.array(rj), np.array(rn)
-            col = len(CLUSTER_FEATURES) + P * (len(PENDING_FEATURES) + T) + np.array(ri) * (len(RUNNING_FEATURES) + T)
-            alloc = np.array([sim.allocation(x) for x in rj], dtype=np.int64).reshape(-1, 2)
-            out[n, col] = 1.0
-            out[n, col + 1] = alloc[:, 0] / caps[n, 0]
-            out[n, col + 2] = alloc[:, 1] / caps[n, 1]
-            out[n, col + 3] = sq(t - np.array([sim.start_step(x) for x in rj], dtype=np.int64))
-            out[n, col + 4] = np.clip(np.array([sim.progress(x) for x in rj], dtype=np.float64), 0.0, 1.0)
-            out[n, col + len(RUNNING_FEATURES) + types[j]] = 1.0
-        return out
+        return {a: self._observe(self._index[a]) for a in self.agents}
 
     def _agent_info(self, agent: str, obs: dict[str, np.ndarray]) -> dict[str, Any]:
         n = self._index[agent]
