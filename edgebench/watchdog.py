@@ -132,7 +132,9 @@ def spawn(argv: Sequence[str], *, status_fd: int, remove: Sequence[str] = (), **
     watchdog's (its ``stdin`` the control pipe: write :data:`KILL` to end the program);
     ``status_fd`` is the write end of a pipe the program's exit status is written to;
     ``popen`` goes to :class:`subprocess.Popen` (``stdout``, ``stderr``, ``cwd``)."""
-    cmd = [sys.executable, "-m", "edgebench.watchdog", "--status-fd", str(status_fd)]
+    # -P: the working folder (the program's, often the user's) is not on sys.path, so that a
+    # psutil.py or edgebench/ there is never imported (as the runner's workers, issue 28)
+    cmd = [sys.executable, "-P", "-m", "edgebench.watchdog", "--status-fd", str(status_fd)]
     for folder in remove:
         cmd += ["--remove", str(folder)]
     return subprocess.Popen([*cmd, "--", *argv], stdin=subprocess.PIPE, pass_fds=(status_fd,),

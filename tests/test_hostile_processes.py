@@ -205,3 +205,15 @@ def test_jobqueue_local_prints_before_starting_anything(capsys, monkeypatch):
     monkeypatch.setattr(jobqueue, "make_cluster", no_cluster)
     assert jobqueue.main(["local", "--cores", "64", "--print-job-script"]) == 0
     assert "no batch script" in capsys.readouterr().out
+
+
+def test_watchdog_imports_nothing_from_the_working_folder(tmp_path):
+    from edgebench.external import run_program
+
+    marker = tmp_path / "imported"
+    for name in ("psutil.py", "select.py"):
+        (tmp_path / name).write_text(f"open({str(marker)!r}, 'w').close()\n")
+    (tmp_path / "edgebench").mkdir()
+    (tmp_path / "edgebench" / "__init__.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
+    code, _ = run_program("exit 0", cwd=str(tmp_path), log=tmp_path / "out.log", timeout=60)
+    assert code == 0 and not marker.exists()
