@@ -101,15 +101,16 @@ def compose(data: R.Data, pi: R.PerInstance, t: Tables, out: Path, store_path: s
 
 
 def _startup_note(runs) -> str:
-    """A sentence on the runs' start-up (their process's start to their solver's start: instance
-    load and validation; not part of any runtime in the report); empty for runs that did not
-    record it (stores written before it was measured)."""
+    """A sentence on the runs' start-up (the hand-over of a run's task to its own process, to its
+    solver's start: instance load and validation; not part of any runtime in the report); empty
+    for runs that did not record it (stores written before it was measured)."""
     x = runs["startup"].astype(float)
     x = x[np.isfinite(x)]
     if x.size == 0:
         return ""
-    return (f" Start-up of a run (its process's start to its solver's start; column startup of runs.csv, not "
-            f"counted in any runtime): median {np.median(x):.3f} s, max {np.max(x):.3f} s.")
+    return (f" Start-up of a run (from its task's hand-over to its process, to its solver's start: instance load "
+            f"and validation; column startup of runs.csv, not counted in any runtime): median {np.median(x):.3f} s, "
+            f"max {np.max(x):.3f} s.")
 
 
 def _glance(t: Tables) -> list[Block]:

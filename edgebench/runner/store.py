@@ -77,7 +77,7 @@ RUN_COLUMNS: tuple[tuple[str, str], ...] = (
     ("runtime", "REAL"),
     ("solver_wall", "REAL"),
     ("wall", "REAL"),
-    # seconds from the run's process start to its solver's start (instance load, validation);
+    # seconds from the hand-over of the run's task to its solver's start (instance load, validation);
     # added after format version 1's first release: older stores get it (NULL) when opened
     # for writing, and read NULL where they lack it (Store.select_list)
     ("startup", "REAL"),

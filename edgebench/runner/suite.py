@@ -43,7 +43,7 @@ CMDLINE = "<command line>"
 RESERVED_PARAMS = ("time_limit", "seed")
 #: the documented limits of a suite's numbers (docs/runner.md; seconds and workers: argtypes)
 MAX_SEED = 2 ** 63 - 1
-#: default start-up allowance of a run (seconds from its process's start to its solver's start)
+#: default start-up allowance of a run (seconds from its task's hand-over to its solver's start)
 DEFAULT_STARTUP_ALLOWANCE = 10.0
 MAX_MEMORY_MB = 16 * 1024 * 1024
 #: address-space limit of each run (MiB) unless the suite or --memory-limit says otherwise (0: none)
@@ -200,8 +200,8 @@ class Suite(_Strict):
     time_limit: Any = Field(default=60.0, validate_default=True)
     #: the hard kill comes at ``time_limit * 1.2 + kill_grace`` seconds after a run's solver starts
     kill_grace: float = Field(default=5.0, ge=0, le=MAX_SECONDS, allow_inf_nan=False)
-    #: seconds a run may spend between its process's start and its solver's start (memory limit,
-    #: instance load and validation); a run over it is killed (status ``killed``)
+    #: seconds a run may spend between the hand-over of its task (to its own, forked-ahead process)
+    #: and its solver's start (memory limit, instance load and validation); over it: ``killed``
     startup_allowance: float = Field(default=DEFAULT_STARTUP_ALLOWANCE, gt=0, le=MAX_SECONDS, allow_inf_nan=False)
     #: address-space limit (RLIMIT_AS, MiB) of each run's process and everything it starts; 0: none
     memory_limit_mb: int = Field(default=DEFAULT_MEMORY_LIMIT_MB, ge=0, le=MAX_MEMORY_MB)
@@ -423,7 +423,7 @@ class RunSpec:
     memory_limit_mb: int | None
     #: may an ``optimal`` status of this solver count as a proof (registry ``proves``)
     proves: bool = False
-    #: seconds allowed from the run's process start to its solver's start (then it is killed)
+    #: seconds allowed from the run's task hand-over to its solver's start (then it is killed)
     startup_allowance: float = DEFAULT_STARTUP_ALLOWANCE
 
     @property
