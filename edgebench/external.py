@@ -148,6 +148,10 @@ def run_program(command: str, *, cwd: str, log: Path, timeout: float | None,
         try:
             proc = watchdog.spawn(["/bin/sh", "-c", command], status_fd=st_w, remove=[remove] if remove else [],
                                   cwd=cwd, stdout=w, stderr=subprocess.STDOUT)
+        except BaseException:
+            os.close(r)
+            os.close(st_r)
+            raise
         finally:
             os.close(w)
             os.close(st_w)
