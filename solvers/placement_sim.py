@@ -61,6 +61,7 @@ of the episode, with a deadline and stall detection.
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import time
 from typing import Mapping, Protocol
@@ -191,16 +192,11 @@ class PlacementSim:
 
     def waiting(self, n: int) -> list[int]:
         """Every arrived, not started task of cluster ``n``'s queue (queue order)."""
-        t = self.t
-        out = []
-        for j in self._waiting[n]:
-            if self.arrival[j] > t:
-                break
-            out.append(j)
-        return out
+        return self._waiting[n][:self.queue_length(n)]
 
     def queue_length(self, n: int) -> int:
-        return len(self.waiting(n))
+        """How many tasks :meth:`waiting` lists (a binary search: the queue is in arrival order)."""
+        return bisect.bisect_right(self._waiting[n], self.t, key=self.arrival.__getitem__)
 
     def free(self, n: int) -> tuple[int, int, int | None]:
         """Free (cpu, gpu, memory) of cluster ``n`` in step ``t`` (memory None: not tracked)."""

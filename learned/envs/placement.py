@@ -130,6 +130,7 @@ class PlacementParallelEnv(ParallelEnv):
         self.obs_size = (len(CLUSTER_FEATURES) + self.pending_size * (len(PENDING_FEATURES) + T)
                          + self.max_running * (len(RUNNING_FEATURES) + T))
         self._grid = [(c + 1) * (g + 1) for c, g in self._caps]
+        self._max_cap = (max(c for c, _ in self._caps), max(g for _, g in self._caps))
         self._n_actions = [self.pending_size * G + 1 for G in self._grid]
         check_env_size(self.obs_size * N + max(self._n_actions),
                        f"{self.obs_size} observation x {N} clusters (the state) + {max(self._n_actions):,} actions "
@@ -337,7 +338,7 @@ class PlacementParallelEnv(ParallelEnv):
     def _associated(self) -> list[int]:
         """Tasks associated with each cluster now: running on it or waiting in its queue."""
         sim = self.sim
-        return [len(sim.running(n)) + len(sim.waiting(n)) for n in range(len(self._caps))]
+        return [len(sim.running(n)) + sim.queue_length(n) for n in range(len(self._caps))]
 
     def _skip_idle(self) -> list[float]:
         """Execute every timestep in which no agent can start anything; returns the rewards
@@ -459,8 +460,7 @@ class PlacementParallelEnv(ParallelEnv):
         sim = self.sim
         T = len(self.type_names)
         cap_c, cap_g = self._caps[n]
-        max_c = max(c for c, _ in self._caps)
-        max_g = max(g for _, g in self._caps)
+        max_c, max_g = self._max_cap
         fc, fg, _ = sim.free(n)
         vec = np.zeros(self.obs_size, dtype=np.float32)
         running = sim.running(n)
