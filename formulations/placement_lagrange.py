@@ -30,7 +30,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linprog
 
-from edgebench.formulations.placement_deadline import NEVER, Deadline
+from edgebench.formulations.placement_deadline import NEVER, Deadline, Expired
 from edgebench.instances import semantics
 
 #: multipliers are rounded down to multiples of 2**-SCALE (integers Lam = floor(lambda 2**SCALE))
@@ -50,6 +50,11 @@ COUPLED = True
 #: needs under a tenth of either.
 MAX_FRONT_CELLS = 50_000_000
 MAX_ASSIGNMENT_ENTRIES = 4_000_000
+#: the start-slot assignment LP (scipy's linprog) does not look at its time limit while it sets
+#: up: about 4 microseconds per entry before it can stop (3.2 s for the 750,000 entries of 1,000
+#: synthetic-3 tasks on the 2-core machine, with a 0.03 s limit), and building its lists about
+#: 1.3 more.  With a deadline it is not started when the time left is below this per entry.
+ASSIGNMENT_SECONDS_PER_ENTRY = 5e-6
 
 
 class BoundTooLarge(ValueError):
@@ -491,6 +496,10 @@ def assignment_duals(payload, durations, H: int, deadline: Deadline = NEVER):
     if K > MAX_ASSIGNMENT_ENTRIES:
         raise BoundTooLarge(f"start-slot assignment LP too large: {K:,} (task, cluster, slot) entries for "
                             f"{len(live):,} tasks up to step {H:,}, budget {MAX_ASSIGNMENT_ENTRIES:,}")
+    left = deadline.remaining()
+    if left is not None and left < ASSIGNMENT_SECONDS_PER_ENTRY * K:
+        raise Expired(f"solving the start-slot assignment (not started: {K:,} entries need about "
+                      f"{ASSIGNMENT_SECONDS_PER_ENTRY * K:.1f} s, {left:.1f} s left)")
     cost, slot, task, where = [], [], [], []
     for i, j in enumerate(live):
         deadline.check("building the start-slot assignment")
@@ -506,11 +515,13 @@ def assignment_duals(payload, durations, H: int, deadline: Deadline = NEVER):
     A_ub = sp.csr_matrix((np.ones(inside.size), (slot[inside], inside)), shape=(N * H, K))
     A_eq = sp.csr_matrix((np.ones(K), (np.array(task), np.arange(K))), shape=(len(live), K))
     deadline.check("building the start-slot assignment")
-    limit = {} if deadline.at is None else {"options": {"time_limit": max(1e-3, deadline.remaining())}}
+    # HiGHS's clock starts after scipy's set-up: give it the time left after the estimated set-up
+    limit = {} if deadline.at is None else {
+        "options": {"time_limit": max(1e-3, deadline.remaining() - 0.8 * ASSIGNMENT_SECONDS_PER_ENTRY * K)}}
     res = linprog(np.array(cost, dtype=float), A_ub=A_ub, b_ub=np.ones(N * H), A_eq=A_eq,
                   b_eq=np.ones(len(live)), bounds=(0, None), method="highs-ds", **limit)
-    if res.status != 0:
-        deadline.check("solving the start-slot assignment")
+    if res.status == 1 and deadline.at is not None:  # HiGHS stopped at the time it was given
+        raise Expired("solving the start-slot assignment")
     assert res.status == 0, res.message
     mu = np.maximum(-res.ineqlin.marginals, 0.0)
     if np.allclose(mu, np.rint(mu), atol=1e-7):  # a dual vertex of a TU system is integral
