@@ -221,8 +221,8 @@ def construct(instance, *, seed: int = 0, samples: int = SAMPLES, rounds: int = 
                 consider(f"{oname}/{rule}", alpha, rule)
     except Expired as exc:
         expired = expired or str(exc)
-    if best is None:
-        best = fallback
+    if best is None or (expired and fallback is not None and fallback[0] < best[0]):
+        best = fallback  # cut short: the cheap candidate when it is better than those that finished
     samples_end = deadline.earlier(sample_deadline)
     try:
         for i in range(int(samples)):
