@@ -1,9 +1,9 @@
 """Executing a sweep: isolated worker processes with a hard wall-clock kill, locally or on a
 Dask cluster; the driver alone writes the store.
 
-Isolation. Each worker slot is a warm "zygote" process (``python -P -m edgebench.runner.worker``:
+Isolation. Each worker slot is a warm "zygote" process (``python -P -m edgebench.runner.zygote``:
 nothing is imported from the current folder, nor from an empty ``PYTHONPATH`` entry;
-see :mod:`.worker`) started in its own session, which imports the plan's solver modules once
+see :mod:`.zygote`) started in its own session, which imports the plan's solver modules once
 and forks one child process per run: every run has its own process, started in milliseconds.
 
 * the hard kill — a run still going ``time_limit * 1.2 + kill_grace`` seconds after its
@@ -112,7 +112,7 @@ class WorkerProc:
         self.log_fd = os.dup(fd)
         try:
             self.proc = subprocess.Popen(
-                [sys.executable, "-P", "-m", "edgebench.runner.worker", str(to_r), str(from_w)],
+                [sys.executable, "-P", "-m", "edgebench.runner.zygote", str(to_r), str(from_w)],
                 pass_fds=(to_r, from_w), stdin=subprocess.DEVNULL, stdout=fd, stderr=subprocess.STDOUT,
                 start_new_session=True, env=env, close_fds=True)
         finally:

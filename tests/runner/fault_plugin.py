@@ -46,7 +46,7 @@ def solve(instance, *, time_limit=None, seed=0, mode: str = "ok", alloc_gb: floa
                 time.sleep(1.0)
     if mode == "closefds":
         os.close(0)
-        os.close(int(sys.argv[1]))  # the worker's task pipe (python -m edgebench.runner.worker IN OUT)
+        os.close(int(sys.argv[1]))  # the worker's task pipe (python -m edgebench.runner.zygote IN OUT)
     base = _base(instance, seed)
     status, bound = base.status, None
     if mode == "liar":
