@@ -240,8 +240,9 @@ class Master:
     pool: Pool
 
 
-def build(payload, tasks: list[Task], pool: Pool, upper: int) -> Master:
-    """The integer master over the pool (docs, (7))."""
+def build(payload, tasks: list[Task], pool: Pool, upper: int, deadline=None) -> Master:
+    """The integer master over the pool (docs, (7)); past ``deadline`` (checked every 1,024
+    columns): :class:`.Expired`."""
     m = LinearModel("placement-histip")
     cols = pool.columns
     y = [m.add_binary(f"y{i}") for i in range(len(cols))]
@@ -251,6 +252,8 @@ def build(payload, tasks: list[Task], pool: Pool, upper: int) -> Master:
     use: dict = {}
     starts: dict = {}
     for i, c in enumerate(cols):
+        if i % 1024 == 1023:
+            _check(deadline, "building the master")
         by_task.setdefault(c.j, []).append((y[i], 1.0))
         o = opts[(c.j, c.n)]
         mem = payload.tasks[c.j].minimum.memory or 0
@@ -362,7 +365,10 @@ def histip_bound(instance, upper: int, *, time_limit: float | None = None, seed:
                  enumeration_cpu_s=time.process_time() - c0 - stats["multipliers_cpu_s"])
     if pool.delta < 0:
         return HistipResult(upper, "reduced-cost fixing leaves no schedule of value <= U - 1", None, stats)
-    master = build(payload, tasks, pool, upper)
+    try:
+        master = build(payload, tasks, pool, upper, deadline)
+    except OutOfTime as exc:
+        return HistipResult(None, str(exc), None, stats)
     c1 = time.process_time()
     left = None if deadline is None else deadline - time.perf_counter()
     if left is not None and left <= 0:
