@@ -349,16 +349,21 @@ def hetero_attention_layer():
             self.mu = nn.Parameter(torch.ones(num_edge_types, heads))
             self.skip = nn.Parameter(torch.ones(num_node_types))
 
-        def forward(self, x, ntype, edge_index, etype, counts=None):
+        def forward(self, x, ntype, edge_index, etype, counts=None, relations=None):
             """``counts``: the number of nodes of each type when the nodes are sorted by type
             (as :func:`flat_graph` lays them out): each node type's projections are then applied
             to its own rows only (the typed path, 1/T of the work); without it every projection
             is applied to every node and the node's own type's row is picked (the first path,
-            kept for the side-by-side benchmark and the test that both agree)."""
+            kept for the side-by-side benchmark and the test that both agree). ``relations``
+            (the packed path, :func:`relation_index`): the relation vectors and priors are
+            applied to each edge type's source nodes once instead of to every edge."""
             n, d, H, D = x.size(0), self.d, self.H, self.D
             kqv = self._typed(self.kqv, x, ntype, counts, 3 * d)
             k, q, v = kqv.view(n, 3, H, D).unbind(1)
-            agg = self.propagate(edge_index, k=k, q=q, v=v, etype=etype, size=(n, n))
+            if relations is not None:
+                agg = self._relation_messages(k, q, v, edge_index[1], relations)
+            else:
+                agg = self.propagate(edge_index, k=k, q=q, v=v, etype=etype, size=(n, n))
             out = self._typed(self.out, torch.nn.functional.gelu(agg.reshape(n, d)), ntype, counts, d)
             a = torch.sigmoid(self.skip)[ntype].unsqueeze(-1)
             return a * out + (1 - a) * x
@@ -372,6 +377,19 @@ def hetero_attention_layer():
             parts = [torch.nn.functional.linear(xs, w[t], b[t])
                      for t, xs in enumerate(torch.split(x, list(counts))) if xs.size(0)]
             return torch.cat(parts) if parts else x.new_zeros(0, width)
+
+        def _relation_messages(self, k, q, v, dst, relations):
+            """The attention and messages of :meth:`message` with each edge type's relation vector
+            and prior applied to its source nodes' keys and values (one row per (edge type, source
+            node)), then gathered per edge: the same values in exact arithmetic."""
+            n, H, D = k.shape
+            spans, src = relations
+            kr = torch.cat([k[a:b] * (self.rel_k[t] * (self.mu[t] / math.sqrt(D)).unsqueeze(-1))
+                            for t, (a, b) in enumerate(spans)])
+            vr = torch.cat([v[a:b] * self.rel_v[t] for t, (a, b) in enumerate(spans)])
+            att = softmax((q.index_select(0, dst) * kr.index_select(0, src)).sum(-1), dst, num_nodes=n)
+            msg = vr.index_select(0, src) * att.unsqueeze(-1)
+            return msg.new_zeros(n, H, D).index_add_(0, dst, msg)
 
         def message(self, k_j, q_i, v_j, etype, index, ptr, size_i):
             att = (q_i * k_j * self.rel_k[etype]).sum(-1) * self.mu[etype] / math.sqrt(self.D)
@@ -397,6 +415,26 @@ def flat_graph(x: dict, edges: dict, device=None):
     et = np.repeat(np.arange(len(EDGE_TYPES)), [edges[e].shape[1] for e in EDGE_TYPES])
     return off, torch.as_tensor(ntype, device=device), torch.as_tensor(ei, device=device), torch.as_tensor(et, device=device)
 
+
+
+def relation_index(x: dict, edges: dict, device=None):
+    """For :meth:`HeteroGraphAttention._relation_messages` (the packed path): per edge type (in
+    :data:`EDGE_TYPES` order) the node span (start, end) of its source type in the
+    :func:`flat_graph` layout, and each edge's source as a row of the per-(edge type, source
+    node) table those spans stack into."""
+    import torch
+
+    off, o = {}, 0
+    for k in NODE_TYPES:
+        off[k] = o
+        o += len(x[k])
+    spans, src, base = [], [], 0
+    for e in EDGE_TYPES:
+        a = off[e[0]]
+        spans.append((a, a + len(x[e[0]])))
+        src.append(edges[e][0] + base)
+        base += len(x[e[0]])
+    return spans, torch.as_tensor(np.concatenate(src), device=device)
 
 
 def resolve_device(name: str = "auto"):
@@ -481,8 +519,9 @@ def make_model(cfg: ModelConfig, lay: EnvLayout):
                 dt = self.void.dtype
                 z = torch.cat([torch.relu(self.inp[k](torch.as_tensor(xa[k], device=dev, dtype=dt))) for k in NODE_TYPES])
                 counts = [len(xa[k]) for k in NODE_TYPES] if TYPED_PROJECTIONS or packed else None
+                rel = relation_index(xa, ea, dev) if packed else None
                 for i, conv in enumerate(self.convs):
-                    z = conv(z, ntype, ei, et, counts)
+                    z = conv(z, ntype, ei, et, counts, rel) if packed else conv(z, ntype, ei, et, counts)
                     z = torch.nn.functional.layer_norm(z, (d,)) * self.ln_w[i][ntype] + self.ln_b[i][ntype]
                 clus = z[off["clus"]:off["clus"] + B * N]
                 if packed:  # every slot's row (the dummies share the last pend row)
