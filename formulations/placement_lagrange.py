@@ -131,12 +131,25 @@ class _Pair:
     E: tuple[np.ndarray, np.ndarray]
 
 
-def _pairs(payload, durations, H: int, deadline: Deadline = NEVER) -> list[list[_Pair]]:
+def check_budgets(payload, durations, H: int) -> None:
+    """:class:`BoundTooLarge` when the energy fronts up to step H pass :data:`MAX_FRONT_CELLS` or,
+    variant single, the start-slot assignment LP up to H passes :data:`MAX_ASSIGNMENT_ENTRIES`
+    (both grow with H: a lower bound of the horizon refuses early what the horizon would)."""
     cells = sum(2 * (max(H - int(payload.tasks[j].arrival), 0) + 2 * d + 3) for j, row in enumerate(durations)
                 for d in row.values())
     if cells > MAX_FRONT_CELLS:
         raise BoundTooLarge(f"energy fronts too large: {cells:,} int64 cells ({cells * 8 / 2**30:.2f} GiB) for "
                             f"{len(durations):,} tasks up to step {H:,}, budget {MAX_FRONT_CELLS:,} cells")
+    if payload.variant == "single":
+        K = sum(max(H, a) - a + 1 for a, row in ((int(payload.tasks[j].arrival), row) for j, row in enumerate(durations))
+                for _ in row)
+        if K > MAX_ASSIGNMENT_ENTRIES:
+            raise BoundTooLarge(f"start-slot assignment LP too large: {K:,} (task, cluster, slot) entries for "
+                                f"{len(durations):,} tasks up to step {H:,}, budget {MAX_ASSIGNMENT_ENTRIES:,}")
+
+
+def _pairs(payload, durations, H: int, deadline: Deadline = NEVER) -> list[list[_Pair]]:
+    check_budgets(payload, durations, H)
     out = []
     for j, row in enumerate(durations):
         deadline.check("computing the energy fronts")
@@ -550,6 +563,9 @@ def lagrangian_multipliers(payload, durations, *, rounds: int = ROUNDS, smoothin
     single = payload.variant == "single"
     if not any(durations):
         return 0, np.zeros((N, 2, 0), dtype=np.int64), (np.zeros((N, 0), dtype=np.int64) if single else None), 0
+    # the horizon is at least every task's arrival plus its fewest steps: refuse at once what it would
+    check_budgets(payload, durations, max(int(t.arrival) + min(row.values()) for t, row in zip(payload.tasks, durations)
+                                          if row) + 1)
     greedy = greedy_columns(payload, durations, deadline)
     H = horizon(payload, greedy)
     if single:  # a horizon at which the assignment's LP is (2) itself: see assignment_duals

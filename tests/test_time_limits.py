@@ -159,18 +159,25 @@ def test_start_slot_matrix_beyond_its_budget_is_refused_before_allocation():
     assert f"{MAX_SLOT_CELLS:,}" in str(err.value)
 
 
-def test_assignment_lp_beyond_its_budget_is_refused_before_allocation():
-    """(4)'s start-slot assignment LP at 10,000 tasks up to step 5,000 would hold about 75
-    million entries in Python lists (the bulk of the 7.6 GB placement-lagrange passed there);
-    it is refused at once, before any list is built.  placement-lagrange then builds its
-    unpriced control orders, as where no multipliers are defined."""
+def test_multiplier_data_beyond_their_budget_are_refused_before_allocation():
+    """(4) at 10,000 tasks arriving up to step 5,000: its start-slot assignment LP would hold about
+    75 million entries in Python lists (the bulk of the 7.6 GB placement-lagrange passed there)
+    and its energy fronts 0.3 billion int64 cells.  Both are refused at once, before the greedy
+    horizon is built (a lower bound of the horizon decides), naming the budget; placement-lagrange
+    then builds its unpriced control orders, reallocating_bound keeps the bounds before (4)."""
     from types import SimpleNamespace
 
-    from edgebench.formulations.placement_lagrange import MAX_ASSIGNMENT_ENTRIES, BoundTooLarge, assignment_duals
+    from edgebench.formulations.placement_lagrange import (MAX_ASSIGNMENT_ENTRIES, MAX_FRONT_CELLS, BoundTooLarge,
+                                                           assignment_duals, lagrangian_multipliers)
 
     J = 10_000
-    payload = SimpleNamespace(tasks=[SimpleNamespace(arrival=j // 2) for j in range(J)], clusters=[object()] * 3)
-    t = time.perf_counter()
+    durations = [{0: 5, 1: 5, 2: 5}] * J
+    for variant in ("single", "multi"):  # the fronts' budget is checked first
+        payload = SimpleNamespace(tasks=[SimpleNamespace(arrival=j // 2) for j in range(J)], clusters=[object()] * 3,
+                                  variant=variant)
+        t = time.perf_counter()
+        with pytest.raises(BoundTooLarge, match=f"{MAX_FRONT_CELLS:,}"):
+            lagrangian_multipliers(payload, durations)
+        assert time.perf_counter() - t < 2.0
     with pytest.raises(BoundTooLarge, match=f"{MAX_ASSIGNMENT_ENTRIES:,}"):
-        assignment_duals(payload, [{0: 5, 1: 5, 2: 5}] * J, 5_000)
-    assert time.perf_counter() - t < 2.0
+        assignment_duals(payload, durations, 5_000)
