@@ -36,8 +36,11 @@ KERNEL_MODULES = ("edgebench.formulations.placement_labelling",)
 def _writable(path: Path) -> bool:
     """``path`` is a folder we may write, or can be created (its nearest existing parent is)."""
     for p in (path, *path.parents):
-        if p.exists():
-            return p.is_dir() and os.access(p, os.W_OK | os.X_OK)
+        try:
+            if p.exists():
+                return p.is_dir() and os.access(p, os.W_OK | os.X_OK)
+        except OSError:  # e.g. a HOME of another user's (EACCES on stat): not ours to write
+            return False
     return False
 
 

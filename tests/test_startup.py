@@ -212,3 +212,21 @@ def test_solve_readies_the_kernels_before_the_solver_s_clock(capsys, tmp_path, m
     monkeypatch.setattr(kernels, "warm_kernels", lambda force=False: calls.append("warm") or {"seconds": 0.0})
     rc = cli.main(["solve", str(GOOD / "placement_tiny.json"), "--solver", "random", "-o", str(tmp_path / "s.json")])
     assert rc == 0 and calls == ["warm", "solver"], capsys.readouterr().err
+
+
+def test_cache_dir_skips_a_home_we_cannot_even_look_into(tmp_path, monkeypatch):
+    """A HOME of another user's (stat raises EACCES, as /root for uid 65534) is not writable:
+    the cache falls back instead of raising at ``import edgebench``."""
+    from pathlib import Path as _P
+
+    from edgebench import kernels
+
+    real_exists = _P.exists
+
+    def exists(self):
+        if str(self).startswith(str(tmp_path / "locked")):
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_exists(self)
+
+    monkeypatch.setattr(_P, "exists", exists)
+    assert kernels._writable(tmp_path / "locked" / ".cache" / "edgebench" / "numba") is False
