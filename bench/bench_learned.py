@@ -446,11 +446,13 @@ ISSUE42_TARGET = {"synthetic-3-multi-192": 1000.0, "hetero-6-multi-384": 400.0}
 @pytest.mark.parametrize("setting", list(PAPER_SCALE))
 def test_issue42_old_vs_new(benchmark, setting):
     """Issue 42 item 2, side by side in one run: the path before it ("old", commit f72171f: the
-    unpacked graph and pointer in the update and in sampled acting, per-agent Python
-    observations) and the current one ("new"), alternating old/new twice so that the machine's
-    load hits both alike; CPU seconds of this process (``time.process_time``).
+    first path of the graph, the pointer and the masks in the update and in sampled acting, one
+    ``rng.choice`` per agent, allocation grids rebuilt every episode) and the current one
+    ("new"), alternating old/new three times so that the machine's load hits both alike; CPU
+    seconds of this process (``time.process_time``). The simulator's queue-length search is in
+    both.
 
-    ``extra_info`` per path (best of its two rounds): ``*_rollout_cpu_sps`` (env steps per CPU s
+    ``extra_info`` per path (best of its three rounds): ``*_rollout_cpu_sps`` (env steps per CPU s
     of rollout), ``*_update_cpu_sps`` (samples per CPU s of the update phase) and
     ``*_combined_cpu_sps`` = 1 / (1/rollout + 1/update): env steps per CPU second of rollout plus
     update, the number held against the targets (``target``: 1,000 on synthetic-3 multi 192
@@ -461,7 +463,7 @@ def test_issue42_old_vs_new(benchmark, setting):
 
     def run():
         try:
-            for _ in range(2):
+            for _ in range(3):
                 for p in ("old", "new"):
                     _set_issue42_path(p == "new")
                     res[p].append(_one_round(preset, params))
