@@ -345,6 +345,7 @@ def test_evaluate_solution_without_decisions(capsys, tmp_path):
 # --------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # every embedded instance: 1-1.5 min (docs/howto/run-the-tests.md)
 def test_demo_exits_0_and_writes_everything(tmp_path, spread):
     out_dir = tmp_path / "demo"
     # every embedded instance (1,077): about a minute on a quiet core, several on a loaded one

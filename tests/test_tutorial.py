@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 TUTORIAL = ROOT / "docs" / "tutorial.md"
 BLOCK = re.compile(r"^```(\w+)([^\n]*)\n(.*?)^```", re.M | re.S)
@@ -32,6 +34,7 @@ def test_tutorial_blocks_are_marked():
     assert kinds.count("file") == 3 and kinds.count("sh") >= 10
 
 
+@pytest.mark.slow  # 15 commands of the real console script, two of them pytest runs: 1-1.5 min
 def test_every_tutorial_command_runs(tmp_path):
     (tmp_path / "examples").symlink_to(ROOT / "examples")
     env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
