@@ -2,7 +2,7 @@
 
 The catalogue is what ``edgebench solvers`` and the registry list without importing a solver
 module: per built-in solver its name, module, kind, families, documented parameters, choices,
-bounds, parameter types (as text), default time limit, whether it proves optimality, its
+bounds, parameter types (as text), default time limit, whether it proves optimality, what its bound bounds, its
 description, whether it has a parameter check / an ``applies`` hook, and how to read its
 checkpoints' provenance without importing it. It is generated from the ``register(...)``
 calls themselves::
@@ -59,7 +59,8 @@ def record(info: registry.SolverInfo) -> dict[str, Any]:
             "bounds": {k: list(v) for k, v in info.bounds.items()},
             "default_time_limit": info.default_time_limit, "proves": info.proves,
             "open_params": info.open_params, "check": info.check is not None,
-            "applies": info.applies is not None, "provenance": _provenance(info.provenance)}
+            "applies": info.applies is not None, "provenance": _provenance(info.provenance),
+            "bound": info.bound}
 
 
 def records() -> list[dict[str, Any]]:

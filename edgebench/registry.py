@@ -50,6 +50,12 @@ FAMILIES = ("placement", "mapping", "offloading")
 DEFAULT_TIME_LIMITS: dict[str, float] = {"exact": 300.0, "mdp": 300.0}
 #: kinds whose ``optimal`` status may be a proof (others declare ``proves=True`` at register time)
 PROVING_KINDS = ("exact", "mdp")
+#: what a solver's reported bound is a bound of (``register(..., bound=...)``): "instance" (the
+#: referee's problem on the instance: every feasible solution), "restriction" (only of the
+#: model's restriction of it, e.g. fixed-allocation schedules: never counted as the instance's),
+#: or None (the solver reports no bound). Default: "instance" for the proving kinds, else None.
+#: Certification reads it (edgebench.formulations.certify.solver_bound_applies).
+BOUND_SCOPES = ("instance", "restriction", None)
 #: parameters the caller passes separately (never in ``params``)
 RESERVED_PARAMS = ("time_limit", "seed")
 _UNSET: Any = object()
@@ -114,6 +120,8 @@ class SolverInfo:
     #: reason it declines (e.g. a learned policy with no checkpoint for the instance's preset);
     #: the runner plans no run where it declines and says so in the plan's notes
     applies: Callable[[Any, dict[str, Any]], str | None] | None = field(default=None, repr=False, compare=False)
+    #: what its reported bound bounds (:data:`BOUND_SCOPES`): "instance", "restriction" or None
+    bound: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return _as_dict(self)
@@ -158,6 +166,7 @@ class CatalogueEntry:
         self.default_time_limit: float | None = record["default_time_limit"]
         self.proves: bool = record["proves"]
         self.open_params: bool = record["open_params"]
+        self.bound: str | None = record.get("bound")
         self._info: SolverInfo | None = None
         self._error: str | None = None
 
@@ -236,7 +245,8 @@ def register(name: str, *, families: tuple[str, ...] | list[str], kind: str, des
              time_limit: float | None = _UNSET, proves: bool | None = None,
              check: Callable[[dict[str, Any]], Any] | None = None,
              provenance: Callable[[], list[dict[str, Any]]] | None = None,
-             applies: Callable[[Any, dict[str, Any]], str | None] | None = None):
+             applies: Callable[[Any, dict[str, Any]], str | None] | None = None,
+             bound: str | None = _UNSET):
     """Register ``solve``. ``params`` documents the parameters (name -> one line); their types
     come from the solve function's signature (annotations and defaults), or from ``types`` for
     parameters passed through ``**params``; ``choices`` (name -> allowed values) and ``bounds``
@@ -246,9 +256,14 @@ def register(name: str, *, families: tuple[str, ...] | list[str], kind: str, des
     solver's own parameter check, run before any work (see :func:`check_params`).
     ``provenance`` (learned solvers): () -> one dict per shipped checkpoint, listed by
     ``as_dict()`` under ``checkpoints``. ``applies(instance, params)``: None when the solver can
-    run on the instance, else why it declines (the runner then plans no such run)."""
+    run on the instance, else why it declines (the runner then plans no such run). ``bound``:
+    what the solver's reported bound is a bound of (:data:`BOUND_SCOPES`; default "instance"
+    for the proving kinds, else None); certification counts only an "instance" bound."""
     if kind not in KINDS:
         raise ValueError(f"solver kind must be one of {KINDS}, got {kind!r}")
+    scope = ("instance" if kind in PROVING_KINDS else None) if bound is _UNSET else bound
+    if scope not in BOUND_SCOPES:
+        raise ValueError(f"solver bound must be one of {BOUND_SCOPES}, got {bound!r}")
 
     def deco(fn: SolveFn) -> SolveFn:
         if name in _REGISTRY and _REGISTRY[name].fn is not fn:
@@ -263,7 +278,7 @@ def register(name: str, *, families: tuple[str, ...] | list[str], kind: str, des
                                      bounds=dict(bounds or {}), default_time_limit=tl,
                                      proves=kind in PROVING_KINDS if proves is None else bool(proves),
                                      open_params=params is None, check=check,
-                                     provenance=provenance, applies=applies)
+                                     provenance=provenance, applies=applies, bound=scope)
         if info.origin == "built-in":
             _BUILTIN[name] = info
         _PARAM_MODELS.pop(name, None)
@@ -352,7 +367,8 @@ def _declared_info(name: str, fn: Any, origin: str) -> SolverInfo:
     declared = getattr(fn, "params", None)
     return SolverInfo(name, families, kind, str(description), fn, dict(declared or {}), origin=origin,
                       default_time_limit=DEFAULT_TIME_LIMITS.get(kind), proves=kind in PROVING_KINDS,
-                      open_params=declared is None)
+                      open_params=declared is None,
+                      bound=getattr(fn, "bound", "instance" if kind in PROVING_KINDS else None))
 
 
 def _load_entry_points() -> None:

@@ -579,11 +579,11 @@ def proven_status(spec: RunSpec, res: dict[str, Any]) -> tuple[str, int, str | N
     value, bound = res.get("primary_value"), res.get("bound")
     if not res.get("feasible"):
         return "error", 0, "claimed optimal, but the referee found the solution infeasible"
-    if not getattr(spec, "proves", False):
-        why = f"claimed optimal, not counted: a {spec.kind} solver cannot prove optimality"
-    elif res.get("restricted"):
+    if res.get("restricted"):  # first: the more precise reason (placement-milp declares bound="restriction")
         why = ("claimed optimal, not counted: optimal for the model's restriction of the problem only "
                "(docs/bks.md, 'Bounds computed from the instance')")
+    elif not getattr(spec, "proves", False):
+        why = f"claimed optimal, not counted: a {spec.kind} solver cannot prove optimality"
     elif not res.get("units_ok"):
         why = "claimed optimal, not counted: its reported objective is not the referee's value"
     elif bound is None or value is None or not close(float(bound), float(value)):

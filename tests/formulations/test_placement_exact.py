@@ -125,7 +125,8 @@ def test_brute_force_agrees(case, variant):
         res = P.solve(inst, backend=backend, time_limit=TL)
         assert res.status == "optimal", res.stats["message"]
         assert res.solution.objective == pytest.approx(expected)
-        assert res.solution.bound == pytest.approx(expected)
+        assert res.solution.bound is None  # the restriction's bound is never the instance's
+        assert res.stats["restriction_bound"] == pytest.approx(expected)
         assert check_solution(inst, res) == pytest.approx(expected)
 
 
@@ -156,7 +157,7 @@ def test_every_backend_agrees(small, backend):
     res = P.solve(inst, backend=backend, time_limit=TL)
     assert res.status == "optimal", res.stats["message"]
     assert res.solution.objective == pytest.approx(expected)
-    assert res.solution.bound == pytest.approx(expected)
+    assert res.solution.bound is None and res.stats["restriction_bound"] == pytest.approx(expected)
     assert res.stats["mip_gap"] == 0
     assert check_solution(inst, res) == pytest.approx(expected)
     size = res.stats["model_size"]
@@ -238,8 +239,8 @@ def test_lp_widening_and_clique_rows_keep_the_optimum(variant):
     assert lp_a - 1e-6 <= lp_b <= opt + 1e-6
     # a time-limited solve reports an integral bound (the objective is integral)
     res = P.solve(generate("placement", "synthetic-3", seed=0, num_tasks=48, variant=variant), time_limit=2.0)
-    if res.solution.bound is not None:
-        assert res.solution.bound == math.floor(res.solution.bound)
+    if res.stats["restriction_bound"] is not None:
+        assert res.stats["restriction_bound"] == math.floor(res.stats["restriction_bound"])
 
 
 def test_bounds_are_ordered():
@@ -301,7 +302,7 @@ def test_time_limit_returns_a_status(backend):
     assert res.status in ("optimal", "feasible", "timeout")
     if res.solution.decisions is not None:
         check_solution(inst, res)
-        assert res.solution.bound <= res.solution.objective + 1e-6
+        assert res.stats["restriction_bound"] <= res.solution.objective + 1e-6
 
 
 def test_bad_parameters_are_error_statuses():
@@ -313,9 +314,13 @@ def test_bad_parameters_are_error_statuses():
     assert P.solve(inst, colour="blue").status == "error"
 
 
-def test_registered_as_exact():
+def test_registered_as_a_restriction():
+    """placement-milp optimises fixed-allocation schedules only: kind heuristic, its bound
+    declared the restriction's (issue 45), 300 s by default as before."""
     info = registry.get("placement-milp")
-    assert info.kind == "exact" and info.families == ("placement",)
+    assert info.kind == "heuristic" and info.families == ("placement",) and not info.proves
+    assert info.bound == "restriction" and info.default_time_limit == 300.0
+    assert registry.get("placement-exact").bound == "instance"
     assert {"backend", "threads", "horizon", "lp_bound"} <= set(info.params)
     res = registry.solve(tiny([(0, "fix", (2, 2), (0,))]), "placement-milp", time_limit=TL)
     assert res.status == "optimal" and res.solution.objective == 4
