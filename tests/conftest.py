@@ -2,7 +2,10 @@
 
 ``spread``: the suite checks sets of over 100 instances (the two generated STG sets, 720 and 180) on an evenly
 spread sample; ``EDGEBENCH_FULL_SETS=1`` checks every instance (minutes more; the release
-check, docs/regression.md).
+check, docs/regression.md). ``spread_set``: the sampled instances of a shipped set, loaded
+without loading the rest (loading is most of the cost: about 50 ms an instance). Every shipped
+instance is still loaded and checked against its manifest hash once per suite run, by
+``sets.load_set`` in the demo test (tests/test_cli.py).
 """
 
 from __future__ import annotations
@@ -28,3 +31,27 @@ def spread_sample(items: list, k: int = SAMPLE) -> list:
 @pytest.fixture
 def spread():
     return spread_sample
+
+
+def spread_set(name: str, k: int = SAMPLE) -> list:
+    """``spread_sample(sets.load_set(name), k)`` (the same instances, in the same order) loading only
+    the sampled files, each checked against its manifest hash as ``sets.load_set`` does; a set that
+    is sampled whole goes through ``sets.load_set`` itself."""
+    from edgebench.instances import sets
+    from edgebench.instances.io import content_hash, load_instance
+
+    entries = sets.read_manifest(name)["instances"]
+    picked = spread_sample(entries, k)
+    if len(picked) == len(entries):
+        return sets.load_set(name)
+    out = []
+    for entry in picked:
+        inst = load_instance(sets.DATA_DIR / name / entry["file"])
+        assert content_hash(inst) == entry["hash"], (name, entry["file"])
+        out.append(inst)
+    return out
+
+
+@pytest.fixture
+def spread_loaded():
+    return spread_set

@@ -86,8 +86,8 @@ class _Recorder:
 
 
 @pytest.mark.parametrize("name", OFFLOADING_SETS)
-def test_constructors_and_referee_agree_on_finish_times(name, spread):
-    for inst in spread(sets.load_set(name)):
+def test_constructors_and_referee_agree_on_finish_times(name, spread_loaded):
+    for inst in spread_loaded(name):  # of the STG sets only the sampled files are loaded
         o = inst.offloading
         n = [len(wf.tasks) for wf in o.workflows]
         for planner_name in ("heft", "cpop", "peft"):
