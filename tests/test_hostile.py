@@ -413,6 +413,7 @@ def test_terminal_escapes_in_ids_are_refused(tmp_path, capsys):
     assert "\x1b" not in proc.stderr and "\x07" not in proc.stderr
 
 
+@pytest.mark.slow
 def test_full_disk_during_run_is_one_line_and_resumable(tmp_path):
     """A store on a 160 KiB tmpfs fills up mid-sweep (needs root to mount; skipped otherwise)."""
     disk = tmp_path / "disk"
@@ -519,6 +520,7 @@ def test_generate_on_a_full_disk_leaves_no_partial_set(tmp_path, capsys, monkeyp
     assert not out.exists() or list(out.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_resumed_training_does_not_duplicate_metrics_rows(tmp_path, capsys):
     pytest.importorskip("torch")
     out = tmp_path / "run"

@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+#: the module's sweep (one placement cell, one mapping size, the exact models) takes about 30 s
+pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")

@@ -113,6 +113,7 @@ def test_bnb_matches_brute_force(seed, objective):
     assert (b >= ref - 1e-12) if objective != "L" else (b <= ref + 1e-12)
 
 
+@pytest.mark.slow
 def test_symmetry_breaking_keeps_the_optimum():
     """Three interchangeable task nodes (same demands, same links to a hub task)."""
     d = tiny(6, nodes=3, tasks=2).model_dump(mode="json")

@@ -29,6 +29,7 @@ def test_shipped_solution_below_the_bound(k):
     assert ev.primary_value <= bk["bound"] + 1e-9 and bk["status"] in ("open", "closed")
 
 
+@pytest.mark.slow
 def test_every_registered_solver_below_the_bound():
     """On the instance with the tightest shipped bound (one instance keeps the test short)."""
     entries = _entries()

@@ -128,6 +128,7 @@ def tiny_instances(draw):
                 draw(st.sampled_from([0.0, 0.2])), TYPES)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(tiny_instances())
 def test_bound_never_above_the_brute_force_optimum(inst):

@@ -69,6 +69,7 @@ def tiny_additive(draw):
                  draw(st.sampled_from([0.1, 0.2, 0.3])), types, draw(st.integers(0, 10**6)))
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tiny_additive())
 def test_enumerator_is_exact_and_the_bound_never_exceeds_its_optimum(inst):

@@ -104,6 +104,7 @@ def _exact(inst, **params):
     return registry.solve(inst, "placement-exact", time_limit=60, **params)
 
 
+@pytest.mark.slow
 @settings(max_examples=190, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tiny_instances(max_tasks=2))
 def test_exact_model_equals_brute_force_two_tasks(inst):
@@ -118,6 +119,7 @@ def test_exact_model_equals_brute_force_two_tasks(inst):
         assert ev.primary_value == pytest.approx(value, abs=TOL)
 
 
+@pytest.mark.slow
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tiny_instances(max_tasks=3).filter(lambda i: len(i.placement.tasks) == 3))
 def test_exact_model_equals_brute_force_three_tasks(inst):

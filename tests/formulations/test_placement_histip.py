@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, assume, given, settings
 
 from edgebench import registry
@@ -29,6 +30,7 @@ def _multipliers(p):
     return v6, (Lam, Mu, H)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(tiny_instances())
 def test_bound_never_above_the_optimum_and_exact_above_it(inst):

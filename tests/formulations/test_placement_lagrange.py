@@ -62,6 +62,7 @@ def test_assignment_horizon_is_widened():
     assert PL.lagrangian_multipliers(p, d, rounds=0)[0] == PB.start_slot_bound(p, d) == 12
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,index", [("placement-alibaba-v2", 2)])
 def test_shipped_single_instance_reaches_the_assignment(name, index):
     """On a shipped 192-task single-variant instance (4) is at least (2), its multipliers

@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 from types import SimpleNamespace
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -38,6 +39,7 @@ def test_residual_slot_bound_is_the_brute_force_minimum(N, t, arrivals, data):
     assert residual_slot_bound(clusters, t, arrivals, durations) == brute(N, t, arrivals, durations)
 
 
+@pytest.mark.slow
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(tiny_instances(max_tasks=3).filter(lambda i: i.placement.variant == "single"))
 def test_root_bound_never_exceeds_the_optimum(inst):

@@ -145,6 +145,7 @@ def test_cut_price_is_at_most_the_cost_of_every_history(kind, cpu, gpu, noise, v
         assert price == least
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(tiny_instances(), st.integers(0, 2 ** 31))
 def test_bound_with_cuts_never_above_the_optimum(inst, seed):
@@ -182,6 +183,7 @@ def test_bound_with_cuts_never_above_the_optimum(inst, seed):
     assert PT.certified_value(p, PT.tasks_of(p, d), lam, mu, H, cuts=cuts, nu=nu) <= opt + 1e-9
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(tiny_instances())
 def test_histip_with_cuts_is_exact_above_the_optimum(inst):
@@ -219,6 +221,7 @@ def test_cuts_close_a_shipped_instance():
     assert h.bound == 1095, (h.reason, h.stats)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,index", [("placement-synthetic-3-multi-v2", 0), ("placement-sjf-ablation-v2", 0),
                                         ("placement-hetero-6-v2", 0)])
 def test_no_solver_is_below_a_cut_raised_shipped_bound(name, index):

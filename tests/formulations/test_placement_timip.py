@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, assume, given, settings
 
 from edgebench import registry
@@ -30,6 +31,7 @@ def _columns_of(inst, dec):
     return out
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(tiny_instances())
 def test_bound_never_above_the_optimum_and_fixing_keeps_an_optimal_schedule(inst):

@@ -9,6 +9,7 @@ import itertools
 import math
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -25,6 +26,7 @@ from test_placement_exact import tiny
 S = 1 << PL.SCALE
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(tiny_instances())
 def test_bound_never_above_the_brute_force_optimum(inst):

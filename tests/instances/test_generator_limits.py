@@ -32,6 +32,7 @@ def _args(family, preset, params, out) -> list[str]:
     return ["generate", family, "--preset", preset, *sets, "-o", str(out)]
 
 
+@pytest.mark.slow
 def test_corners_at_the_joint_limit_fit_the_memory_limit(tmp_path):
     """The corners run at once (two cores), each in a subprocess under RLIMIT_AS."""
     def preexec() -> None:

@@ -171,6 +171,7 @@ def _certified():
             yield name, folder, entry
 
 
+@pytest.mark.slow
 def test_every_best_known_solution_reproduces_its_objective(spread):
     """Every shipped solution; of the two STG sets (900 solutions) an evenly spread sample of 40
     each (all with ``EDGEBENCH_FULL_SETS=1``; `edgebench validate DIR` checks a whole folder)."""
@@ -279,6 +280,7 @@ def test_bestknown_write_manifests_refuses_a_tampered_set_and_writes_nothing(tmp
     assert {p: p.read_bytes() for p in (tmp_path / name).rglob("*") if p.is_file()} == before
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["offloading-patent-example-v1", "offloading-heft-random-v1", "offloading-daggen-v2",
                                   "offloading-edge-poisson-v2", "mapping-thesis-queue-v2", "placement-synthetic-3-v1"])
 def test_combinatorial_bounds_hold_for_heuristic_solutions(name):

@@ -14,6 +14,8 @@ import time
 import uuid
 from pathlib import Path
 
+import pytest
+
 HERE = Path(__file__).resolve().parent
 GOOD = HERE.parent / "data" / "good"
 PLUGIN = HERE / "runner_plugin.py"
@@ -99,6 +101,7 @@ label = "ok"
     assert "RuntimeError: test-sleep was told to raise" in msgs["raise"]
 
 
+@pytest.mark.slow
 def test_kill_and_resume_loses_and_duplicates_nothing(tmp_path):
     suite = tmp_path / "slow.toml"
     suite.write_text(f"""

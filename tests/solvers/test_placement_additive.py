@@ -30,6 +30,7 @@ def additive():
     return generate_placement("synthetic-3", seed=3, num_tasks=9, noise_model="additive")
 
 
+@pytest.mark.slow
 def test_every_placement_solver_is_checked_by_the_referee(additive):
     played = {}
     for info in registry.solvers("placement"):
