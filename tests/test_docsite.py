@@ -82,6 +82,7 @@ def test_hook_rewrites_links_to_repository_files_only(tmp_path):
     assert "[c](../cli.md)" in out and "[d](https://example.org/x)" in out
 
 
+@pytest.mark.slow  # mkdocs build of the whole site: about 15 s
 def test_site_builds_strict_and_offline(tmp_path):
     env = dict(os.environ, NO_MKDOCS_2_WARNING="1", OMP_NUM_THREADS="1")
     site = tmp_path / "site"

@@ -26,6 +26,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 pytest.importorskip("build", reason="the wheel test needs the 'build' package (test extras)")
+#: a wheel build, a fresh environment and a suite from it: about 40 s
+pytestmark = pytest.mark.slow
 
 
 def _run(cmd: list[str], cwd: Path, env: dict[str, str], timeout: float = 120) -> str:
