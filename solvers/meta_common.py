@@ -222,23 +222,40 @@ class Evaluator:
     def elapsed(self) -> float:
         return time.perf_counter() - self.started
 
+    #: with a time limit, a batch is evaluated in chunks of about this many seconds, the clock
+    #: read between chunks (a population of slow decodes never runs far past the limit)
+    CHUNK_SECONDS = 0.05
+
     def __call__(self, pop: np.ndarray) -> np.ndarray:
-        """Values [P] of the genomes ``pop`` [P, dim] (already clipped into [0, 1))."""
+        """Values [P] of the genomes ``pop`` [P, dim] (already clipped into [0, 1)). With a time
+        limit the batch is evaluated in chunks and stops at the deadline: the genomes not
+        evaluated get the worst value and are not counted (at least one genome is evaluated
+        while there is no incumbent, so a run always has a schedule to return)."""
         P = pop.shape[0]
         left = self.remaining()
         n = P if left is None else min(P, left)
         values = np.full(P, worst_value(self.sense))
-        if n > 0:
-            v = np.asarray(self.problem.evaluate(pop[:n]), dtype=float)
+        done, chunk = 0, (n if self.deadline is None else 1)
+        while done < n:
+            if (self.deadline is not None and time.perf_counter() >= self.deadline
+                    and (done or self.best_keys is not None)):
+                break
+            t0 = time.perf_counter()
+            k = min(chunk, n - done)
+            v = np.asarray(self.problem.evaluate(pop[done:done + k]), dtype=float)
             v = np.where(np.isnan(v), worst_value(self.sense), v)
-            values[:n] = v
-            self.evaluations += n
+            values[done:done + k] = v
+            self.evaluations += k
             i = int(np.argmin(to_cost(v, self.sense)))
             if self.best_keys is None or better(float(v[i]), self.best_value, self.sense):
                 self.best_value = float(v[i])
-                self.best_keys = pop[i].copy()
+                self.best_keys = pop[done + i].copy()
                 if math.isfinite(self.best_value):
                     self.trace.record(self.elapsed(), self.evaluations, self.best_value)
+            done += k
+            if self.deadline is not None:  # the next chunk: about CHUNK_SECONDS of decoding
+                per = max(time.perf_counter() - t0, 1e-6) / k
+                chunk = max(1, int(self.CHUNK_SECONDS / per))
         return values
 
 

@@ -53,13 +53,7 @@ TINY = {
 #: machine: within the margin at load ~6, far past it at load 10-15, where every placement
 #: solver still ends within it.  Expected failures, not skipped: run and reported (XPASS when
 #: they hold), never failing the suite by the machine's load.
-_META = ("the first population is evaluated as one batch without looking at the clock "
-         "(solvers/meta_common.py, meta_placement.py): 100 genomes x 0.03-0.11 s on the 192-task instance; "
-         "2.5-3.2 s at load 6, 4.4-12 s at load 15")
 KNOWN_OVERRUNS = {
-    ("ga", "placement"): _META,
-    ("pso", "placement"): _META,
-    ("ga", "offloading"): "as on placement, the first batch of evaluations ignores the clock: 2.2 s at load 6, 3.7 s at 15",
     ("offloading-cpsat", "offloading"): "model building is not deadline-checked (formulations/offloading_cpsat.py): "
                                         "build 1.5 s of 2.6 s at load 6, 5.9 s of 9.4 s at load 15",
     ("offloading-milp", "offloading"): "model building and OR-Tools SCIP past its limit (formulations/offloading_milp.py): "
@@ -114,9 +108,9 @@ def test_solver_honours_time_limit(name, family, instances):
 def test_deadline_stops_the_multipliers_and_never_changes_a_finished_one():
     """A deadline only stops work: (4)'s multipliers under a generous deadline are exactly those
     without one; a deadline already passed raises Expired before any work."""
-    from edgebench.formulations.placement_bound import cluster_durations
-    from edgebench.formulations.placement_deadline import Deadline, Expired
-    from edgebench.formulations.placement_lagrange import lagrangian_multipliers
+    from edgebench.formulations.placement.bounds.ladder import cluster_durations
+    from edgebench.formulations.placement.deadline import Deadline, Expired
+    from edgebench.formulations.placement.bounds.lagrange import lagrangian_multipliers
 
     p = load_instance(TINY["placement"]).placement
     d = cluster_durations(p)
@@ -147,7 +141,7 @@ def test_start_slot_matrix_beyond_its_budget_is_refused_before_allocation():
     combined bound leaves (2) out (the Lagrangian (4) starts from its duals, so (4) >= (2))."""
     from types import SimpleNamespace
 
-    from edgebench.formulations.placement_bound import MAX_SLOT_CELLS, BoundTooLarge, start_slot_bound
+    from edgebench.formulations.placement.bounds.ladder import MAX_SLOT_CELLS, BoundTooLarge, start_slot_bound
 
     J = 10_000
     payload = SimpleNamespace(tasks=[SimpleNamespace(arrival=j // 2) for j in range(J)],
@@ -167,8 +161,7 @@ def test_multiplier_data_beyond_their_budget_are_refused_before_allocation():
     then builds its unpriced control orders, reallocating_bound keeps the bounds before (4)."""
     from types import SimpleNamespace
 
-    from edgebench.formulations.placement_lagrange import (MAX_ASSIGNMENT_ENTRIES, MAX_FRONT_CELLS, BoundTooLarge,
-                                                           assignment_duals, lagrangian_multipliers)
+    from edgebench.formulations.placement.bounds.lagrange import MAX_ASSIGNMENT_ENTRIES, MAX_FRONT_CELLS, BoundTooLarge, assignment_duals, lagrangian_multipliers
 
     J = 10_000
     durations = [{0: 5, 1: 5, 2: 5}] * J
