@@ -16,9 +16,9 @@ import time
 import numpy as np
 import pytest
 
-from edgebench.formulations import placement_bound as PB
-from edgebench.formulations import placement_lagrange as PL
-from edgebench.formulations import placement_trajectory as PT
+from edgebench.formulations.placement.bounds import ladder as PB
+from edgebench.formulations.placement.bounds import lagrange as PL
+from edgebench.formulations.placement.bounds import trajectory as PT
 from edgebench.instances import sets
 
 CASES = [("placement-hetero-6-v2", 0), ("placement-hetero-6-multi-v2", 0), ("placement-testbed-v2", 0)]

@@ -19,7 +19,7 @@ import time
 
 from edgebench import registry
 from edgebench.formulations import placement as P
-from edgebench.formulations import placement_lagrange_list as C
+from edgebench.formulations.placement.search import lagrange_list as C
 from edgebench.instances.io import load_instance
 from edgebench.referee.placement import evaluate
 

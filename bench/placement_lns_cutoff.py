@@ -18,7 +18,7 @@ import json
 import time
 
 from edgebench.formulations import placement as P
-from edgebench.formulations import placement_lns as L
+from edgebench.formulations.placement.search import lns as L
 from edgebench.instances.io import load_instance
 
 

@@ -1,7 +1,7 @@
 """The compiled kernels (numba) and where their compiled code is cached.
 
 numba compiles a kernel the first time it is called (about 20 s for the placement labelling
-programme, :mod:`edgebench.formulations.placement_labelling`) and, with ``cache=True``, keeps the
+programme, :mod:`edgebench.formulations.placement.bounds.labelling`) and, with ``cache=True``, keeps the
 machine code for later processes. Two things make that safe for a benchmark:
 
 * **One writable cache, chosen before numba is imported** (:func:`configure`, called by
@@ -30,7 +30,7 @@ from pathlib import Path
 #: the environment variable numba reads (once, when it is imported) for its cache folder
 ENV = "NUMBA_CACHE_DIR"
 #: modules whose numba kernels :func:`warm_kernels` compiles
-KERNEL_MODULES = ("edgebench.formulations.placement_labelling",)
+KERNEL_MODULES = ("edgebench.formulations.placement.bounds.labelling",)
 
 
 def _writable(path: Path) -> bool:
@@ -153,8 +153,8 @@ def warm_kernels(force: bool = False) -> dict[str, float]:
 
     import numpy as np
 
-    from edgebench.formulations.placement_bound import cluster_durations
-    from edgebench.formulations.placement_trajectory import Options, additive_envelope, trajectory_bound
+    from edgebench.formulations.placement.bounds.ladder import cluster_durations
+    from edgebench.formulations.placement.bounds.trajectory import Options, additive_envelope, trajectory_bound
 
     started = time.perf_counter()
     payload = _tiny_instance().payload

@@ -62,7 +62,8 @@ _UNSET: Any = object()
 
 #: packages whose modules register solvers on import (the catalogue names, per solver, the one
 #: module to import; :func:`load_all` imports every public module, as the catalogue's writer does)
-SOLVER_PACKAGES = ["edgebench.solvers", "edgebench.formulations", "edgebench.learned"]
+SOLVER_PACKAGES = ["edgebench.solvers", "edgebench.formulations", "edgebench.learned",
+                   "edgebench.formulations.placement", "edgebench.formulations.placement.search"]
 
 
 @dataclass(frozen=True)
@@ -297,7 +298,10 @@ def load_all() -> dict[str, str]:
             if not mod.name.startswith("_"):
                 name = f"{pkg_name}.{mod.name}"
                 try:
-                    importlib.import_module(name)
+                    with warnings.catch_warnings():  # the deprecated placement_* paths (issue 45) re-export
+                        warnings.filterwarnings("ignore", r"edgebench\.formulations\.placement_\w+ is deprecated",
+                                                DeprecationWarning)
+                        importlib.import_module(name)
                 except Exception as exc:  # one broken module must not hide every other solver
                     LOAD_ERRORS[name] = f"{type(exc).__name__}: {exc}"
                     warnings.warn(f"edgebench: solver module {name} failed to import: {exc}", stacklevel=2)

@@ -515,7 +515,7 @@ SOLVERS = [{'name': 'affinity',
   'provenance': None,
   'bound': None},
  {'name': 'placement-cg-lns',
-  'module': 'edgebench.formulations.placement_cglns',
+  'module': 'edgebench.formulations.placement.search.cglns',
   'kind': 'heuristic',
   'families': ['placement'],
   'description': "Column-generation LNS: bound (6)'s column generation yields allocation histories "
@@ -547,7 +547,7 @@ SOLVERS = [{'name': 'affinity',
   'provenance': None,
   'bound': None},
  {'name': 'placement-exact',
-  'module': 'edgebench.formulations.placement_exact',
+  'module': 'edgebench.formulations.placement.exact',
   'kind': 'exact',
   'families': ['placement'],
   'description': "Exact model of the referee's own problem (re-allocation, pauses, switching loss, noise): "
@@ -591,7 +591,7 @@ SOLVERS = [{'name': 'affinity',
   'provenance': None,
   'bound': None},
  {'name': 'placement-lagrange',
-  'module': 'edgebench.formulations.placement_lagrange_list',
+  'module': 'edgebench.formulations.placement.search.lagrange_list',
   'kind': 'heuristic',
   'families': ['placement'],
   'description': 'Lagrangian-guided list schedule: the cheapest priced trajectories under the final '
@@ -611,7 +611,7 @@ SOLVERS = [{'name': 'affinity',
   'provenance': None,
   'bound': None},
  {'name': 'placement-lns',
-  'module': 'edgebench.formulations.placement_lns',
+  'module': 'edgebench.formulations.placement.search.lns',
   'kind': 'heuristic',
   'families': ['placement'],
   'description': 'Large-neighbourhood search: the best of placement-milp / sjf / optimus (or a warm start), '
@@ -650,7 +650,7 @@ SOLVERS = [{'name': 'affinity',
   'provenance': None,
   'bound': None},
  {'name': 'placement-milp',
-  'module': 'edgebench.formulations.placement',
+  'module': 'edgebench.formulations.placement.milp',
   'kind': 'heuristic',
   'families': ['placement'],
   'description': "Fixed-allocation MILP (TapFinger's offline problem (1)-(8)), a restriction of the "
@@ -825,7 +825,7 @@ SOLVERS = [{'name': 'affinity',
   'families': ['placement'],
   'description': 'TapFinger multi-agent policy (heterogeneous graph attention encoder, pointer, Bayes '
                  'conflicts) fine-tuned by MAPPO after a behaviour-cloning warm start [trained by hetero-6 '
-                 'multi: bc+mappo, 25600 env steps; hetero-6 single: bc+mappo, 20480 env steps; synthetic-3 '
+                 'multi: bc+mappo, 76800 env steps; hetero-6 single: bc+mappo, 20480 env steps; synthetic-3 '
                  'multi: bc+mappo, 28160 env steps; synthetic-6 multi: bc+mappo, 30720 env steps; testbed '
                  'single: bc+mappo, 16384 env steps]',
   'params': {'checkpoint': "path of a TapFinger checkpoint (.pt; default: the shipped one for the instance's "
@@ -906,7 +906,7 @@ SOLVERS = [{'name': 'affinity',
   'kind': 'learned',
   'families': ['placement'],
   'description': 'TapFinger ablation (MAPPO-fine-tuned): random pending-task selection (seeded) instead of '
-                 'the pointer network [trained by hetero-6 multi: bc+mappo, 25600 env steps; hetero-6 '
+                 'the pointer network [trained by hetero-6 multi: bc+mappo, 76800 env steps; hetero-6 '
                  'single: bc+mappo, 20480 env steps; synthetic-3 multi: bc+mappo, 28160 env steps; '
                  'synthetic-6 multi: bc+mappo, 30720 env steps; testbed single: bc+mappo, 16384 env steps]',
   'params': {'checkpoint': "path of a TapFinger checkpoint (.pt; default: the shipped one for the instance's "

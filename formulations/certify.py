@@ -1,7 +1,7 @@
 """Certification's one home: the bound of an instance computed from the instance alone, and
 whether a solver's reported bound is a bound of the referee's problem on it.
 
-Each family's rules live with its formulations (:mod:`.placement_certify`,
+Each family's rules live with its formulations (:mod:`.placement.bounds.certify`,
 :mod:`.offloading_certify`, :mod:`.mapping_certify`); this module only dispatches. Whether a
 solver's bound counts is a declared property of the solver (``register(..., bound=...)``,
 listed in the solver catalogue: "instance", "restriction" or None), read here by name from the
@@ -13,7 +13,8 @@ pages of docs/formulations/.
 from __future__ import annotations
 
 from edgebench import registry
-from edgebench.formulations import mapping_certify, offloading_certify, placement_certify
+from edgebench.formulations import mapping_certify, offloading_certify
+from edgebench.formulations.placement.bounds import certify as placement_certify
 from edgebench.instances.model import Instance
 
 #: the scope given to a solver name the registry does not list (or no name)

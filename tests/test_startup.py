@@ -113,7 +113,7 @@ def test_cli_names_the_reason_a_solver_cannot_load(monkeypatch, capsys, tmp_path
 
 KERNEL = """
 import os
-import edgebench.formulations.placement_labelling as LB
+import edgebench.formulations.placement.bounds.labelling as LB
 print(repr(float(LB.envelope(0.5, 0.3, 0.1, 1.0, 1.0, 0.0, False))))
 print(os.environ["NUMBA_CACHE_DIR"])
 """
@@ -178,7 +178,7 @@ def test_warm_compiles_every_kernel(capsys):
     out = capsys.readouterr().out
     assert "numba kernels ready" in out
     for k in ("label", "walk_back", "step_grid", "envelope_grid"):
-        assert f"placement_labelling.{k}" in out
+        assert f"labelling.{k}" in out
     assert f"cache: {kernels.cache_dir()}" in out
 
 
@@ -191,7 +191,7 @@ def test_is_warm_follows_the_stamp_and_the_cache(tmp_path, monkeypatch):
     stamp.write_text(json.dumps(kernels.fingerprint()))
     assert not kernels.is_warm()  # a stamp but no compiled code
     (tmp_path / "formulations_x").mkdir()
-    (tmp_path / "formulations_x" / "placement_labelling.label-126.py311.nbi").write_bytes(b"")
+    (tmp_path / "formulations_x" / "labelling.label-126.py311.nbi").write_bytes(b"")
     assert kernels.is_warm()
     stamp.write_text(json.dumps({**kernels.fingerprint(), "numba": "0.0"}))  # another numba: recompile
     assert not kernels.is_warm()

@@ -2,7 +2,7 @@
 (kept so that ``edgebench.runner.bounds`` imports keep working; new code imports from there).
 
 * :func:`combinatorial_bound` — the bound of an instance from the instance alone, by family
-  (placement: :mod:`edgebench.formulations.placement_certify`; offloading:
+  (placement: :mod:`edgebench.formulations.placement.bounds.certify`; offloading:
   :mod:`edgebench.formulations.offloading_certify`; mapping:
   :mod:`edgebench.formulations.mapping_certify`);
 * :func:`solver_bound_applies` — whether a solver's reported bound is a bound of the referee's

@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 
 from edgebench import registry
 from edgebench.errors import InputError
-from edgebench.formulations import placement_bound as PB
-from edgebench.formulations import placement_enum as E
-from edgebench.formulations import placement_lagrange as PL
+from edgebench.formulations.placement.bounds import ladder as PB
+from edgebench.formulations.placement import enum as E
+from edgebench.formulations.placement.bounds import lagrange as PL
 from edgebench.instances import semantics
 from edgebench.referee import evaluate
 from test_placement_exact import tiny  # (tasks, clusters, variant, noise, types): a hand-built instance
@@ -156,7 +156,7 @@ def test_bound_never_above_the_brute_force_optimum(inst):
     # `bound` is the max of the components, the Lagrangian included; L is a bound for every
     # Lam, Mu >= 0, also for multipliers that no optimiser chose
     H = PL.horizon(p, PL.greedy_columns(p, durations))
-    pairs = PL._pairs(p, durations, H)
+    pairs = PL.task_pairs(p, durations, H)
     N = len(p.clusters)
     lam = (np.arange(N * 2 * H, dtype=np.int64).reshape(N, 2, H) % 3) << (PL.SCALE - 1)
     mu = np.full((N, H), 1 << PL.SCALE, dtype=np.int64) if p.variant == "single" else None

@@ -14,20 +14,12 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from edgebench import registry
-from edgebench.formulations import placement_enum as E
-from edgebench.formulations.placement_bound import start_slot_bound
-from edgebench.formulations import placement_trajectory as PT
-from edgebench.formulations.placement_bound import cluster_durations
-from edgebench.formulations.placement_bound_additive import (
-    KIND,
-    KIND_SLOTS,
-    KIND_TRAJECTORY,
-    additive_bound,
-    least_steps,
-    slot_steps,
-    trajectory_additive,
-)
-from edgebench.formulations.placement_lagrange import SCALE
+from edgebench.formulations.placement import enum as E
+from edgebench.formulations.placement.bounds.ladder import start_slot_bound
+from edgebench.formulations.placement.bounds import trajectory as PT
+from edgebench.formulations.placement.bounds.ladder import cluster_durations
+from edgebench.formulations.placement.bounds.additive import KIND, KIND_SLOTS, KIND_TRAJECTORY, additive_bound, least_steps, slot_steps, trajectory_additive
+from edgebench.formulations.placement.bounds.lagrange import SCALE
 from edgebench.instances import semantics
 from edgebench.instances.generators.placement import generate_placement
 from edgebench.instances.io import instance_from_dict

@@ -15,10 +15,10 @@ from hypothesis import HealthCheck, given, settings
 
 from edgebench import registry
 from edgebench.errors import InputError
-from edgebench.formulations import placement_cglns as CG
-from edgebench.formulations import placement_enum as E
-from edgebench.formulations.placement_bound import cluster_durations
-from edgebench.formulations.placement_trajectory import tasks_of
+from edgebench.formulations.placement.search import cglns as CG
+from edgebench.formulations.placement import enum as E
+from edgebench.formulations.placement.bounds.ladder import cluster_durations
+from edgebench.formulations.placement.bounds.trajectory import tasks_of
 from edgebench.instances import sets
 from edgebench.instances.generators.placement import generate_placement
 from edgebench.instances.io import content_hash, load_instance, load_solution

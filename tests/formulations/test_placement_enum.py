@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from edgebench import registry
-from edgebench.formulations import placement_enum as E
+from edgebench.formulations.placement import enum as E
 from edgebench.instances.io import instance_from_dict
 from edgebench.referee.placement import evaluate
 from edgebench.runner.bounds import solver_bound_applies

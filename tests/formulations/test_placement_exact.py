@@ -10,6 +10,7 @@ import pytest
 
 from edgebench import registry
 from edgebench.formulations import placement as P
+from edgebench.formulations.placement import milp as M
 from edgebench.instances import semantics
 from edgebench.instances.generators import generate
 from edgebench.instances.io import instance_from_dict
@@ -384,14 +385,14 @@ def test_highspy_without_presolve_on_large_models(monkeypatch):
     inst = generate("placement", "synthetic-3", seed=3, num_tasks=7, variant="single")
     expected = P.solve(inst, time_limit=TL).solution.objective
     seen = []
-    real = P.solve_highs
+    real = M.solve_highs
 
     def spy(model, **kw):
         seen.append(kw.get("presolve"))
         return real(model, **kw)
 
-    monkeypatch.setattr(P, "PRESOLVE_MAX_NONZEROS", 0)
-    monkeypatch.setattr(P, "solve_highs", spy)
+    monkeypatch.setattr(M, "PRESOLVE_MAX_NONZEROS", 0)
+    monkeypatch.setattr(M, "solve_highs", spy)
     res = P.solve(inst, time_limit=TL)
     assert seen and set(seen) == {False}
     assert res.status == "optimal" and res.solution.objective == expected
@@ -404,7 +405,7 @@ def test_lp_row_duals_follow_highs_sign_convention():
     the probe's multipliers rely on."""
     import numpy as np
 
-    from edgebench.formulations.placement_highs import lp_row_duals, lp_with_reduced_costs
+    from edgebench.formulations.placement.highs import lp_row_duals, lp_with_reduced_costs
 
     inst = generate("placement", "hetero-6", seed=1, num_tasks=12, variant="single")
     data = P.prepare(inst.placement)

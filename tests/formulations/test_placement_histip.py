@@ -12,12 +12,12 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 
 from edgebench import registry
-from edgebench.formulations import placement_bound as PB
-from edgebench.formulations import placement_enum as E
-from edgebench.formulations import placement_histip as HI
-from edgebench.formulations import placement_lagrange as PL
-from edgebench.formulations import placement_timip as T
-from edgebench.formulations import placement_trajectory as PT
+from edgebench.formulations.placement.bounds import ladder as PB
+from edgebench.formulations.placement import enum as E
+from edgebench.formulations.placement.bounds import histip as HI
+from edgebench.formulations.placement.bounds import lagrange as PL
+from edgebench.formulations.placement.bounds import timip as T
+from edgebench.formulations.placement.bounds import trajectory as PT
 from edgebench.instances.io import load_instance
 from edgebench.referee.placement import evaluate
 from test_placement_bound import TYPES, tiny_instances

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 
-from edgebench.formulations import placement_bound as PB
-from edgebench.formulations import placement_lagrange as PL
+from edgebench.formulations.placement.bounds import ladder as PB
+from edgebench.formulations.placement.bounds import lagrange as PL
 from edgebench.instances import sets
 from test_placement_bound import tiny_instances
 
@@ -24,7 +24,7 @@ def _recertify(p, durations, out):
         assert Mu.dtype == np.int64 and Mu.shape == (N, H) and (Mu >= 0).all()
     else:
         assert Mu is None
-    return PL.certified_value(p, PL._pairs(p, durations, H), Lam, Mu, H)
+    return PL.certified_value(p, PL.task_pairs(p, durations, H), Lam, Mu, H)
 
 
 @settings(max_examples=150, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])

@@ -12,8 +12,8 @@ from edgebench import registry
 from edgebench.cli import main
 from edgebench.errors import InputError
 from edgebench.formulations import placement as P
-from edgebench.formulations import placement_lagrange_list as C
-from edgebench.formulations import placement_lns as L
+from edgebench.formulations.placement.search import lagrange_list as C
+from edgebench.formulations.placement.search import lns as L
 from edgebench.instances.generators.placement import generate_placement
 from edgebench.instances.io import load_instance
 from edgebench.referee.placement import evaluate

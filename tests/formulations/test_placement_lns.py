@@ -11,7 +11,7 @@ import pytest
 from edgebench import registry
 from edgebench.errors import InputError
 from edgebench.formulations import placement as P
-from edgebench.formulations import placement_lns as L
+from edgebench.formulations.placement.search import lns as L
 from edgebench.instances.io import load_instance
 from edgebench.referee.placement import evaluate
 

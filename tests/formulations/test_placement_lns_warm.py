@@ -15,8 +15,8 @@ from edgebench import registry
 from edgebench.cli import main
 from edgebench.errors import InputError
 from edgebench.formulations import placement as P
-from edgebench.formulations import placement_lns as L
-from edgebench.formulations import placement_neighbourhoods as N
+from edgebench.formulations.placement.search import lns as L
+from edgebench.formulations.placement.search import neighbourhoods as N
 from edgebench.instances import sets
 from edgebench.instances.io import content_hash, load_instance, write_json
 from edgebench.referee.placement import evaluate
@@ -182,7 +182,7 @@ def test_grow_is_referee_feasible_never_worse_and_turns_back_into_a_fixed_schedu
     pays there): feasible for the referee, the referee's value is the fixed schedule's minus
     the steps saved, deterministic, and the result turns back into a feasible fixed-allocation
     schedule (so a grown best known can warm-start the search)."""
-    from edgebench.formulations import placement_grow as G
+    from edgebench.formulations.placement.search import grow as G
 
     inst = load_instance(DATA / "placement-testbed-v2" / "placement-testbed-s0.json.gz")
     data = P.prepare(inst.placement)
@@ -213,7 +213,7 @@ def test_solve_applies_the_re_allocating_moves_after_the_search():
 def test_early_move_respects_single_start_slots():
     """hetero-6-v2 (single variant): the moves that start a waiting task earlier never put two
     first starts on one cluster and step (the referee would reject it)."""
-    from edgebench.formulations import placement_grow as G
+    from edgebench.formulations.placement.search import grow as G
 
     inst = load_instance(DATA / "placement-hetero-6-v2" / "placement-hetero-6-s0.json.gz")
     data = P.prepare(inst.placement)

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from edgebench.formulations import placement_enum as E
-from edgebench.formulations import placement_exact as X
-from edgebench.formulations.placement_residual import residual_slot_bound
+from edgebench.formulations.placement import enum as E
+from edgebench.formulations.placement import exact as X
+from edgebench.formulations.placement.bounds.residual import residual_slot_bound
 
 from test_placement_enum import tiny_instances
 

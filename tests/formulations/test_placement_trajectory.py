@@ -13,11 +13,11 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from edgebench.formulations import placement_bound as PB
-from edgebench.formulations import placement_enum as E
-from edgebench.formulations import placement_labelling as LB
-from edgebench.formulations import placement_lagrange as PL
-from edgebench.formulations import placement_trajectory as PT
+from edgebench.formulations.placement.bounds import ladder as PB
+from edgebench.formulations.placement import enum as E
+from edgebench.formulations.placement.bounds import labelling as LB
+from edgebench.formulations.placement.bounds import lagrange as PL
+from edgebench.formulations.placement.bounds import trajectory as PT
 from edgebench.instances import semantics
 from edgebench.referee.placement import task_finish
 from test_placement_bound import TYPES, brute_force, tiny_instances

@@ -96,7 +96,7 @@ def test_additive_and_multiplicative_run_lengths_differ_somewhere():
 
 
 def test_same_seed_same_additive_instance_and_bound():
-    from edgebench.formulations.placement_bound_additive import additive_bound
+    from edgebench.formulations.placement.bounds.additive import additive_bound
 
     a, b = _additive(7), _additive(7)
     assert io.dump_json_text(a) == io.dump_json_text(b)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from edgebench import registry
-from edgebench.formulations.placement_bound import proof_applies, reallocating_bound
+from edgebench.formulations.placement.bounds.ladder import proof_applies, reallocating_bound
 from edgebench.instances.generators.placement import generate_placement
 from edgebench.referee import evaluate as evaluate_solution
 from edgebench.referee.placement import evaluate

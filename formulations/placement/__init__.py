@@ -1,0 +1,163 @@
+"""Placement (TapFinger's problem): every model, bound and search of the family, by role.
+
+Map (``edgebench.formulations.placement``; issue 45)::
+
+    problem.py        shared data (Option, PlacementData, prepare, Schedule, greedy schedules)
+                      and THE step rule (step_progress: progress, noise, switching loss),
+                      JointUse (one step's capacity check)
+    deadline.py       Deadline / Expired: every phase honours the time limit
+    highs.py          HiGHS helpers (LP solutions, reduced costs, row duals)
+    milp.py           placement-milp: the fixed-allocation MILP, a RESTRICTION of the referee's
+                      problem (kind heuristic, bound="restriction": its bound is
+                      stats["restriction_bound"], never the instance's)
+    exact.py          placement-exact: A* over the referee's re-allocating problem (its bound is
+                      the instance's: bound="instance")
+    enum.py           the brute-force oracle for tests (every referee-feasible schedule of a
+                      tiny instance; scored through the referee)
+    bounds/           lower bounds of the referee's problem
+      ladder.py       the bound ladder: shortest durations, energy, start slots, then (4), (6)
+      lagrange.py     (4) the Lagrangian over (task, cluster) pairs and its master LP
+      trajectory.py   (6) exact-trajectory pricing (column generation)
+      labelling.py    (6)'s compiled labelling kernel (numba)
+      rounding.py     (6)'s rounding cuts
+      additive.py     the bound under the authors' additive noise
+      timip.py        (5) R, the integer time-indexed relaxation
+      histip.py       (7) the exact-history integer master
+      residual.py     the residual start-slot bound (placement-exact's nodes)
+      certify.py      certification: the instance-only bound, which solvers' bounds count
+    search/           heuristics (no bound)
+      lns.py          placement-lns: large-neighbourhood search over fixed allocations
+      cglns.py        placement-cg-lns: column-generation LNS over allocation histories
+      neighbourhoods.py  the LNS's destroy moves
+      grow.py         growing a fixed schedule's allocations (re-allocation, scored by the referee)
+      lagrange_list.py   placement-lagrange: the Lagrangian-guided list schedule
+
+The old flat modules ``edgebench.formulations.placement_*`` are deprecated shims for one
+release (a DeprecationWarning on import). This package re-exports the old
+``edgebench.formulations.placement`` module's public names (problem.py and milp.py) without a
+warning: that import path is unchanged. Proofs and costs: docs/formulations/placement.md.
+"""
+
+from __future__ import annotations
+
+from edgebench.formulations.placement.problem import (
+    PAUSE,
+    step_progress,
+    is_done,
+    JointUse,
+    PHASE_MARGIN,
+    MAX_GRID_CELLS,
+    MAX_OPTIONS,
+    ModelTooLarge,
+    Option,
+    PlacementData,
+    prepare,
+    relaxation_bound,
+    Schedule,
+    schedule_objective,
+    schedule_violations,
+    Profile,
+    greedy_schedule,
+    repair_schedule,
+    best_greedy,
+    finish_bounds,
+    to_decisions,
+    FIXED_KEY,
+    fixed_rows,
+    remaining,
+)
+from edgebench.formulations.placement.milp import (
+    SOLVER_NAME,
+    CPSAT_INTERVALS,
+    HIGHSPY,
+    PLACEMENT_BACKENDS,
+    DEFAULT_BACKEND,
+    DEFAULT_WINDOW,
+    NEIGHBOUR_STEP,
+    LNS_BLOCK,
+    LNS_PASSES,
+    LNS_ESCALATE,
+    LNS_GROW_TASKS_PER_BLOCK,
+    DEFAULT_RINGS,
+    LNS_SHARE,
+    LP_WIDEN_ROUNDS,
+    LP_WIDEN_SHARE,
+    GREEDY_SHARE,
+    PRESOLVE_MAX_NONZEROS,
+    MAX_MODEL_NONZEROS,
+    BUILD_SECONDS_PER_NONZERO,
+    BuiltModel,
+    model_nonzeros,
+    build_model,
+    hint_vector,
+    widen_windows,
+    widen_by_lp,
+    solve_model,
+    improve_schedule,
+    decode_partial,
+    decode,
+    ring_starts,
+    lp_relaxation_bound,
+    solve_cpsat_intervals,
+    solve,
+)
+
+__all__ = [
+    "PAUSE",
+    "step_progress",
+    "is_done",
+    "JointUse",
+    "PHASE_MARGIN",
+    "MAX_GRID_CELLS",
+    "MAX_OPTIONS",
+    "ModelTooLarge",
+    "Option",
+    "PlacementData",
+    "prepare",
+    "relaxation_bound",
+    "Schedule",
+    "schedule_objective",
+    "schedule_violations",
+    "Profile",
+    "greedy_schedule",
+    "repair_schedule",
+    "best_greedy",
+    "finish_bounds",
+    "to_decisions",
+    "FIXED_KEY",
+    "fixed_rows",
+    "remaining",
+    "SOLVER_NAME",
+    "CPSAT_INTERVALS",
+    "HIGHSPY",
+    "PLACEMENT_BACKENDS",
+    "DEFAULT_BACKEND",
+    "DEFAULT_WINDOW",
+    "NEIGHBOUR_STEP",
+    "LNS_BLOCK",
+    "LNS_PASSES",
+    "LNS_ESCALATE",
+    "LNS_GROW_TASKS_PER_BLOCK",
+    "DEFAULT_RINGS",
+    "LNS_SHARE",
+    "LP_WIDEN_ROUNDS",
+    "LP_WIDEN_SHARE",
+    "GREEDY_SHARE",
+    "PRESOLVE_MAX_NONZEROS",
+    "MAX_MODEL_NONZEROS",
+    "BUILD_SECONDS_PER_NONZERO",
+    "BuiltModel",
+    "model_nonzeros",
+    "build_model",
+    "hint_vector",
+    "widen_windows",
+    "widen_by_lp",
+    "solve_model",
+    "improve_schedule",
+    "decode_partial",
+    "decode",
+    "ring_starts",
+    "lp_relaxation_bound",
+    "solve_cpsat_intervals",
+    "solve",
+]

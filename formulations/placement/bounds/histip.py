@@ -1,0 +1,397 @@
+"""Bound (7): the exact-history integer master with certified reduced-cost fixing (issue 23).
+Proof: docs/formulations/placement.md, "(7) The exact-history integer master".
+
+(6) (:mod:`.placement_trajectory`) prices each task by an allocation history and is an LP
+bound; R (:mod:`.placement_timip`) keeps integrality but fills each task's usage continuously
+into a window.  (7) keeps both: for (6)'s multipliers (Lam, Mu) >= 0 and a number U,
+
+* :func:`enumerate_columns` lists, per task and eligible cluster, EVERY relaxed history whose
+  price is within ``delta = (U - 1) 2^S + sum Lam C + sum Mu - sum_j pi_j`` of the task's least
+  price pi_j (a labelling programme like :func:`placement_trajectory.price_pair` without its
+  (progress, cost) Pareto merge: only the dominance 'at least the progress, at most the usage
+  at every past step' that is valid for an integer master is applied);
+* :func:`build` puts them into an integer master (a binary per column, one per task, per-step
+  cpu / gpu / memory capacities over every step used, variant single one first start per
+  cluster and step, the objective cap and the reduced-price knapsack row), :func:`solve` runs
+  HiGHS (one thread, fixed seed; the time limit may only make (7) decline);
+* :func:`histip_bound` returns ``min(U, ceil(optimum - TOL))`` or U when the master is empty or
+  infeasible, and the master's schedule decoded into allocation histories when the referee
+  accepts it.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from edgebench.formulations.linear import LinearModel, LinearSolution
+from edgebench.formulations.placement.bounds.ladder import cluster_durations, proof_applies
+from edgebench.formulations.placement.highs import solve_highs
+from edgebench.formulations.placement.bounds.lagrange import SCALE, BoundTooLarge, lagrangian_multipliers
+from edgebench.formulations.placement.bounds.timip import TOL, OutOfTime, TooManyColumns, check_deadline
+from edgebench.formulations.placement.bounds.trajectory import DONE, GRID, Task, price_task, rounded_multipliers, tasks_of
+from edgebench.referee.placement import evaluate
+from edgebench.solution import AllocationChange, PlacementDecision, PlacementDecisions
+
+#: decline when more columns than this survive (the master is a set-partitioning MIP)
+MAX_COLUMNS = 50_000
+#: decline when the enumeration holds more labels than this at once (all tasks together)
+MAX_LABELS = 400_000
+
+
+@dataclass
+class HistoryColumn:
+    """One enumerated history of task j on cluster n: first executed step s, completion F,
+    per step from the arrival its option index (-1: paused / not started), price - pi_j."""
+
+    j: int
+    n: int
+    s: int
+    F: int
+    hist: tuple
+    reduced: int
+
+
+@dataclass
+class Pool:
+    """The columns of every task and the proof's constants (2^-S units)."""
+
+    columns: list
+    delta: int
+    pis: list
+    labels: int = 0  # labels extended in all
+    per_task: list = field(default_factory=list)
+
+
+def _need(opt, b: int, k: int, memo: dict) -> int:
+    """Executed steps at least still needed from grid progress b with k steps done: the best
+    parameter, no loss, rounded up each step (every enumerated continuation needs as many)."""
+    key = (b, k)
+    if key not in memo:
+        p, steps = np.array([b / GRID]), 0
+        top = opt.param[:1]
+        while True:
+            q = opt.step(p, top, k + steps, np.zeros(1, dtype=bool))[0, 0]
+            steps += 1
+            if q >= DONE:
+                break
+            p = np.array([min(math.ceil(q * GRID), GRID) / GRID])
+        memo[key] = steps
+    return memo[key]
+
+
+def _usage(opt, hists: np.ndarray) -> np.ndarray:
+    """(labels, 2 * steps) usage matrix of option-index histories (-1 = nothing)."""
+    cpu = np.append(opt.cpu, 0)
+    gpu = np.append(opt.gpu, 0)
+    return np.concatenate([cpu[hists], gpu[hists]], axis=1)
+
+
+def _undominated(b: np.ndarray, use: np.ndarray) -> np.ndarray:
+    """Indices of the labels no other label dominates (at least the progress, at most the
+    usage in every past step; of identical ones the first)."""
+    order = np.lexsort((use.sum(axis=1), -b))
+    kept: list[int] = []
+    for i in order.tolist():
+        if kept:
+            K = np.array(kept)
+            if ((b[K] >= b[i]) & (use[K] <= use[i]).all(axis=1)).any():
+                continue
+        kept.append(i)
+    return np.array(sorted(kept), dtype=np.int64)
+
+
+def _pair_columns(task: Task, n: int, Lam, Mu, H: int, top: int, single: bool, counter: list,
+                  max_labels: int, max_columns: int, deadline, cuts=None, nu=None) -> list:
+    """Every relaxed history of task on cluster n with price <= top (absolute, 2^-S units; the
+    rounding cuts' terms included where given), the dominated ones (same start, no earlier
+    completion, no smaller usage) left out."""
+    opt, a = task.opts[n], task.a
+    memo: dict = {}
+    nopt = opt.cpu.size
+    more = cuts.step_costs(nu, n, a, opt.cpu, opt.gpu) if (cuts is not None and nu is not None) else None
+    # groups keyed (k, previous option or -1, first start or -1 (multi: -1 once started: the
+    # start matters only through Mu and the start rows)): (progress on the grid, cost, histories)
+    cur = {(0, -1, -1): (np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64), np.zeros((1, 0), dtype=np.int64))}
+    out = []
+    t = a
+    while cur:
+        check_deadline(deadline, "enumerating histories")
+        lc, lg = (int(Lam[n, 0, t]), int(Lam[n, 1, t])) if t < H else (0, 0)
+        mu = int(Mu[n, t]) if (Mu is not None and t < H) else 0
+        allcost = lc * opt.cpu + lg * opt.gpu
+        if more is not None and t < H:
+            allcost = allcost + more[t - a]
+        nxt: dict = {}
+
+        def add(key, b, c, h):
+            if b.size:
+                nxt.setdefault(key, []).append((b, c, h))
+
+        for (k, prev, s), (b, c, h) in cur.items():
+            counter[0] += b.size * (nopt + 1)
+            # pause (before the start: wait)
+            ok = np.array([(((t + 1 + _need(opt, int(x), k, memo) - a) << SCALE) + int(y)) <= top
+                           for x, y in zip(b.tolist(), c.tolist())], dtype=bool)
+            add((k, -1, s), b[ok], c[ok], np.concatenate([h[ok], np.full((int(ok.sum()), 1), -1)], axis=1))
+            lossy = (np.arange(nopt) != prev) if k > 0 else np.zeros(nopt, dtype=bool)
+            q = opt.step(b.astype(float) / GRID, opt.param, k, lossy)
+            tot = c[:, None] + allcost[None, :] + (mu if k == 0 else 0)
+            s_new = t if k == 0 else s
+            done = q >= DONE
+            fin = ((t + 1 - a) << SCALE) + tot
+            for r, o in zip(*np.nonzero(done & (fin <= top))):
+                hist = tuple(h[r].tolist()) + (int(o),)
+                first = next(i for i, x in enumerate(hist) if x >= 0)  # multi: the key has no start
+                out.append((a + first, t + 1, hist, int(fin[r, o])))
+            if len(out) > max_columns:
+                raise TooManyColumns(f"more than {max_columns} columns survive the fixing (task {task.j} on "
+                                     f"cluster {n} alone, before the dominance)")
+            rr, oo = np.nonzero(~done)
+            if rr.size == 0:
+                continue
+            nb = np.minimum(np.ceil(q[rr, oo] * GRID).astype(np.int64), GRID)
+            nc = tot[rr, oo]
+            keep = np.array([(((t + 1 + _need(opt, int(x), k + 1, memo) - a) << SCALE) + int(y)) <= top
+                             for x, y in zip(nb.tolist(), nc.tolist())], dtype=bool)
+            rr, oo, nb, nc = rr[keep], oo[keep], nb[keep], nc[keep]
+            nh = np.concatenate([h[rr], oo[:, None]], axis=1)
+            key_s = s_new if single else -1
+            for o in np.unique(oo).tolist():
+                m = oo == o
+                add((k + 1, o, key_s), nb[m], nc[m], nh[m])
+        cur = {}
+        live = 0
+        for key, parts in nxt.items():
+            b, c, h = (np.concatenate([x[i] for x in parts]) for i in range(3))
+            idx = _undominated(b, _usage(opt, h))
+            cur[key] = (b[idx], c[idx], h[idx])
+            live += idx.size
+        if live > max_labels:
+            raise TooManyColumns(f"more than {max_labels} labels while enumerating the histories of task "
+                                 f"{task.j} on cluster {n}")
+        t += 1
+    # drop dominated columns: same first start (multi: any), no earlier completion, no less usage
+    groups: dict = {}
+    for s, F, hist, cost in out:
+        groups.setdefault(s if single else -1, []).append((s, F, hist, cost))
+    kept = []
+    for cols in groups.values():
+        L = max(len(x[2]) for x in cols)
+        hists = np.array([x[2] + (-1,) * (L - len(x[2])) for x in cols], dtype=np.int64)
+        idx = _undominated(-np.array([x[1] for x in cols], dtype=np.int64), _usage(opt, hists))
+        kept.extend(cols[i] for i in idx.tolist())
+    return kept
+
+
+def enumerate_columns(payload, tasks: list[Task], upper: int, Lam, Mu, H: int, *,
+                      max_columns: int = MAX_COLUMNS, max_labels: int = MAX_LABELS,
+                      deadline: float | None = None, cuts=None, nu=None) -> Pool:
+    """Reduced-cost fixing over histories (docs, (7)): every column with price <= pi_j + delta;
+    then pi_j is raised to the least enumerated price (still a least relaxed price) and delta
+    lowered accordingly, and the columns beyond the new delta dropped.  delta < 0: no columns."""
+    single = payload.variant == "single"
+    caps = np.array([[c.capacity.cpu, c.capacity.gpu] for c in payload.clusters], dtype=np.int64)
+    K = int((Lam * caps[:, :, None]).sum()) + (int(Mu.sum()) if Mu is not None else 0)
+    if cuts is not None and nu is not None:
+        K += cuts.total(nu)
+    pis = [price_task(t, Lam, Mu, H, want_column=False, cuts=cuts, nu=nu)[0][0] for t in tasks]
+    delta = ((upper - 1) << SCALE) + K - sum(pis)
+    pool = Pool([], delta, pis)
+    if delta < 0:
+        return pool
+    counter = [0]
+    found = []
+    total = 0
+    for i, task in enumerate(tasks):
+        cols = []
+        for n in task.opts:
+            for s, F, hist, cost in _pair_columns(task, n, Lam, Mu, H, pis[i] + delta, single, counter,
+                                                  max_labels, 4 * max_columns, deadline, cuts, nu):
+                cols.append(HistoryColumn(task.j, n, s, F, hist, cost))
+        total += len(cols)
+        if total > max_columns:
+            raise TooManyColumns(f"more than {max_columns} columns survive the fixing (delta "
+                                 f"{delta / (1 << SCALE):.2f})")
+        found.append(cols)
+    least = [min((c.reduced for c in cols), default=None) for cols in found]
+    pool.labels = counter[0]
+    if any(x is None for x in least):
+        pool.delta = -1
+        return pool
+    pool.pis = least  # exact least relaxed prices (the enumeration contains each task's cheapest)
+    pool.delta = delta - sum(x - p for x, p in zip(least, pis))
+    for cols, m in zip(found, least):
+        keep = [c for c in cols if c.reduced - m <= pool.delta]
+        for c in keep:
+            c.reduced -= m
+        pool.columns.extend(keep)
+        pool.per_task.append(len(keep))
+    return pool
+
+
+@dataclass
+class Master:
+    lp: LinearModel
+    y: list
+    pool: Pool
+
+
+def build(payload, tasks: list[Task], pool: Pool, upper: int, deadline=None) -> Master:
+    """The integer master over the pool (docs, (7)); past ``deadline`` (checked every 1,024
+    columns): :class:`.Expired`."""
+    m = LinearModel("placement-histip")
+    cols = pool.columns
+    y = [m.add_binary(f"y{i}") for i in range(len(cols))]
+    opts = {(t.j, n): o for t in tasks for n, o in t.opts.items()}
+    arr = {t.j: t.a for t in tasks}
+    by_task: dict = {}
+    use: dict = {}
+    starts: dict = {}
+    for i, c in enumerate(cols):
+        if i % 1024 == 1023:
+            check_deadline(deadline, "building the master")
+        by_task.setdefault(c.j, []).append((y[i], 1.0))
+        o = opts[(c.j, c.n)]
+        mem = payload.tasks[c.j].minimum.memory or 0
+        for dt, x in enumerate(c.hist):
+            if x < 0:
+                continue
+            t = arr[c.j] + dt
+            for r, amount in ((0, int(o.cpu[x])), (1, int(o.gpu[x])), (2, mem)):
+                if amount:
+                    use.setdefault((c.n, r, t), []).append((y[i], float(amount)))
+        starts.setdefault((c.n, c.s), []).append((y[i], 1.0))
+    for j in sorted(by_task):
+        m.add_eq(by_task[j], 1.0, f"one[{j}]")
+    for (n, r, t), terms in sorted(use.items()):
+        cap = payload.clusters[n].capacity
+        C = (cap.cpu, cap.gpu, cap.memory)[r]
+        if C is not None and sum(v for _, v in terms) > C:
+            m.add_le(terms, float(C), f"cap[{n},{r},{t}]")
+    if payload.variant == "single":
+        for (n, t), terms in sorted(starts.items()):
+            if len(terms) > 1:
+                m.add_le(terms, 1.0, f"start[{n},{t}]")
+    cost = [(y[i], float(c.F - arr[c.j])) for i, c in enumerate(cols)]
+    m.add_le(cost, float(upper - 1), "cap_objective")
+    scale = float(1 << SCALE)
+    m.add_le([(y[i], c.reduced / scale) for i, c in enumerate(cols)], pool.delta / scale + TOL, "knapsack")
+    m.set_objective(cost, sense="min")
+    return Master(m, y, pool)
+
+
+def solve(master: Master, *, time_limit: float | None, seed: int = 0) -> LinearSolution:
+    """HiGHS on the master: one thread, its random seed fixed, the time limit."""
+    return solve_highs(master.lp, time_limit=time_limit, threads=1, seed=seed)
+
+
+def decode(payload, tasks: list[Task], master: Master, sol: LinearSolution) -> PlacementDecisions | None:
+    """The master's schedule as allocation histories ((0, 0) = paused), None without one."""
+    if sol.values is None:
+        return None
+    opts = {(t.j, n): o for t in tasks for n, o in t.opts.items()}
+    arr = {t.j: t.a for t in tasks}
+    chosen = {master.pool.columns[i].j: master.pool.columns[i]
+              for i, v in enumerate(sol.values[master.y]) if v > 0.5}
+    out = []
+    for j in range(len(payload.tasks)):
+        c = chosen.get(j)
+        if c is None:
+            return None
+        o = opts[(j, c.n)]
+        changes, last = [], None
+        for dt in range(c.s - arr[j], len(c.hist)):
+            x = c.hist[dt]
+            alloc = (0, 0) if x < 0 else (int(o.cpu[x]), int(o.gpu[x]))
+            if alloc != last:
+                changes.append(AllocationChange(step=arr[j] + dt, cpu=alloc[0], gpu=alloc[1]))
+                last = alloc
+        out.append(PlacementDecision(cluster=c.n, start=c.s, history=changes))
+    return PlacementDecisions(tasks=out)
+
+
+@dataclass
+class HistipResult:
+    """bound: an integer lower bound of every referee-feasible schedule (None: declined, see
+    reason); schedule: (referee value, decisions) of the master's schedule when the referee
+    accepts it; stats: sizes and times."""
+
+    bound: int | None
+    reason: str
+    schedule: tuple | None = None
+    stats: dict = field(default_factory=dict)
+
+
+def histip_bound(instance, upper: int, *, time_limit: float | None = None, seed: int = 0,
+                 max_columns: int = MAX_COLUMNS, max_labels: int = MAX_LABELS, multipliers=None) -> HistipResult:
+    """Bound (7) for U = ``upper`` (any integer is sound, docs).  ``multipliers``: (Lam, Mu, H)
+    integer grids >= 0, or (Lam, Mu, H, cuts, nu) with rounding cuts and their multipliers >= 0;
+    default the best point of (6) with its rounding cuts (:func:`rounded_multipliers` from (4)'s
+    point).
+    Declines (bound None, reason) past the column or label cap, past the time limit, or when
+    HiGHS does not prove the master's optimum or infeasibility in the time."""
+    t0, c0 = time.perf_counter(), time.process_time()
+    deadline = None if time_limit is None else t0 + float(time_limit)
+    payload = instance.placement
+    if not proof_applies(payload):
+        return HistipResult(None, "the bound's preconditions do not hold (placement_bound.proof_applies)")
+    durations = cluster_durations(payload)
+    if not all(durations):
+        return HistipResult(None, "a task can finish on no cluster")
+    upper = int(upper)
+    if multipliers is None:
+        try:
+            r = rounded_multipliers(payload, durations, lagrangian_multipliers(payload, durations, deadline=deadline),
+                                    deadline=deadline)
+        except (OutOfTime, BoundTooLarge) as exc:
+            return HistipResult(None, str(exc), None, {"upper": upper})
+        multipliers = (r.Lam, r.Mu, r.H, r.cuts, r.nu)
+    Lam, Mu, H = multipliers[:3]
+    cuts, nu = multipliers[3:] if len(multipliers) == 5 else (None, None)
+    tasks = tasks_of(payload, durations)
+    stats: dict = {"upper": upper, "multipliers_cpu_s": time.process_time() - c0}
+    try:
+        pool = enumerate_columns(payload, tasks, upper, Lam, Mu, H, max_columns=max_columns, max_labels=max_labels,
+                                 deadline=deadline, cuts=cuts, nu=nu)
+    except (TooManyColumns, OutOfTime) as exc:
+        return HistipResult(None, str(exc), None, stats)
+    per = pool.per_task or [0]
+    stats.update(delta=pool.delta / (1 << SCALE), columns=len(pool.columns), labels=pool.labels,
+                 columns_per_task_mean=float(np.mean(per)), columns_per_task_max=int(max(per)),
+                 enumeration_cpu_s=time.process_time() - c0 - stats["multipliers_cpu_s"])
+    if pool.delta < 0:
+        return HistipResult(upper, "reduced-cost fixing leaves no schedule of value <= U - 1", None, stats)
+    try:
+        master = build(payload, tasks, pool, upper, deadline)
+    except OutOfTime as exc:
+        return HistipResult(None, str(exc), None, stats)
+    c1 = time.process_time()
+    left = None if deadline is None else deadline - time.perf_counter()
+    if left is not None and left <= 0:
+        return HistipResult(None, "out of time before solving the master", None, stats)
+    sol = solve(master, time_limit=left, seed=seed)
+    stats.update(model=master.lp.size(), highs=sol.message, highs_cpu_s=time.process_time() - c1,
+                 total_s=time.perf_counter() - t0)
+    if sol.status == "infeasible":
+        return HistipResult(upper, "the master has no schedule of value <= U - 1", None, stats)
+    if sol.status != "optimal" or sol.bound is None or not math.isfinite(sol.bound):
+        return HistipResult(None, f"HiGHS did not prove the master's optimum ({sol.status}: {sol.message})", None,
+                            stats)
+    bound = min(upper, math.ceil(sol.bound - TOL))
+    schedule = None
+    dec = decode(payload, tasks, master, sol)
+    if dec is not None:
+        ev = evaluate(instance, dec)
+        stats["decoded_feasible"] = bool(ev.feasible)
+        if ev.feasible:
+            schedule = (float(ev.primary_value), dec)
+            stats["decoded_value"] = float(ev.primary_value)
+    return HistipResult(bound, "the master's optimum", schedule, stats)
+
+
+__all__ = ["histip_bound", "enumerate_columns", "build", "solve", "decode", "HistipResult", "MAX_COLUMNS",
+           "MAX_LABELS"]

@@ -1,0 +1,4 @@
+"""Placement searches (heuristics; none reports a bound): the LNS (:mod:`.lns`, placement-lns),
+the column-generation LNS (:mod:`.cglns`, placement-cg-lns), their neighbourhoods
+(:mod:`.neighbourhoods`), the growing of allocations (:mod:`.grow`) and the Lagrangian list
+schedule (:mod:`.lagrange_list`, placement-lagrange). Map: :mod:`edgebench.formulations.placement`."""
