@@ -6,9 +6,10 @@ a pause or with any allocation ``minimum <= (cpu, gpu) <= capacity``, or (once s
 any allocation of its cluster including the pause (0, 0); the joint choice must fit every
 cluster's cpu / gpu / memory capacity and, in the single-task variant, at most one task may
 take its first non-empty allocation on a cluster in a step.  Progress, noise, the switching
-loss and the finish rule are applied exactly as :func:`edgebench.referee.placement._simulate`
-does (same float operations in the same order), so the value it returns is the referee's
-``total_completion_time`` of the decisions it returns.
+loss and the finish rule are the sub-package's one step rule (:func:`.problem.step_progress`,
+:func:`.problem.is_done`: the referee's float operations in the same order; the referee itself
+stays separate), so the value it returns is the referee's ``total_completion_time`` of the
+decisions it returns (the tests check it through the referee).
 
 The search is a depth-first dynamic programme over steps, memoised on the joint state
 (step, per task: cluster, progress, executed steps, previous allocation, whether it has
@@ -18,8 +19,10 @@ one, one task at a time at the full capacity of its first eligible cluster, and 
 fixed-allocation greedy of :mod:`edgebench.formulations.placement`) has value UB, and in any
 schedule at least as good task j finishes by ``arrival_j + UB - (J - 1)`` (every other task
 takes >= 1 step); a branch in which a task is unfinished past that step is cut.  The joint
-move enumeration is deliberately written apart from the exact model's
-(:mod:`.placement_exact`), so that the two are independent checks of each other.
+move enumeration (the order of moves, the memo, the cut) is written apart from the exact
+model's (:mod:`.exact`); the two share the step rule and the capacity check of one step
+(:class:`.problem.JointUse`), which the referee checks independently: the tests score both
+through it.
 
 API (stable; other branches use it in their tests)::
 
@@ -36,12 +39,10 @@ from __future__ import annotations
 import math
 import sys
 
-from edgebench.formulations.placement.problem import best_greedy, prepare, schedule_objective
+from edgebench.formulations.placement.problem import (PAUSE, JointUse, best_greedy, is_done, prepare,
+                                                      schedule_objective, step_progress)
 from edgebench.instances import semantics
 from edgebench.solution import AllocationChange, PlacementDecision, PlacementDecisions
-
-PAUSE = (0, 0)
-
 
 class StateLimitError(RuntimeError):
     """The search would visit more joint states than allowed."""
@@ -106,15 +107,8 @@ class _Search:
         self.memo: dict = {}
         self.move_cache: dict = {}
         self.overhead = 1.0 - p.switching_overhead
-        self.eps_done = 1.0 - semantics.PROGRESS_EPS
         self.arrival = [t.arrival for t in p.tasks]
-        caps = [c.capacity for c in p.clusters]
-        self.cap = [(c.cpu, c.gpu, c.memory if c.memory is not None else None) for c in caps]
-        self.mem = []  # memory task j holds on cluster n while running (0 where either is missing)
-        for t in p.tasks:
-            self.mem.append([t.minimum.memory if (t.minimum.memory is not None and c.memory is not None) else 0
-                             for c in caps])
-        self.options = [{n: semantics.allocation_options(p, j, n) for n in t.eligible if n < len(caps)}
+        self.options = [{n: semantics.allocation_options(p, j, n) for n in t.eligible if n < len(p.clusters)}
                         for j, t in enumerate(p.tasks)]
 
     def _moves(self, j: int, st, t: int) -> list:
@@ -140,12 +134,8 @@ class _Search:
             yield self._run(j, n, prog, k, prev, held, a, first_step=False), a, n, not held
 
     def _run(self, j, n, prog, k, prev, held, a, *, first_step: bool):
-        inc = semantics.increment(self.p, j, a[0], a[1], prog)
-        gain = semantics.noisy_gain(self.p, j, k, inc)
-        if not first_step and prev != a:
-            gain *= self.overhead
-        prog += gain
-        if prog >= self.eps_done:
+        prog = step_progress(self.p, j, a, prog, k, prev, first_step, self.overhead)
+        if is_done(prog):
             return ("F",)
         return (n, prog, k + 1, a, True)
 
@@ -164,11 +154,9 @@ class _Search:
         self.memo[key] = (math.inf, None, None)  # states never repeat a step, so no cycles
         best = (math.inf, None, None)
         active = [j for j, s in enumerate(states) if s != ("F",) and self.arrival[j] <= t]
-        used = {}
-        firsts: set = set()
+        use = JointUse(self.p)
         nxt = list(states)
         allocs = [None] * len(states)
-        single = self.p.variant == "single"
 
         def rec(i: int, done_cost: int):
             nonlocal best
@@ -179,25 +167,17 @@ class _Search:
                 return
             j = active[i]
             for ns, a, n, first in self._moves(j, states[j], t):
+                u = None
                 if a != PAUSE:
-                    u = used.get(n, (0, 0, 0))
-                    cap = self.cap[n]
-                    w = (u[0] + a[0], u[1] + a[1], u[2] + self.mem[j][n])
-                    if w[0] > cap[0] or w[1] > cap[1] or (cap[2] is not None and w[2] > cap[2]):
+                    u = use.take(j, n, a, first)
+                    if u is None:
                         continue
-                    if first and single and n in firsts:
-                        continue
-                    used[n] = w
-                    if first:
-                        firsts.add(n)
                 nxt[j] = ns
                 allocs[j] = (n, a)
                 cost = t + 1 - self.arrival[j] if ns == ("F",) else 0
                 rec(i + 1, done_cost + cost)
-                if a != PAUSE:
-                    used[n] = u
-                    if first:
-                        firsts.discard(n)
+                if u is not None:
+                    use.give_back(n, u, first)
             nxt[j] = states[j]
             allocs[j] = None
 

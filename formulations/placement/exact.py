@@ -34,10 +34,14 @@ import time
 from typing import Any
 
 from edgebench.formulations.placement.problem import (
+    PAUSE,
+    JointUse,
     best_greedy,
     greedy_schedule,
+    is_done,
     prepare,
     schedule_objective,
+    step_progress,
     to_decisions,
 )
 from edgebench.formulations.placement.milp import solve as milp_solve
@@ -52,7 +56,6 @@ from edgebench.referee.placement import evaluate
 from edgebench.registry import make_result, register
 
 SOLVER_NAME = "placement-exact"
-PAUSE = (0, 0)
 FIN = ("F",)
 #: a per-task breadth-first search for the completion bound stops past this many states per depth
 BFS_CAP = 4000
@@ -115,12 +118,7 @@ class Model:
         self.p = payload
         self.reduce = reduce
         self.overhead = 1.0 - payload.switching_overhead
-        self.eps_done = 1.0 - semantics.PROGRESS_EPS
         self.arrival = [t.arrival for t in payload.tasks]
-        caps = [c.capacity for c in payload.clusters]
-        self.cap = [(c.cpu, c.gpu, c.memory) for c in caps]
-        self.mem = [[t.minimum.memory if (t.minimum.memory is not None and c.memory is not None) else 0
-                     for c in caps] for t in payload.tasks]
         opt = reduced_options if reduce else semantics.allocation_options
         dl = Deadline.of(deadline)
         self.options = []
@@ -137,11 +135,8 @@ class Model:
         self.deadline: float | None = None
 
     def step(self, j, prog, k, prev, a, first):
-        gain = semantics.increment(self.p, j, a[0], a[1], prog) * semantics.noise_factor(self.p, j, k)
-        if not first and prev != a:
-            gain *= self.overhead
-        prog += gain
-        return FIN if prog >= self.eps_done else (prog, k + 1, a)
+        prog = step_progress(self.p, j, a, prog, k, prev, first, self.overhead)
+        return FIN if is_done(prog) else (prog, k + 1, a)
 
     def moves(self, j, st) -> list:
         """(next state, allocation, cluster, first non-empty allocation?) of task j."""
@@ -285,11 +280,9 @@ class Model:
         suffix = [0] * (len(active) + 1)
         for i in range(len(active) - 1, -1, -1):
             suffix[i] = suffix[i + 1] + tn - self.arrival[active[i]] + ranked[i][0][0]
-        used: dict = {}
-        firsts: set = set()
+        use = JointUse(self.p)
         nxt = list(states)
         allocs: list = [None] * len(states)
-        single = self.p.variant == "single"
         out = []
 
         calls = [0]
@@ -308,23 +301,14 @@ class Model:
                     break  # ranked ascending: every later move is cut too
                 u = None
                 if a != PAUSE:
-                    u = used.get(n, (0, 0, 0))
-                    cap = self.cap[n]
-                    w = (u[0] + a[0], u[1] + a[1], u[2] + self.mem[j][n])
-                    if w[0] > cap[0] or w[1] > cap[1] or (cap[2] is not None and w[2] > cap[2]):
+                    u = use.take(j, n, a, first)
+                    if u is None:
                         continue
-                    if first and single and n in firsts:
-                        continue
-                    used[n] = w
-                    if first:
-                        firsts.add(n)
                 nxt[j] = ns
                 allocs[j] = (n, a)
                 rec(i + 1, cost + (own if ns == FIN else 0), acc + own + v)
                 if u is not None:
-                    used[n] = u
-                    if first:
-                        firsts.discard(n)
+                    use.give_back(n, u, first)
             nxt[j] = states[j]
             allocs[j] = None
 
