@@ -630,7 +630,7 @@ SOLVERS = [{'name': 'affinity',
                            "file, 'best-known' for the instance's shipped best-known solution, or "
                            "'lagrangian' for the Lagrangian-guided list schedule (placement-lagrange)",
              'grow': 'bool: after the search, re-allocating moves scored by the referee (default true; '
-                     'formulations/placement_grow.py)',
+                     'formulations/placement/search/grow.py)',
              'cutoff': 'sub-MILP stopping rule: off, bound, first (default off; off: to optimality; bound: '
                        'only solutions better than the incumbent; first: stop at the first)'},
   'types': {},

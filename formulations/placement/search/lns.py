@@ -326,7 +326,7 @@ def fixed_from_stats(data: PlacementData, raw: Any) -> Schedule | None:
                                 f"file, {BEST_KNOWN!r} for the instance's shipped best-known solution, or "
                                 f"{LAGRANGIAN!r} for the Lagrangian-guided list schedule (placement-lagrange)",
                   "grow": "bool: after the search, re-allocating moves scored by the referee (default true; "
-                          "formulations/placement_grow.py)",
+                          "formulations/placement/search/grow.py)",
                   "cutoff": f"sub-MILP stopping rule: {', '.join(CUTOFFS)} (default {DEFAULT_CUTOFF}; off: to "
                             "optimality; bound: only solutions better than the incumbent; first: stop at the first)"},
           choices={"moves": MOVES, "cutoff": CUTOFFS},
