@@ -174,3 +174,17 @@ def test_multiplier_data_beyond_their_budget_are_refused_before_allocation():
         assert time.perf_counter() - t < 2.0
     with pytest.raises(BoundTooLarge, match=f"{MAX_ASSIGNMENT_ENTRIES:,}"):
         assignment_duals(payload, durations, 5_000)
+
+
+def test_lns_without_grow_honours_its_time_limit():
+    """``placement-lns`` with ``grow=False`` (TapFinger's LNS expert, issue 42) ran its search
+    with no deadline at all (172 s for a 10 s limit on a 96-task episode): the search's
+    deadline was dropped with the grow step's reserve."""
+    inst = load_instance(TINY["placement"])
+    registry.solve(inst, "placement-lns", time_limit=1.0, grow=False)  # imports and kernels
+    big = load_instance(INSTANCES["placement"])
+    t0 = time.perf_counter()
+    res = registry.solve(big, "placement-lns", time_limit=LIMIT, grow=False)
+    wall = time.perf_counter() - t0
+    assert wall <= LIMIT + MARGIN, wall
+    assert res.solution.decisions is not None

@@ -385,7 +385,7 @@ def solve(instance, *, time_limit: float | None = None, seed: int = 0, block: in
             fixed = next((s for s in (( v, to_schedule(payload, data, d), n) for v, d, n in starts) if s[1]), None)
         if fixed is not None:
             sched, info = improve(data, fixed[1], seed=seed, iterations=iterations,
-                                  deadline=None if deadline is None or not grow else deadline - GROW_RESERVE,
+                                  deadline=None if deadline is None else deadline - (GROW_RESERVE if grow else 0.0),
                                   block=int(block), slack=int(slack), stall=int(stall), sub_limit=float(sub_limit),
                                   moves=moves, types=[t.type for t in payload.tasks], cutoff=cutoff)
             stats.update(info, lns_from=fixed[2])
