@@ -44,7 +44,7 @@ from typing import Any
 
 from edgebench import watchdog
 from edgebench.registry import FAMILIES, Result, declare, make_result
-from edgebench.watchdog import become_subreaper, kill_tree
+from edgebench.processes import become_subreaper, kill_tree
 
 #: the solver name under which external programs run (``MODULE:FUNCTION``, resolved on demand)
 SOLVER = "edgebench.external:solve_command"

@@ -6,7 +6,7 @@ adversary --target-command`` and a suite's ``command`` solvers in the runner's w
 search --target-command ...`` left both sleeps and the ``edgebench-external-*`` folder; a
 killed ``run`` driver left a ``setsid`` child of a suite command running):
 
-* :func:`die_with_parent` — a ``preexec_fn``: the child is SIGKILLed when its parent dies
+* :func:`die_with_parent` (from :mod:`edgebench.processes`, like the next two) — a ``preexec_fn``: the child is SIGKILLed when its parent dies
   (Linux ``prctl(PR_SET_PDEATHSIG)``);
 * :func:`become_subreaper` — orphans of this process's descendants (double forks, ``setsid``,
   ``cmd &`` of a shell that exited) become its children, so they stay findable;
@@ -34,84 +34,12 @@ import sys
 import time
 from typing import Sequence
 
+from edgebench.processes import become_subreaper, die_with_parent, kill_tree, tree
+
 #: seconds between checks of the parent
 POLL = 0.2
 #: what the caller writes to the watchdog's stdin to have the program's tree killed
 KILL = b"k"
-
-
-def _prctl(option: int, value: int) -> bool:
-    try:
-        import ctypes
-
-        return ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0) == 0
-    except (OSError, AttributeError):  # not Linux
-        return False
-
-
-def die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
-    """``preexec_fn``: SIGKILL this (child) process when the process that started it dies."""
-    _prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
-
-
-def become_subreaper() -> bool:
-    """Make orphaned descendants of this process its children (Linux; False elsewhere)."""
-    return _prctl(36, 1)  # PR_SET_CHILD_SUBREAPER
-
-
-def _children(pid: int) -> list[int] | None:
-    """Direct children from ``/proc/PID/task/*/children`` (None where the kernel lacks it)."""
-    try:
-        tids = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return None
-    out: list[int] = []
-    for tid in tids:
-        try:
-            with open(f"/proc/{pid}/task/{tid}/children") as fh:
-                out += [int(x) for x in fh.read().split()]
-        except FileNotFoundError:
-            if tid == str(pid):
-                return None  # no children file at all (CONFIG_PROC_CHILDREN off)
-        except OSError:
-            pass
-    return out
-
-
-def tree(pid: int) -> list[int]:
-    """The pids below ``pid``, parents before children (fast path: ``/proc``; else psutil's
-    scan of the process table)."""
-    out: list[int] = []
-    todo = [pid]
-    while todo:
-        kids = _children(todo.pop(0))
-        if kids is None:
-            import psutil
-
-            try:
-                return [p.pid for p in psutil.Process(pid).children(recursive=True)]
-            except psutil.Error:
-                return []
-        kids = [k for k in kids if k not in out]
-        out += kids
-        todo += kids
-    return out
-
-
-def kill_tree(pid: int, *, include_root: bool = True) -> int:
-    """SIGKILL ``pid`` (unless ``include_root`` is False) and every process below it; returns
-    how many were signalled. (Not reaped here: the killed processes' parents do that — this
-    process, for its children and, as a subreaper, for the orphans it inherits.)"""
-    import psutil
-
-    n = 0
-    for q in ([pid] if include_root else []) + tree(pid):
-        try:
-            psutil.Process(q).kill()  # psutil checks the process is still the same one (no pid reuse)
-            n += 1
-        except psutil.Error:
-            pass
-    return n
 
 
 def _reap_children(seconds: float) -> None:

@@ -25,6 +25,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from edgebench.errors import InputError
+from edgebench.processes import children
 
 #: package versions recorded with every run
 PACKAGES = ("edgebench", "numpy", "scipy", "pydantic", "networkx", "ortools", "highspy", "pulp", "pyomo", "torch",
@@ -291,25 +292,6 @@ def record_solution(out: dict[str, Any], sol: Any, ev: Any, instance: Any = None
 # ---- process trees ---------------------------------------------------------------------
 
 
-def _proc_children(pid: int) -> list[int] | None:
-    """Direct children from ``/proc/PID/task/*/children`` (None where the kernel lacks it)."""
-    try:
-        tids = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return None
-    out: list[int] = []
-    for tid in tids:
-        try:
-            with open(f"/proc/{pid}/task/{tid}/children") as fh:
-                out += [int(x) for x in fh.read().split()]
-        except FileNotFoundError:
-            if tid == str(pid):
-                return None  # no children file at all (CONFIG_PROC_CHILDREN off)
-        except OSError:
-            pass
-    return out
-
-
 def descendants(pid: int | None = None, *, group: bool = True) -> list:
     """psutil processes below ``pid`` (this process by default) and, with ``group`` and when
     ``pid`` leads its process group (a worker does), every other member of that group — what
@@ -320,7 +302,7 @@ def descendants(pid: int | None = None, *, group: bool = True) -> list:
     pids: set[int] = set()
     todo = [root_pid]
     while todo:
-        kids = _proc_children(todo.pop())
+        kids = children(todo.pop())
         if kids is None:  # no /proc children files: psutil scans the process table
             try:
                 pids = {p.pid for p in psutil.Process(root_pid).children(recursive=True)}

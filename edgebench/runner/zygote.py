@@ -47,30 +47,12 @@ import traceback
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
+from edgebench.processes import PR_SET_PDEATHSIG, become_subreaper, prctl
 from edgebench.runner.worker import (descendants, env_hash, environment, kill_processes, run_task, utcnow,
                                      vm_hwm_mb)
 
 #: seconds the zygote waits for a run's process that sent its result (or was killed) to exit
 REAP_SECONDS = 10.0
-
-
-def become_subreaper() -> bool:
-    """Make orphaned descendants of this process its children (Linux; False elsewhere)."""
-    return _prctl(36, 1)  # PR_SET_CHILD_SUBREAPER
-
-
-_LIBC: list[Any] = []
-
-
-def _prctl(option: int, arg: int) -> bool:
-    try:
-        if not _LIBC:  # loaded once, in the zygote: a run's process finds it ready
-            import ctypes
-
-            _LIBC.append(ctypes.CDLL(None, use_errno=True))
-        return _LIBC[0].prctl(option, arg, 0, 0, 0) == 0
-    except (OSError, AttributeError):
-        return False
 
 
 def _die_with_group() -> None:
@@ -201,7 +183,7 @@ def _child(task_fd: int, res_fd: int, zygote: int, guard: tuple[int, ...]) -> No
     neither read its neighbours' tasks nor write to the driver (closing them stays harmless)."""
     code = 0
     try:
-        _prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: this run dies with its zygote
+        prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL))  # this run dies with its zygote
         if os.getppid() != zygote:  # it died before the line above
             os._exit(0)
         null = os.open(os.devnull, os.O_RDWR)
