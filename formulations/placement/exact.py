@@ -16,7 +16,7 @@ incumbent is the best fixed-allocation greedy schedule of :mod:`.placement` (fea
 referee); nodes with f >= incumbent are cut.  The first finished state popped is optimal
 (admissible f); an empty queue proves the incumbent optimal; at the time limit the bound is
 min(smallest f in the queue, incumbent), a bound of the referee's problem.  Before the search
-the root bound, the integer time-indexed relaxation R of :mod:`.placement_timip`, tries to prove
+the root bound, the integer time-indexed relaxation R of :mod:`placement.bounds.timip`, tries to prove
 the incumbent optimal; the bound reported is the larger of the two.
 
 Reductions (proofs in docs/formulations/placement.md, "Exact model of the referee's
@@ -438,10 +438,10 @@ def _milp_incumbent(instance, time_limit: float | None, share: float):
 
 def _root_bound(instance, incumbent, upper: int | None, time_limit: float | None, seed: int, stats: dict,
                 histip: bool = True, data=None):
-    """(bound, incumbent): the root bound, R (:mod:`.placement_timip`) proving 'no schedule of
+    """(bound, incumbent): the root bound, R (:mod:`placement.bounds.timip`) proving 'no schedule of
     value <= U - 1' for U = the smallest of ``upper``, the incumbent's and the greedy's value
     (any U is sound: docs), then, where R stays below U and ``histip``, bound (7)
-    (:mod:`.placement_histip`) for the same U with the time R left; the bound is None where
+    (:mod:`placement.bounds.histip`) for the same U with the time R left; the bound is None where
     both decline.  A referee-feasible schedule of (7)'s master better than ``incumbent``
     replaces it.  Statistics in ``stats['root']`` and ``stats['histip']``."""
     p = instance.placement

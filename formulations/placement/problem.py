@@ -343,7 +343,7 @@ def to_decisions(schedule: Schedule) -> PlacementDecisions:
 
 
 #: stats key under which a result records a fixed-allocation schedule (:func:`fixed_rows`), read
-#: back by placement-lns as a warm start (``placement_lns.fixed_from_stats``)
+#: back by placement-lns as a warm start (``placement.search.lns.fixed_from_stats``)
 FIXED_KEY = "fixed_schedule"
 
 

@@ -2,7 +2,7 @@
 authors' additive clipped noise (``noise_model = "additive"``), valid for every schedule the
 referee accepts (re-allocation, pauses, switching loss).
 
-The proofs of :mod:`edgebench.formulations.placement_bound` do not cover this model (a clipped
+The proofs of :mod:`placement.bounds.ladder` do not cover this model (a clipped
 step gains 0 and still advances the task's noise index), so it has its own, weaker bound:
 **optimistic draws**. Every executed step k of task j gains at most ``max(g*_j + eps_k, 0)``,
 with ``g*_j`` the largest noise-free gain any of its allocations gives at any progress; so
@@ -10,12 +10,12 @@ task j needs at least ``K_j`` executed steps, the first K with
 ``sum_{k<K} max(g*_j + eps_k, 0) >= 1 - PROGRESS_EPS`` (the same draws eps_k as the referee's),
 and ``sum_j K_j`` bounds the total completion time. In variant single the tasks also need
 distinct (cluster, first step) slots, so the start-slot assignment of
-:func:`placement_bound.start_slot_bound` over the per-cluster counts ``K_j(n)`` (the best gain on
+:func:`placement.bounds.ladder.start_slot_bound` over the per-cluster counts ``K_j(n)`` (the best gain on
 cluster n alone) bounds it too, and is never below ``sum_j K_j``.
 
 With the capacities: bound (6)'s column generation with its rounding cuts
 (:func:`trajectory_additive`), whose labelling follows each history's progress through the
-*envelope* of the additive step (:func:`placement_trajectory.additive_envelope`: the most one
+*envelope* of the additive step (:func:`placement.bounds.trajectory.additive_envelope`: the most one
 step can reach from any progress at most the current one), started from the start-slot
 assignment. Proofs: docs/formulations/placement.md, "A bound under additive noise"; brute-force
 tests: tests/formulations/test_placement_bound_additive.py.
@@ -87,9 +87,9 @@ def slot_steps(payload) -> list[dict[int, int]]:
 def trajectory_additive(payload, floor: int, *, cut_rounds: int = CUT_ROUNDS, rounds: int = ROUNDS,
                         stall: int = STALL, work: int = WORK) -> Rounded | None:
     """Bound (6) with its rounding cuts under additive noise: the column generation of
-    :func:`placement_trajectory.generate`, whose labelling advances each history's progress by
-    the monotone envelope of the additive step (:class:`placement_trajectory.Options` under
-    additive noise, :func:`placement_trajectory.additive_envelope`).  Started at Lam = 0 and,
+    :func:`placement.bounds.trajectory.generate`, whose labelling advances each history's progress by
+    the monotone envelope of the additive step (:class:`placement.bounds.trajectory.Options` under
+    additive noise, :func:`placement.bounds.trajectory.additive_envelope`).  Started at Lam = 0 and,
     variant single, the start-slot
     assignment's duals over the counts K_j(n) (so its first point is that assignment), with
     ``floor`` (a valid bound) as the value to beat.  None when some task could finish on a
@@ -120,7 +120,7 @@ def additive_bound(payload) -> tuple[int, str] | None:
     """(bound, kind) for an instance with additive noise: the largest of the sum of K_j, in
     variant single the start-slot assignment over K_j(n), and the trajectory column generation
     with rounding cuts (:func:`trajectory_additive`) started from them; None for any other
-    instance (the bounds of :mod:`placement_bound` apply there)."""
+    instance (the bounds of :mod:`placement.bounds.ladder` apply there)."""
     if payload.noise_model != "additive" or payload.noise <= 0:
         return None
     best, kind = sum(least_steps(payload, j) for j in range(len(payload.tasks))), KIND

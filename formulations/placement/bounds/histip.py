@@ -1,13 +1,13 @@
 """Bound (7): the exact-history integer master with certified reduced-cost fixing (issue 23).
 Proof: docs/formulations/placement.md, "(7) The exact-history integer master".
 
-(6) (:mod:`.placement_trajectory`) prices each task by an allocation history and is an LP
-bound; R (:mod:`.placement_timip`) keeps integrality but fills each task's usage continuously
+(6) (:mod:`placement.bounds.trajectory`) prices each task by an allocation history and is an LP
+bound; R (:mod:`placement.bounds.timip`) keeps integrality but fills each task's usage continuously
 into a window.  (7) keeps both: for (6)'s multipliers (Lam, Mu) >= 0 and a number U,
 
 * :func:`enumerate_columns` lists, per task and eligible cluster, EVERY relaxed history whose
   price is within ``delta = (U - 1) 2^S + sum Lam C + sum Mu - sum_j pi_j`` of the task's least
-  price pi_j (a labelling programme like :func:`placement_trajectory.price_pair` without its
+  price pi_j (a labelling programme like :func:`placement.bounds.trajectory.price_pair` without its
   (progress, cost) Pareto merge: only the dominance 'at least the progress, at most the usage
   at every past step' that is valid for an integer master is applied);
 * :func:`build` puts them into an integer master (a binary per column, one per task, per-step
@@ -338,7 +338,7 @@ def histip_bound(instance, upper: int, *, time_limit: float | None = None, seed:
     deadline = None if time_limit is None else t0 + float(time_limit)
     payload = instance.placement
     if not proof_applies(payload):
-        return HistipResult(None, "the bound's preconditions do not hold (placement_bound.proof_applies)")
+        return HistipResult(None, "the bound's preconditions do not hold (placement.bounds.ladder.proof_applies)")
     durations = cluster_durations(payload)
     if not all(durations):
         return HistipResult(None, "a task can finish on no cluster")

@@ -1,5 +1,5 @@
 """The labelling programme of the trajectory bound (6), compiled (numba): one task, one cluster.
-:func:`placement_trajectory.price_pair` prepares its arrays and reads its answer; the relaxation,
+:func:`placement.bounds.trajectory.price_pair` prepares its arrays and reads its answer; the relaxation,
 its proof and the order of the operations are those written there (docs/formulations/placement.md,
 "(6) Trajectory pricing").
 
@@ -34,7 +34,7 @@ def _grow(a, n):
 
 @njit(cache=True)
 def envelope(p, par, eps, sig, kappa, base, synthetic):
-    """placement_trajectory.additive_envelope for one progress p, parameter, draw and loss factor
+    """placement.bounds.trajectory.additive_envelope for one progress p, parameter, draw and loss factor
     (the proof is there): ``sup_{0 <= q <= p} q + sig max(h(q) + eps, 0)`` plus 1e-12."""
     if not synthetic:
         out = p + sig * max(par + eps, 0.0)
@@ -93,7 +93,7 @@ def _fewest(b, grid, done_at, synthetic, additive, kappa, base, pmax, fmax, top_
     one relaxed step from progress p gains at most ``g(p) = (pmax sqrt(max(kappa - p, 0)) + base)
     fmax + 1 / grid`` (the largest parameter, the largest noise factor, the rounding up; table:
     pmax for the bracket), and g only falls as progress grows, so r steps reach at most p + r g(p).
-    Under additive noise one envelope step adds at most ``top_add`` (placement_trajectory.Options)."""
+    Under additive noise one envelope step adds at most ``top_add`` (placement.bounds.trajectory.Options)."""
     p = float(b) / grid
     if additive:
         g = top_add

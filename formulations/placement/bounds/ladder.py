@@ -14,18 +14,18 @@ variants, every heuristic and policy, the MILP).  Proofs: docs/formulations/plac
 * :func:`energy_bound` — capacity: on a group of clusters at most the summed capacity is used
   per step, so the tasks that can only run there form a preemptive single-machine problem with
   release dates whose optimum (SRPT, exact fractions) bounds their total completion time;
-* :func:`formulations.placement_lagrange.lagrangian_bound` — the time-indexed energy relaxation
+* :func:`placement.bounds.lagrange.lagrangian_bound` — the time-indexed energy relaxation
   (per task a completion time, the least energy of a history finishing by then, per-step
   capacities and first starts priced by multipliers), certified from the multipliers in integers;
-* :func:`formulations.placement_trajectory.trajectory_multipliers` — (6): the same Lagrangian
+* :func:`placement.bounds.trajectory.trajectory_multipliers` — (6): the same Lagrangian
   with each task priced by an allocation history (labelling programme, switching loss included),
   started from (4)'s multipliers, then strengthened by rounding cuts (``sum_j floor((alpha c_j +
   beta g_j) / gamma) <= floor((alpha C + beta G) / gamma)`` per cluster and step, one resource or
-  both; :mod:`placement_rounding`) separated on its master LP (:func:`formulations.placement_trajectory.rounded_multipliers`);
+  both; :mod:`placement.bounds.rounding`) separated on its master LP (:func:`placement.bounds.trajectory.rounded_multipliers`);
 * :func:`reallocating_bound` — the best applicable bound and its kind.
 
 Durations and assignments are integers (step counts) and SRPT is computed in exact fractions.
-The energy programme (in placement_lagrange) evaluates progress with the referee's own float
+The energy programme (in placement.bounds.lagrange) evaluates progress with the referee's own float
 operations and declares completion at ``1 - PROGRESS_EPS - ENERGY_SLACK`` (a safety margin
 against the last-bit rounding of the dominance argument; see the docs).
 """
@@ -64,7 +64,7 @@ def proof_applies(payload) -> bool:
     minimum of 0 GPUs (or 0 CPUs with a cpu_per_gpu); table: an allocation below the measured
     grid gains 0.  Additive noise (``noise_model = "additive"``): no bound is claimed (its
     clipped steps gain 0 and still advance the noise index; its own, weaker bound is
-    `formulations/placement_bound_additive.py`)."""
+    `formulations/placement/bounds/additive.py`)."""
     if payload.noise_model != "multiplicative" and payload.noise > 0:
         return False
     perf = payload.performance
@@ -143,7 +143,7 @@ def min_energy(payload, j: int, n: int, r: int) -> int | None:
     cluster n under any allocation history (switching loss relaxed, noise per executed step
     exact); None when it cannot finish on n at any constant allocation (then, by the duration
     argument, at none): the last value of the energy front
-    (:func:`formulations.placement_lagrange.energy_front`; by the dominance argument of the docs
+    (:func:`placement.bounds.lagrange.energy_front`; by the dominance argument of the docs
     the largest progress per energy is the only state worth keeping)."""
     last = int(energy_front(payload, j, n, r, None, semantics.MAX_RUN_STEPS + 1)[-1])
     return None if last < 0 else last
@@ -206,7 +206,7 @@ def reallocating_bound(payload) -> tuple[int, str] | None:
     start-slot assignment (2) is left out where its dense matrix passes :data:`MAX_SLOT_CELLS`
     (variant single: the Lagrangian (4) starts from its duals, so (4) >= (2) and the bound's
     value is the same; only a tie would have been labelled KIND_SLOTS).  Where (4)'s data pass
-    their budgets (``placement_lagrange.MAX_FRONT_CELLS``, ``MAX_ASSIGNMENT_ENTRIES``), (4) and
+    their budgets (``placement.bounds.lagrange.MAX_FRONT_CELLS``, ``MAX_ASSIGNMENT_ENTRIES``), (4) and
     (6) are left out: the best of the bounds before them is returned."""
     if not proof_applies(payload):
         return None

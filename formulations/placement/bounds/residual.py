@@ -1,12 +1,12 @@
-"""The start-slot bound of :mod:`.placement_bound` applied to the RESIDUAL problem at a node of
-the exact search (:mod:`.placement_exact`): proof in docs/formulations/placement.md, "Exact
+"""The start-slot bound of :mod:`placement.bounds.ladder` applied to the RESIDUAL problem at a node of
+the exact search (:mod:`placement.exact`): proof in docs/formulations/placement.md, "Exact
 model of the referee's problem", "Residual start-slot bound".
 
 At step t (before the step's moves) the tasks that have not yet taken their first non-empty
 allocation ("waiting") still each need a distinct (cluster, first step >= max(t, a_j)) pair in
 the single variant. With d_j(n) any lower bound on the steps task j needs on cluster n from a
 fresh start, sum over waiting j of (s_j - a_j + d_j(n_j)) over injective slot maps bounds
-their completion times; :func:`.placement_bound.start_slot_bound` computes the cheapest such
+their completion times; :func:`placement.bounds.ladder.start_slot_bound` computes the cheapest such
 map for release dates r_j = max(t, a_j), and the offset sum (r_j - a_j) restores the cost.
 """
 

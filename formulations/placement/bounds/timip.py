@@ -2,7 +2,7 @@
 certified reduced-cost fixing (issue 23; the root bound of ``placement-exact``).  Proofs:
 docs/formulations/placement.md, "(5) The integer time-indexed relaxation R".
 
-R is the relaxation behind the Lagrangian bound (4) (:mod:`.placement_lagrange`) with the
+R is the relaxation behind the Lagrangian bound (4) (:mod:`placement.bounds.lagrange`) with the
 integrality of each task's choice kept: a binary y per column (task j, eligible cluster n,
 first start s >= a_j, completion F with F - s >= d_j(n); variant multi: s = a_j only), one
 column per task, cost F - a_j; continuous usage x_{j,n,r,t} in [0, u_r] only inside the
@@ -49,7 +49,7 @@ _PRICED_PER_COLUMN = 10
 
 
 class WindowPair(Pair):
-    """Task j on cluster n (:class:`placement_lagrange.WindowPair`: arrival a, fewest steps d,
+    """Task j on cluster n (:class:`placement.bounds.lagrange.Pair`: arrival a, fewest steps d,
     per-step caps u[r], fronts E[r][w]), its fronts extended on demand."""
 
     def front(self, payload, w: int) -> tuple[np.ndarray, np.ndarray]:
@@ -288,7 +288,7 @@ def timip_bound(payload, upper: int, *, time_limit: float | None = None, seed: i
     t0 = time.perf_counter()
     deadline = None if time_limit is None else t0 + float(time_limit)
     if not proof_applies(payload):
-        return TimipResult(None, "the bound's preconditions do not hold (placement_bound.proof_applies)")
+        return TimipResult(None, "the bound's preconditions do not hold (placement.bounds.ladder.proof_applies)")
     durations = cluster_durations(payload)
     if not all(durations):
         return TimipResult(None, "a task can finish on no cluster")

@@ -1,7 +1,7 @@
 """Exact-trajectory pricing for the placement Lagrangian bound (issue 23, bound (6)).  Proof:
 docs/formulations/placement.md, "(6) Trajectory pricing".
 
-Bound (4) (:mod:`formulations.placement_lagrange`) prices a task by a window and a fractional
+Bound (4) (:mod:`placement.bounds.lagrange`) prices a task by a window and a fractional
 fill of its per-resource energy front.  Here a task is priced by an allocation history on one
 cluster: per step a pause or an integer allocation (cpu, gpu) between its minimum and the
 capacity, with the referee's progress recursion and noise per executed step, so the column's
@@ -153,7 +153,7 @@ def additive_envelope(p: np.ndarray, par: np.ndarray, eps, sig, kappa: float, ba
     p <= q*, and ``psi(q*) = kappa + (sig par)**2 / 4 + sig (base + eps)`` above; past kappa psi is
     ``q + sig (base + eps)``, increasing; and the sup is at least p (the clip).
     Non-decreasing in p, par and sig (docs: "Trajectory pricing under additive noise").  Computed
-    by :func:`placement_labelling.envelope`, the labelling programme's own step."""
+    by :func:`placement.bounds.labelling.envelope`, the labelling programme's own step."""
     p, par = np.asarray(p, dtype=float).reshape(-1), np.asarray(par, dtype=float).reshape(-1)
     eps = np.broadcast_to(np.asarray(eps, dtype=float).reshape(-1, 1), (p.size, 1))[:, 0].copy()
     sig = np.ascontiguousarray(np.broadcast_to(np.asarray(sig, dtype=float), (p.size, par.size)))
@@ -168,13 +168,13 @@ def price_pair(opt: Options, a: int, n: int, Lam: np.ndarray, Mu: np.ndarray | N
     None), cost = (F - a) 2**SCALE + sum_t Lam x_t + Mu[n, s]; None if none costs below ``cap``.
     ``extra``: an integer array (H - a, kept allocations), row t - a the further cost >= 0 of
     holding each allocation in step t, non-decreasing in the cpu and the gpu (the rounding cuts',
-    :meth:`placement_rounding.Cuts.step_costs`), or None for none.
+    :meth:`placement.bounds.rounding.Cuts.step_costs`), or None for none.
 
     Labels at the start of step t are grouped by (executed steps k, level of the previous step)
     — the level is the gain parameter's index, -1 after a pause or before the first step; with
     ``switching`` off every level is -1 and no loss is charged — and within a group only the
     Pareto front on (progress up, cost down) is kept.  All labels of a step are held in flat
-    arrays and extended at once; the programme is compiled (:func:`placement_labelling.label`).
+    arrays and extended at once; the programme is compiled (:func:`placement.bounds.labelling.label`).
     ``work[0]`` (when given) grows by the labels x allocations extended: a deterministic measure
     of the effort."""
     nopt = opt.cpu.size
@@ -230,7 +230,7 @@ def price_task(task: Task, Lam, Mu, H: int, *, want_column: bool = True, switchi
     (relaxed) price.  Each cluster is priced with the cheapest so far as its cap, so a later
     cluster reports a column only when it beats it.  With ``cap`` given, only histories costing
     below it are reported and the list may be empty: the least price is then >= ``cap``
-    (:func:`least_price`).  ``cuts``, ``nu``: rounding cuts (:class:`placement_rounding.Cuts`)
+    (:func:`least_price`).  ``cuts``, ``nu``: rounding cuts (:class:`placement.bounds.rounding.Cuts`)
     and their multipliers (integers >= 0), priced into every step."""
     out = []
     for n, opt in task.opts.items():
@@ -276,8 +276,8 @@ def certified_value(payload, tasks: list[Task], Lam: np.ndarray, Mu: np.ndarray 
 def trajectory_multipliers(payload, durations, start, *, rounds: int = ROUNDS, stall: int = STALL,
                            work: int = WORK, smoothing: float = 0.5, switching: bool = SWITCHING):
     """(certified value, Lam, Mu, H): column generation on (4)'s master LP
-    (:class:`placement_lagrange.MasterLP`) with trajectory columns, from the point ``start`` =
-    (value, Lam, Mu, H) of :func:`placement_lagrange.lagrangian_multipliers` (its Wentges
+    (:class:`placement.bounds.lagrange.MasterLP`) with trajectory columns, from the point ``start`` =
+    (value, Lam, Mu, H) of :func:`placement.bounds.lagrange.lagrangian_multipliers` (its Wentges
     centre; H is kept).  The value is the best of ``start``'s own value and the trajectory
     values of the priced points, so it is never below (4).  Stops after ``rounds`` rounds, after
     ``stall`` rounds in a row without a better certified value, once the pricings have extended
@@ -291,7 +291,7 @@ def trajectory_multipliers(payload, durations, start, *, rounds: int = ROUNDS, s
 def rounded_multipliers(payload, durations, start, *, cut_rounds: int = CUT_ROUNDS, rounds: int = ROUNDS,
                         stall: int = STALL, work: int = WORK, deadline: Deadline | float | None = None) -> Rounded:
     """(6) with rounding cuts: :func:`trajectory_multipliers`' column generation, then up to
-    ``cut_rounds`` times: separate the rounding cuts (:mod:`placement_rounding`) the master's
+    ``cut_rounds`` times: separate the rounding cuts (:mod:`placement.bounds.rounding`) the master's
     solution violates, add them to the master and to the pricing, and continue the column
     generation.  Both values are certified; the second is never below the first.
     Deterministic (fixed counts, no clock): ``deadline`` (:class:`.Deadline` or a
@@ -313,7 +313,7 @@ class Rounded:
     cuts: Cuts | None
     nu: np.ndarray | None
     stats: dict = field(default_factory=dict)
-    #: every column generated (:class:`_Pool`; the heuristic :mod:`.placement_cglns` reuses them)
+    #: every column generated (:class:`_Pool`; the heuristic :mod:`placement.search.cglns` reuses them)
     pool: "_Pool | None" = None
     #: the master LP as it ended (its columns' tasks, costs and clusters in ``meta``; diagnostics)
     master: "MasterLP | None" = None
@@ -324,7 +324,7 @@ def generate(payload, durations, start, *, rounds: int, stall: int, work: int, c
               expire: Deadline = NEVER) -> Rounded:
     """The column generation of (6), with ``cut_rounds`` rounds of rounding cuts after it (0:
     plain (6)).  ``deadline`` (``time.perf_counter()``): stop between rounds once it has passed —
-    only for the heuristic that reuses the column pool (:mod:`.placement_cglns`); the bound never
+    only for the heuristic that reuses the column pool (:mod:`placement.search.cglns`); the bound never
     passes one (its values are valid at any stopping point, but they must not depend on the clock).
     ``expire`` (:class:`.Deadline`): raise :class:`.Expired` once it has passed, in any phase (the
     bound's deadline: it stops the work, never changes what a finished computation returns)."""
@@ -479,7 +479,7 @@ class _Pool:
 
 
 class _Where:
-    """What :meth:`placement_lagrange.MasterLP.column` reads of a column's task: arrival, cluster."""
+    """What :meth:`placement.bounds.lagrange.MasterLP.column` reads of a column's task: arrival, cluster."""
 
     def __init__(self, a: int, n: int):
         self.a, self.n = a, n

@@ -2,7 +2,7 @@
 
 The other placement heuristics search fixed-allocation schedules (``placement-milp``,
 ``placement-lns``) or re-allocate greedily (``placement-grow``, the policies). Bound (6)'s column
-generation (:mod:`.placement_trajectory`) meanwhile prices thousands of *allocation histories* —
+generation (:mod:`placement.bounds.trajectory`) meanwhile prices thousands of *allocation histories* —
 per step a pause or an integer allocation, re-allocations included — that are cheap at its
 Lagrangian prices. This solver turns that pool into schedules (docs/formulations/placement.md,
 "Column-generation LNS"):

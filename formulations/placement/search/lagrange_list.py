@@ -1,7 +1,7 @@
 """A Lagrangian-guided list schedule for the placement problem (``placement-lagrange``, kind
 heuristic; issue 23).  Docs: docs/formulations/placement-construction.md.
 
-The bound (4) of :mod:`.placement_lagrange` ends with multipliers (Lam, Mu) under which every
+The bound (4) of :mod:`placement.bounds.lagrange` ends with multipliers (Lam, Mu) under which every
 task has a cheapest priced trajectory: a cluster n, a first start s and a completion F (the
 classic Lagrangian heuristic / LP-order list schedule of the alpha-point literature for the sum
 of completion times).  This module turns them into a referee-feasible fixed-allocation schedule:
@@ -20,7 +20,7 @@ of completion times).  This module turns them into a referee-feasible fixed-allo
   seeded random alpha-point orders (one alpha per task, uniform in [0, 1], Goemans' randomised
   alpha-points) under the best rule so far, while time is left; the best by the referee.
 
-Where the bound's preconditions fail (:func:`.placement_bound.proof_applies`: additive noise,
+Where the bound's preconditions fail (:func:`placement.bounds.ladder.proof_applies`: additive noise,
 a gain of 0 at a task's minimum) there are no multipliers: the construction is then the
 control orders (arrival; arrival then shortest) under the rules, with no prices.
 

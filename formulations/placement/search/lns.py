@@ -23,8 +23,8 @@ search's own).
 Second round (docs/formulations/placement.md, "Warm start, adaptive moves and re-allocating
 moves"): ``warm_start`` (``"best-known"`` or a solution file) replaces the start solvers by a
 given schedule; ``moves`` picks the destroy moves (``classic``: the above; ``adaptive``: the
-kinds of :mod:`.placement_neighbourhoods` by adaptive weights; or one kind); ``grow`` adds the
-re-allocating moves of :mod:`.placement_grow` after the search. Every candidate returned is
+kinds of :mod:`placement.search.neighbourhoods` by adaptive weights; or one kind); ``grow`` adds the
+re-allocating moves of :mod:`placement.search.grow` after the search. Every candidate returned is
 scored by the referee.
 
 Seeded: the neighbourhoods are drawn from ``numpy.random.default_rng(seed)``. With
@@ -81,7 +81,7 @@ BLOCK, SLACK, STALL = 24, 8, 6
 SUB_LIMIT = 10.0
 #: without a time limit: this many neighbourhoods
 DEFAULT_ITERATIONS = 200
-#: neighbourhood moves: "classic", "adaptive" or one kind of placement_neighbourhoods.KINDS
+#: neighbourhood moves: "classic", "adaptive" or one kind of placement.search.neighbourhoods.KINDS
 MOVES = ("classic", "adaptive") + KINDS
 DEFAULT_MOVES = "classic"
 #: non-classic moves: rounds of block growth in a row without improvement before the search stops
@@ -107,7 +107,7 @@ def to_schedule(payload, data: PlacementData, decisions) -> Schedule | None:
     gpu and running no longer. For decisions that never re-allocate, feasibility and
     completion times are kept or improved. For re-allocating ones the result is checked
     again; when it breaks a rule (a task started earlier at a small allocation, then grew:
-    :mod:`.placement_grow`), the tasks that re-allocate are placed again by
+    :mod:`placement.search.grow`), the tasks that re-allocate are placed again by
     :func:`.placement.repair_schedule` around the others (feasible by construction, possibly
     worse). None when a task is unplaced or an allocation runs no dominant option."""
     out: list[tuple[Option, int]] = []
@@ -141,7 +141,7 @@ def to_schedule(payload, data: PlacementData, decisions) -> Schedule | None:
 
 def neighbourhood(rng: np.random.Generator, data: PlacementData, cur: Schedule, block: int) -> set[int]:
     """The tasks freed by the classic move: ``block`` tasks nearest a random step, all
-    clusters or (half the draws) one (:func:`.placement_neighbourhoods.window`)."""
+    clusters or (half the draws) one (:func:`placement.search.neighbourhoods.window`)."""
     return window(rng, data, cur, block)
 
 
@@ -159,7 +159,7 @@ def improve(data: PlacementData, cur: Schedule, *, seed: int, deadline: float | 
             cutoff: str = DEFAULT_CUTOFF) -> tuple[Schedule, dict[str, Any]]:
     """The LNS loop (module docstring); returns the best schedule and counters. ``moves``:
     ``classic`` (windows / clusters, half each), ``adaptive`` (every kind of
-    :data:`.placement_neighbourhoods.KINDS`, chosen by adaptive weights) or one kind."""
+    :data:`placement.search.neighbourhoods.KINDS`, chosen by adaptive weights) or one kind."""
     rng = np.random.default_rng(seed)
     J = data.num_tasks
     cur_val = schedule_objective(data, cur)
@@ -265,7 +265,7 @@ def warm_start_decisions(instance, value: str | None, *, seed: int = 0, deadline
                          until: float | None = None):
     """(referee value, decisions, source, fixed schedule or None) of the warm start, or None
     without one (``value`` None, or ``best-known`` for an instance no shipped set lists with a
-    solution). ``lagrangian``: the construction of :mod:`.placement_lagrange_list` (seeded;
+    solution). ``lagrangian``: the construction of :mod:`placement.search.lagrange_list` (seeded;
     ``deadline`` cuts its random samples, ``until`` every phase: past it, no warm start). The file is
     read by the project's solution loader and
     checked against the instance; a solution for another instance or one the referee rejects is

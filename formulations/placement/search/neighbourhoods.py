@@ -2,7 +2,7 @@
 adaptive choice.
 
 A move frees a set of tasks of the incumbent fixed-allocation schedule (every other task keeps
-its (option, start)); :mod:`.placement_lns` re-places the freed tasks with the fixed-allocation
+its (option, start)); :mod:`placement.search.lns` re-places the freed tasks with the fixed-allocation
 MILP. The kinds:
 
 * ``window``: the ``block`` tasks whose starts lie nearest a random step (all clusters);
