@@ -199,25 +199,36 @@ def graph_arrays(obs: np.ndarray, ids: np.ndarray, lay: EnvLayout):
     # pending slot -> the cluster holding it
     b, n, p = np.nonzero(pend[..., 0] > 0.5)
     pend_e = np.stack([(b * N + n) * P + p, b * N + n])
-    # the same task in other clusters' pending sets
+    b, s, d = same_task_slots(ids, N, P)
+    return x, edge_dict(run_e, pend_e, np.stack([b * N * P + s, b * N * P + d]), B, N)
+
+
+def same_task_slots(ids: np.ndarray, N: int, P: int):
+    """(b, s, d): in state b, pending slot s (of N*P, cluster-major) and slot d of another
+    cluster hold the same task (the "same" edges of the graph)."""
+    B = ids.shape[0]
     flat = ids.reshape(B, N * P)
     eq = (flat[:, :, None] == flat[:, None, :]) & (flat[:, :, None] >= 0)
     owner = np.repeat(np.arange(N), P)
     eq &= owner[:, None] != owner[None, :]
-    b, s, d = np.nonzero(eq)
-    same_e = np.stack([b * N * P + s, b * N * P + d])
+    return np.nonzero(eq)
+
+
+def edge_dict(run_e: np.ndarray, pend_e: np.ndarray, same_e: np.ndarray, B: int, N: int) -> dict:
+    """The graph's edge index per edge type (:data:`EDGE_TYPES`), each relation and its reverse,
+    from the running-on-cluster, pending-in-cluster and same-task pairs; every cluster of state
+    b is linked to the state's one "short" node."""
     cs = np.stack([np.arange(B * N), np.repeat(np.arange(B), N)])
 
     def t(e):
         return np.ascontiguousarray(e, dtype=np.int64).reshape(2, -1)
 
-    edges = {
+    return {
         ("run", "on", "clus"): t(run_e), ("clus", "hosts", "run"): t(run_e[::-1]),
         ("pend", "in", "clus"): t(pend_e), ("clus", "holds", "pend"): t(pend_e[::-1]),
         ("pend", "same", "pend"): t(same_e),
         ("clus", "up", "short"): t(cs), ("short", "down", "clus"): t(cs[::-1]),
     }
-    return x, edges
 
 
 def packed_graph_arrays(obs: np.ndarray, ids: np.ndarray, lay: EnvLayout):
@@ -249,25 +260,8 @@ def packed_graph_arrays(obs: np.ndarray, ids: np.ndarray, lay: EnvLayout):
     }
     run_e = np.stack([np.arange(len(rb)), rb * N + rn])
     pend_e = np.stack([np.arange(K), pb * N + pn])
-    # the same task in other clusters' pending sets (present slots only, as graph_arrays)
-    flat = ids.reshape(B, N * P)
-    eq = (flat[:, :, None] == flat[:, None, :]) & (flat[:, :, None] >= 0)
-    owner = np.repeat(np.arange(N), P)
-    eq &= owner[:, None] != owner[None, :]
-    b, s, d = np.nonzero(eq)
-    same_e = np.stack([gather[b * N * P + s], gather[b * N * P + d]])
-    cs = np.stack([np.arange(B * N), np.repeat(np.arange(B), N)])
-
-    def t(e):
-        return np.ascontiguousarray(e, dtype=np.int64).reshape(2, -1)
-
-    edges = {
-        ("run", "on", "clus"): t(run_e), ("clus", "hosts", "run"): t(run_e[::-1]),
-        ("pend", "in", "clus"): t(pend_e), ("clus", "holds", "pend"): t(pend_e[::-1]),
-        ("pend", "same", "pend"): t(same_e),
-        ("clus", "up", "short"): t(cs), ("short", "down", "clus"): t(cs[::-1]),
-    }
-    return x, edges, gather
+    b, s, d = same_task_slots(ids, N, P)  # present slots only (ids of dummies are < 0), as graph_arrays
+    return x, edge_dict(run_e, pend_e, np.stack([gather[b * N * P + s], gather[b * N * P + d]]), B, N), gather
 
 
 def pointer_layer_packed(layer, x, pad_index, back, key_bias, BN: int, L: int):
