@@ -4,11 +4,14 @@
   allocation: the noise-free increment (:func:`semantics.increment`), the noise
   (:func:`semantics.noisy_gain`: multiplicative or the authors' additive, clipped) and the
   switching loss (``1 - switching_overhead`` when the allocation differs from the previous
-  step's, except on the task's first executed step). Every Python model, bound and heuristic of
-  this sub-package that advances a task's progress calls it; the vectorised mirrors (the
-  trajectory labelling's numpy step and its compiled kernel) are checked against it by
-  tests/formulations/test_placement_step_rule.py. The referee (edgebench/referee/placement.py)
-  stays separate and independent.
+  step's, except on the task's first executed step). The models that simulate steps call it
+  (the exact model, the brute-force oracle); the bounds that advance progress in a relaxed or
+  vectorised form of their own — the energy front of (4) (no switching loss), trajectory
+  pricing's numpy step and its compiled kernel (used by (6), (7) and the additive bound) — are
+  checked against it, and it against the referee's own simulation, by
+  tests/formulations/test_placement_step_rule.py; the searches score through the referee
+  (``task_finish``, ``evaluate``). The referee (edgebench/referee/placement.py) stays separate
+  and independent.
 * :class:`JointUse` — the joint moves' capacity check of one step (cpu / gpu / memory per
   cluster, and in the single-task variant at most one first allocation per cluster and step),
   shared by the exact model and the brute-force oracle.
