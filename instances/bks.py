@@ -81,7 +81,7 @@ BOUNDS = """
 are **not used**: the MILP optimises fixed-allocation schedules, while the referee also accepts
 re-allocating and pausing schedules (Optimus, Tiresias), which may beat the MILP optimum
 (docs/formulations/placement.md, "What bounds apply to re-allocating / preemptive baselines").
-The bound used, `formulations.placement_bound.reallocating_bound`, holds for every schedule the
+The bound used, `formulations.placement.bounds.ladder.reallocating_bound`, holds for every schedule the
 referee accepts; it is the largest of `combinatorial: shortest durations` (every task needs at
 least the fewest executed steps of its best eligible cluster after its arrival),
 `combinatorial: start slots x per-cluster durations` (variant single: one first start per cluster
@@ -101,7 +101,7 @@ Proofs, preconditions (curvature > 1, no zero-gain allocation; otherwise no boun
 the brute-force tests: docs/formulations/placement.md, "A bound for every referee-feasible schedule".
 Under the authors' additive clipped noise (`noise_model = "additive"`, where those preconditions
 fail) the bound is `combinatorial: optimistic draws (additive noise)`
-(`formulations.placement_bound_additive`): every executed step of a task gains at most its best
+(`formulations.placement.bounds.additive`): every executed step of a task gains at most its best
 noise-free gain plus that step's own draw, clipped at 0, so each task needs at least the steps in
 which these optimistic gains reach 1 (docs/formulations/placement.md, "A bound under additive noise");
 in the single-task variant `combinatorial: optimistic draws and start slots (additive noise)` adds
