@@ -399,44 +399,18 @@ def _one_round(preset: str, params: dict) -> tuple[float, float]:
     """(rollout env steps per CPU s, update samples per CPU s) of one MAPPO round at the shipped
     network size (hidden 64, 2 layers, 4 heads, fused conv; freshly initialised, seed 0): 16 envs
     x 32 steps of ``act_batch`` sampling with the critic (env resets outside the clock), then the
-    update phase on those 512 samples (2 epochs x minibatch 128: ``_logp_entropy``, backward,
-    Adam with lr 0 so that both paths see the same weights)."""
-    import numpy as np
+    update phase on those 512 samples (2 epochs x minibatch 128, Adam with lr 0 so that both
+    paths see the same weights) — ``bench/tapfinger_cpu_split.py``'s ``one_round``, one copy."""
     import torch
 
     from edgebench.learned import tapfinger as tf
-    from edgebench.learned import train_tapfinger as tt
-    from edgebench.learned.envs.placement import PlacementVectorEnv
+    from tapfinger_cpu_split import one_round  # bench/ is on the path of the bench run (its conftest)
 
     envs = [tf.make_env(preset=preset, params=params, variant="multi") for _ in range(16)]
     lay = tf.EnvLayout.of_env(envs[0])
     torch.manual_seed(0)
     model = tf.make_model(tf.ModelConfig(), lay).eval()
-    seeds = iter(range(10**6))
-    venv = PlacementVectorEnv(envs, lambda env: env.reset(seed=next(seeds))[0])
-    obs = venv.reset()
-    rng = np.random.default_rng(0)
-    recs = []
-    c0 = time.process_time()
-    for _ in range(32):
-        actions, rec = tf.act_batch(model, envs, obs, lay, rng, greedy=False)
-        obs, *_ = venv.step(actions)
-        recs.append(rec)
-    roll = 512 / (time.process_time() - c0)
-    batch = {k: np.concatenate([r[k] for r in recs])
-             for k in ("obs", "ids", "masks", "slot_ok", "alloc_ok", "void_ok", "slot", "alloc", "m")}
-    opt = torch.optim.Adam(model.parameters(), lr=0.0)
-    model.train()
-    c0 = time.process_time()
-    for ep in range(2):
-        perm = np.random.default_rng(ep).permutation(512)
-        for s in range(0, 512, 128):
-            logp, ent, values = tt._logp_entropy(model, batch, perm[s:s + 128])
-            loss = -logp.mean() - 0.01 * ent.mean() + values.square().mean()
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-    return roll, 512 / (time.process_time() - c0)
+    return one_round(model, envs, lay)
 
 
 #: issue 42 item 2's targets: combined env steps per CPU second (rollout + update)
