@@ -239,9 +239,22 @@ def _finite(v: float, big: float) -> float:
 # ---- OR-Tools pywraplp ------------------------------------------------------------------
 
 
+#: rows translated into a backend's model between two looks at the clock
+ROWS_PER_CHECK = 512
+
+
+def _out_of_time(time_limit: float | None, entered: float) -> bool:
+    return time_limit is not None and time.perf_counter() - entered > time_limit
+
+
 def _solve_pywraplp(model, solver_id, time_limit, threads, seed, mip_gap, log) -> LinearSolution:
+    """``time_limit`` covers the translation into pywraplp (one Python call per coefficient:
+    about a second for 180,000 nonzeros) and the backend's solve: the backend gets the time
+    left after the translation, and a translation that runs out of time is a ``timeout``
+    without a solve (issue 43 item 4)."""
     from ortools.linear_solver import pywraplp
 
+    entered = time.perf_counter()
     s = pywraplp.Solver.CreateSolver(solver_id)
     if s is None:
         return LinearSolution("error", None, None, None, 0.0, "", f"OR-Tools has no {solver_id} solver")
@@ -249,6 +262,10 @@ def _solve_pywraplp(model, solver_id, time_limit, threads, seed, mip_gap, log) -
     xs = [s.IntVar(_finite(lb, inf), _finite(ub, inf), n) if it else s.NumVar(_finite(lb, inf), _finite(ub, inf), n)
           for n, lb, ub, it in zip(model.names, model.lb, model.ub, model.integer)]
     for r, ((idx, val), lo, hi) in enumerate(zip(model.rows, model.row_lo, model.row_hi)):
+        if r % ROWS_PER_CHECK == 0 and _out_of_time(time_limit, entered):
+            return LinearSolution("timeout", None, None, None, 0.0, "",
+                                  f"out of time while translating the model for pywraplp ({r} of "
+                                  f"{len(model.rows)} rows)")
         # positional names: a repeated user name aborts the whole process inside OR-Tools
         c = s.RowConstraint(_finite(lo, inf), _finite(hi, inf), f"c{r}")
         for i, v in zip(idx, val):
@@ -258,8 +275,9 @@ def _solve_pywraplp(model, solver_id, time_limit, threads, seed, mip_gap, log) -
         obj.SetCoefficient(xs[i], c)
     obj.SetOffset(model.obj_const)
     obj.SetMinimization() if model.sense == "min" else obj.SetMaximization()
-    if time_limit is not None:
-        s.SetTimeLimit(max(1, int(time_limit * 1000)))
+    left = None if time_limit is None else time_limit - (time.perf_counter() - entered)
+    if left is not None:
+        s.SetTimeLimit(max(1, int(left * 1000)))  # the time left after the translation
     s.SetNumThreads(max(1, threads))
     if log:
         s.EnableOutput()
@@ -285,7 +303,7 @@ def _solve_pywraplp(model, solver_id, time_limit, threads, seed, mip_gap, log) -
               pywraplp.Solver.INFEASIBLE: "infeasible"}.get(code)
     if status is None:
         # HiGHS through pywraplp answers an unlisted code (99) when the time limit stops it with no incumbent
-        hit_limit = time_limit is not None and elapsed >= 0.9 * time_limit
+        hit_limit = left is not None and elapsed >= 0.9 * left
         status = "timeout" if code == pywraplp.Solver.NOT_SOLVED or hit_limit else "error"
     if status == "optimal":
         bound = obj.Value() if bound is None or not any(model.integer) else bound

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from edgebench.formulations import offloading_bounds as ob
+from edgebench.formulations.deadline import Deadline
 from edgebench.formulations.linear import run_cpsat
 from edgebench.formulations.offloading_lns import improve
 from edgebench.formulations.offloading_problem import (
@@ -65,9 +66,17 @@ class CpsatModel:
 
 
 def build_cpsat(data: OffloadingData, *, time_scale: float | str = "auto", hint: bool = True,
-                edge_form: str = "auto", cuts: bool = True) -> CpsatModel:
-    """The CP-SAT interval model of ``data`` (seconds) in ticks of 1/time_scale seconds."""
+                edge_form: str = "auto", cuts: bool = True, deadline: Deadline | float | None = None) -> CpsatModel:
+    """The CP-SAT interval model of ``data`` (seconds) in ticks of 1/time_scale seconds.
+
+    ``deadline`` (a :class:`~edgebench.formulations.deadline.Deadline`, a ``time.perf_counter()``
+    value or None) is checked between the phases (heuristic schedules, heads / tails, the
+    objective floor) and between blocks of constraints (per task, per edge, per server and
+    resource, per workflow): :class:`~edgebench.formulations.deadline.Expired` once it has
+    passed. A build that completes is the same model with or without a deadline."""
     from ortools.sat.python import cp_model
+
+    dl = Deadline.of(deadline)
 
     if edge_form not in ("auto", "pairs", "linear", "same"):
         raise ValueError(f"edge_form must be auto, pairs, linear or same, got {edge_form!r}")
@@ -86,6 +95,7 @@ def build_cpsat(data: OffloadingData, *, time_scale: float | str = "auto", hint:
     hsched = list_schedule(td) if hint else None
     alt = cloud_schedule(td) if hint else None
     est, lft, cwb = time_windows(td, best_heuristic(td) if hint else None, integral=True)
+    dl.check("building the CP-SAT model: heuristic schedules and time windows")
     hb = [int(math.floor(h + 1e-9)) for h in lft]
     # heads / tails of every feasible schedule of the ticked data (§4a): per-host earliest
     # starts and least times to the workflow's end, and a floor on the objective
@@ -97,7 +107,10 @@ def build_cpsat(data: OffloadingData, *, time_scale: float | str = "auto", hint:
             # per-host heads / tails only where every edge server is exclusive: they made
             # CP-SAT prove heft-random 50 x 8 in 13-16 s instead of 32 s (floor alone), but
             # kept it from proving daggen 50 x 3 in 40 s (floor alone: 30 s; docs §4a)
-            heads, tails = ob.heads(td, excl), ob.tails(td, excl)
+            heads = ob.heads(td, excl)
+            dl.check("building the CP-SAT model: heads")
+            tails = ob.tails(td, excl)
+            dl.check("building the CP-SAT model: tails")
     if heads is not None and tails is not None:
         for g in range(N):
             est[g] = max(est[g], min(heads[g].values()))
@@ -105,11 +118,13 @@ def build_cpsat(data: OffloadingData, *, time_scale: float | str = "auto", hint:
     if cuts:
         lb = ob.lower_bound(td)  # mean makespan in ticks
         obj_floor = int(math.ceil(W * lb + sum(a * q for a in td.arrival) - 1e-9 * max(1.0, W * lb)))
+        dl.check("building the CP-SAT model: the objective floor")
 
     present: list[dict[int, Any]] = []
     start, end = [], []
     reason = None
     for g in range(N):
+        dl.check("building the CP-SAT model: task variables")
         lo = int(math.ceil(est[g] - 1e-9))
         hi = hb[g] - int(td.min_dur(g))
         if hi < lo:
@@ -136,6 +151,7 @@ def build_cpsat(data: OffloadingData, *, time_scale: float | str = "auto", hint:
     # intervals per server
     intervals: list[dict[int, Any]] = [dict() for _ in range(N)]
     for g in range(N):
+        dl.check("building the CP-SAT model: intervals")
         for s, lit in present[g].items():
             d = int(td.dur[g][s])
             if len(present[g]) == 1:
@@ -153,6 +169,7 @@ def build_cpsat(data: OffloadingData, *, time_scale: float | str = "auto", hint:
                              [int(math.floor(c[r] * scales[r][0] + _INT_TOL * max(1.0, c[r] * scales[r][0])))
                               for r in range(2)] for c in td.cap]
     for s, r, kind, items, cap in _resource_groups(td, dem_scaled, cap_scaled):
+        dl.check("building the CP-SAT model: capacities")
         if kind == "nooverlap":
             m.AddNoOverlap([intervals[g][s] for g, _ in items])
         else:
@@ -160,6 +177,7 @@ def build_cpsat(data: OffloadingData, *, time_scale: float | str = "auto", hint:
 
     # precedence with transfer delays
     for k, (_, _, a, b) in enumerate(td.edges):
+        dl.check("building the CP-SAT model: precedence")
         m.Add(start[b] >= end[a])
         off_diag = {int(c) for (p, qq), c in td.delay[k].items() if p != qq}
         form = "same" if edge_form == "auto" else edge_form
@@ -199,6 +217,7 @@ def build_cpsat(data: OffloadingData, *, time_scale: float | str = "auto", hint:
     # makespans and objective: minimise the sum of the workflows' finish times
     cmax = []
     for w in range(W):
+        dl.check("building the CP-SAT model: makespans")
         gs = td.gid[w]
         lo = max(int(td.min_rel(g) + td.min_dur(g)) for g in gs)
         cw = m.NewIntVar(lo, max(int(cwb[w]), lo), f"c{w}")
@@ -207,6 +226,7 @@ def build_cpsat(data: OffloadingData, *, time_scale: float | str = "auto", hint:
             m.Add(cw >= end[g])
         if tails is not None:
             for g in gs:
+                dl.check("building the CP-SAT model: tails per workflow")
                 low = _ceil_int(min(tails[g].values()))
                 if low > 0:
                     m.Add(cw >= end[g] + low)

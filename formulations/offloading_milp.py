@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from edgebench.formulations.deadline import Deadline
 from edgebench.formulations.linear import LinearModel, solve_linear
 from edgebench.formulations.offloading_problem import OffloadingData, RawSolve, _resource_groups, time_windows
 from edgebench.formulations.offloading_schedules import best_heuristic
@@ -51,13 +52,21 @@ class MilpIndex:
     heuristic: tuple[list[int], list[float]] | None = None
 
 
-def build_milp(data: OffloadingData, *, use_heuristic_horizon: bool = True):
-    """The MILP of ``data`` (seconds) as one LinearModel. Returns (model, index)."""
+def build_milp(data: OffloadingData, *, use_heuristic_horizon: bool = True,
+               deadline: Deadline | float | None = None):
+    """The MILP of ``data`` (seconds) as one LinearModel. Returns (model, index).
+
+    ``deadline`` (a :class:`~edgebench.formulations.deadline.Deadline`, a ``time.perf_counter()``
+    value or None) is checked between blocks of rows (per task, per edge, per workflow, per
+    server pair / flow network): :class:`~edgebench.formulations.deadline.Expired` once it has
+    passed. A build that completes is the same model with or without a deadline."""
+    dl = Deadline.of(deadline)
     N, W = data.N, data.W
     lm = _MergingModel(name="offloading-milp", sense="min")
     heur = best_heuristic(data) if use_heuristic_horizon else None
     est, lft, cwb = time_windows(data, heur)
     hb = lft
+    dl.check("building the MILP: time windows")
 
     x: list[dict[int, int]] = []
     st: list[int] = []
@@ -67,6 +76,7 @@ def build_milp(data: OffloadingData, *, use_heuristic_horizon: bool = True):
         lo = est[g]
         st.append(lm.add_var(f"s[{g}]", lo, max(lo, hb[g] - data.min_dur(g))))
     for g in range(N):
+        dl.check("building the MILP: assignment rows")
         # (1) one server per task
         lm.add_eq([(v, 1.0) for v in x[g].values()], 1.0, f"assign[{g}]")
         # (2) release: arrival + input fetch on the chosen server
@@ -77,6 +87,7 @@ def build_milp(data: OffloadingData, *, use_heuristic_horizon: bool = True):
 
     # (4) precedence with server-dependent transfer delays
     for k, (_, _, a, b) in enumerate(data.edges):
+        dl.check("building the MILP: precedence rows")
         dur_a = [(x[a][p], -data.dur[a][p]) for p in x[a]]
         need_base = False
         for p in data.hosts[a]:
@@ -94,6 +105,7 @@ def build_milp(data: OffloadingData, *, use_heuristic_horizon: bool = True):
     # (5) makespan of each workflow (its sinks' finish times)
     cmax = []
     for w in range(W):
+        dl.check("building the MILP: makespan rows")
         gs = data.gid[w]
         lo = max(data.min_rel(g) + data.min_dur(g) for g in gs)
         cw = lm.add_var(f"C[{w}]", lo, max(lo, cwb[w]))
@@ -130,6 +142,7 @@ def build_milp(data: OffloadingData, *, use_heuristic_horizon: bool = True):
         gs = [g for g, _ in items]
         if kind == "nooverlap":
             for ii, i in enumerate(gs):
+                dl.check("building the MILP: sequencing rows")
                 for j in gs[ii + 1:]:
                     if ordered(i, j) or ordered(j, i):
                         continue
@@ -146,6 +159,7 @@ def build_milp(data: OffloadingData, *, use_heuristic_horizon: bool = True):
         src = {g: lm.add_var(f"f[{s},{r},src,{g}]", 0.0, dem[g]) for g in gs}
         arc: dict[tuple[int, int], int] = {}
         for i in gs:
+            dl.check("building the MILP: resource-flow rows")
             for j in gs:
                 if i == j or ordered(j, i):
                     continue

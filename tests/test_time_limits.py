@@ -48,17 +48,12 @@ TINY = {
     "offloading": DATA / "offloading-patent-example-v1" / "offloading-patent-example-s0.json",
 }
 
-#: overruns of code outside the placement formulations (issue 43 item 4 names every solver;
-#: their owners fix them), measured on this test's instances at the 2 s limit on the 2-core
-#: machine: within the margin at load ~6, far past it at load 10-15, where every placement
-#: solver still ends within it.  Expected failures, not skipped: run and reported (XPASS when
-#: they hold), never failing the suite by the machine's load.
-KNOWN_OVERRUNS = {
-    ("offloading-cpsat", "offloading"): "model building is not deadline-checked (formulations/offloading_cpsat.py): "
-                                        "build 1.5 s of 2.6 s at load 6, 5.9 s of 9.4 s at load 15",
-    ("offloading-milp", "offloading"): "model building and OR-Tools SCIP past its limit (formulations/offloading_milp.py): "
-                                       "3.4 s at load 6; at load 15 build 3.4 s + SCIP 4.6 s for a 2 s limit",
-}
+#: solvers expected to overrun (xfail, not skipped: run and reported, XPASS when they hold).
+#: Empty since the offloading exact models check their deadline while building (issue 43
+#: item 4): ``offloading-cpsat`` (build 1.5 s of 2.6 s at load 6, 5.9 s of 9.4 s at load 15)
+#: and ``offloading-milp`` (build 3.4 s + OR-Tools SCIP 4.6 s for a 2 s limit at load 15)
+#: were listed here before.
+KNOWN_OVERRUNS: dict[tuple[str, str], str] = {}
 
 
 def _case(name: str, fam: str):
@@ -188,3 +183,62 @@ def test_lns_without_grow_honours_its_time_limit():
     wall = time.perf_counter() - t0
     assert wall <= LIMIT + MARGIN, wall
     assert res.solution.decisions is not None
+
+
+# ---- the offloading exact models: the build is deadline-checked ------------------------
+
+
+def test_offloading_builds_stop_at_an_expired_deadline_and_are_unchanged_otherwise(instances):
+    """``build_cpsat`` / ``build_milp`` raise Expired once their deadline has passed; under a
+    generous deadline they build exactly the model they build without one."""
+    from edgebench.formulations.deadline import Deadline, Expired
+    from edgebench.formulations.offloading_cpsat import build_cpsat
+    from edgebench.formulations.offloading_milp import build_milp
+    from edgebench.formulations.offloading_problem import prepare
+
+    data = prepare(instances[1]["offloading"])
+    with pytest.raises(Expired, match="building the CP-SAT model"):
+        build_cpsat(data, deadline=Deadline.after(-1.0))
+    with pytest.raises(Expired, match="building the MILP"):
+        build_milp(data, deadline=Deadline.after(-1.0))
+    assert str(build_cpsat(data, deadline=Deadline.after(600.0)).model.proto) == str(build_cpsat(data).model.proto)
+    timed, free = build_milp(data, deadline=Deadline.after(600.0))[0], build_milp(data)[0]
+    assert (timed.rows, timed.row_lo, timed.row_hi, timed.lb, timed.ub, timed.obj) == \
+        (free.rows, free.row_lo, free.row_hi, free.lb, free.ub, free.obj)
+
+
+@pytest.mark.parametrize("name", ["offloading-cpsat", "offloading-milp"])
+def test_offloading_build_past_the_limit_is_a_timeout_with_the_heuristic_schedule(name, instances):
+    """At a limit shorter than the 100-task instance's preparation (0.2 s on the test machine)
+    the build stops at its first check: no backend runs, status ``timeout``, the heuristic
+    schedule (list / all-cloud, the better) judged feasible by the referee, the combinatorial
+    bound below it."""
+    inst = instances[0]["offloading"]
+    t = time.perf_counter()
+    res = registry.solve(inst, name, time_limit=0.01)
+    wall = time.perf_counter() - t
+    assert wall <= 0.01 + MARGIN
+    assert res.status == "timeout", res.stats.get("message")
+    assert res.stats["build_stopped"].startswith("building the")
+    ev = evaluate(inst, res.solution)
+    assert ev.feasible
+    assert abs(ev.primary_value - res.solution.objective) <= 1e-9 * max(1.0, ev.primary_value)
+    assert res.solution.bound is not None and res.solution.bound <= res.solution.objective + 1e-9
+
+
+def test_pywraplp_translation_counts_in_the_time_limit():
+    """``solve_linear``'s pywraplp backends translate the model row by row in Python (about a
+    second for the 100-task offloading MILP): the translation counts in ``time_limit``; one
+    that runs out of time is a ``timeout`` without a solve, never a backend given its whole
+    limit after it."""
+    from edgebench.formulations.linear import LinearModel, solve_linear
+
+    lm = LinearModel()
+    xs = [lm.add_binary(f"x{i}") for i in range(50)]
+    for i in range(49):
+        lm.add_le([(xs[i], 1.0), (xs[i + 1], 1.0)], 1.0)
+    lm.set_objective([(x, -1.0) for x in xs])
+    sol = solve_linear(lm, "ortools-scip", time_limit=1e-9)
+    assert sol.status == "timeout" and sol.values is None
+    assert "translating" in sol.message
+    assert solve_linear(lm, "ortools-scip", time_limit=30.0).status == "optimal"

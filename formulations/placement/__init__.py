@@ -5,7 +5,8 @@ Map (``edgebench.formulations.placement``; issue 45)::
     problem.py        shared data (Option, PlacementData, prepare, Schedule, greedy schedules)
                       and THE step rule (step_progress: progress, noise, switching loss),
                       JointUse (one step's capacity check)
-    deadline.py       Deadline / Expired: every phase honours the time limit
+    deadline.py       Deadline / Expired: every phase honours the time limit (re-exported from
+                      formulations/deadline.py, shared with the offloading models)
     highs.py          HiGHS helpers (LP solutions, reduced costs, row duals)
     milp.py           placement-milp: the fixed-allocation MILP, a RESTRICTION of the referee's
                       problem (kind heuristic, bound="restriction": its bound is
