@@ -20,7 +20,11 @@ Pieces (all in this file; the training loop is :mod:`edgebench.learned.train_tap
   W2 mean(h)), dummies and unplaceable slots masked, plus a learned void entry); the
   allocation head (MLP over the chosen slot's and its cluster's embeddings, a distribution
   over the (cpu, gpu) grid with the env's mask applied); the critic (MLP over the flattened
-  pending embeddings of all agents, one value per agent).
+  pending embeddings of all agents, one value per agent). With ``ModelConfig.inputs="generic"``
+  (issue 42 item 4) the type one-hot is replaced by type-free task features from the
+  performance model, the allocation head scores each cell of any cluster's grid with one shared
+  MLP from per-cell features, and the critic reads any number of clusters
+  (:mod:`edgebench.learned.tapfinger_features`, docs/tapfinger.md "Type-generic inputs").
 * :func:`act`: one joint decision: every agent samples (or takes the argmax of) its pointer
   distribution; conflicts are resolved by Bayes' rule, Pr(n | j) ~ Pr(j | n) Pr(n) with Pr(n)
   proportional to the copies of j that fit cluster n at its minimum (argmax wins, the losers
@@ -41,7 +45,7 @@ import time
 from dataclasses import asdict, dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -49,13 +53,14 @@ from edgebench.errors import InputError
 from edgebench.instances.model import Instance
 from edgebench.learned import checkpoint
 from edgebench.learned.acting import TIE_TOL, pick_max
+from edgebench.learned.tapfinger_features import CELL_FEATURES, TASK_FEATURES
 from edgebench.learned.tapfinger_generic import grid_maps, type_view
 from edgebench.registry import Result, make_result, register
 
 __all__ = ["ModelConfig", "EnvLayout", "build_graph", "make_model", "act", "act_batch", "void_allowed", "run_episode", "load_checkpoint",
            "save_checkpoint", "CHECKPOINT_DIR", "nearest_checkpoint", "SOLVERS", "masks_from_obs", "graph_arrays", "flat_graph",
            "hetero_attention_layer", "EDGE_TYPES", "NODE_TYPES", "resolve_device", "pick_max",
-           "acting_model", "TIE_TOL"]
+           "acting_model", "TIE_TOL", "bind_layout", "generic_layout", "winner_cells"]
 
 CHECKPOINT_DIR = Path(__file__).resolve().parent / "checkpoints"
 CHECKPOINT_FORMAT = "edgebench-tapfinger-v1"
@@ -86,6 +91,12 @@ class ModelConfig:
     #: graph layer: "fused" (:func:`hetero_attention_layer`, one pass over all types), "hgt" (PyG's
     #: HGTConv) or "gat" (HeteroConv of one GATConv per edge type, the first checkpoints)
     conv: str = "fused"
+    #: task inputs: "onehot" (a one-hot of the training preset's task types, an allocation head
+    #: sized to its grid: the shipped checkpoints) or "generic" (type-free task features from the
+    #: performance model, a per-cell allocation head over any cluster's grid, a critic of any
+    #: cluster count: one network plays every placement instance; issue 42 item 4,
+    #: :mod:`edgebench.learned.tapfinger_features`)
+    inputs: Literal["onehot", "generic"] = "onehot"
 
 
 @dataclass
@@ -99,6 +110,9 @@ class EnvLayout:
     type_names: list[str]
     max_cpu: int = field(default=0)
     max_gpu: int = field(default=0)
+    #: "onehot" or "generic" (:attr:`ModelConfig.inputs`; a generic layout has no type names and
+    #: is rebuilt from each instance it plays: :func:`generic_layout`)
+    inputs: Literal["onehot", "generic"] = "onehot"
 
     def __post_init__(self) -> None:
         self.caps = [tuple(int(v) for v in c) for c in self.caps]
@@ -107,7 +121,9 @@ class EnvLayout:
 
     @classmethod
     def of_env(cls, env, *, max_cpu: int = 0, max_gpu: int = 0) -> "EnvLayout":
-        return cls(list(env._caps), env.pending_size, env.max_running, list(env.type_names), max_cpu, max_gpu)
+        generic = getattr(env, "task_inputs", "onehot") == "generic"
+        return cls(list(env._caps), env.pending_size, env.max_running, [] if generic else list(env.type_names),
+                   max_cpu, max_gpu, "generic" if generic else "onehot")
 
     @property
     def n(self) -> int:
@@ -118,11 +134,16 @@ class EnvLayout:
         return len(self.type_names)
 
     @property
+    def task_width(self) -> int:
+        """Width of the task block of a pending / running row: the type one-hot or the generic features."""
+        return len(TASK_FEATURES) if self.inputs == "generic" else self.types
+
+    @property
     def grid(self) -> int:
         return (self.max_cpu + 1) * (self.max_gpu + 1)
 
     def obs_size(self) -> int:
-        T = self.types
+        T = self.task_width
         return N_CLUSTER + self.pending_size * (N_PEND + T) + self.max_running * (N_RUN + T)
 
 
@@ -132,7 +153,7 @@ class EnvLayout:
 def split_obs(obs: np.ndarray, lay: EnvLayout):
     """(B, N, obs_size) -> cluster (B, N, 7), pending (B, N, P, 6+T), running (B, N, R, 5+T)."""
     B, N, _ = obs.shape
-    T, P, R = lay.types, lay.pending_size, lay.max_running
+    T, P, R = lay.task_width, lay.pending_size, lay.max_running
     clus = obs[..., :N_CLUSTER]
     a = N_CLUSTER + P * (N_PEND + T)
     pend = obs[..., N_CLUSTER:a].reshape(B, N, P, N_PEND + T)
@@ -455,7 +476,14 @@ def make_model(cfg: ModelConfig, lay: EnvLayout):
         def __init__(self) -> None:
             super().__init__()
             self.cfg, self.lay = cfg, lay
-            d, T = cfg.hidden, lay.types
+            d, T = cfg.hidden, lay.task_width
+            if cfg.inputs not in ("onehot", "generic"):
+                raise InputError(f"inputs must be 'onehot' or 'generic', got {cfg.inputs!r}", field="inputs")
+            if cfg.inputs != lay.inputs:
+                raise InputError(f"the model's inputs are {cfg.inputs!r}, the layout's {lay.inputs!r}", field="inputs")
+            if cfg.inputs == "generic" and cfg.encoder != "graph":
+                raise InputError("generic inputs need the graph encoder (the mlp ablation reads a fixed-size "
+                                 "observation)", field="encoder")
             dims = {"clus": N_CLUSTER, "pend": N_PEND + T + 1, "run": N_RUN + T, "short": 1}
             self.inp = nn.ModuleDict({k: nn.Linear(v, d) for k, v in dims.items()})
             if cfg.encoder == "graph":
@@ -494,9 +522,16 @@ def make_model(cfg: ModelConfig, lay: EnvLayout):
             self.W2 = nn.Linear(d, d)
             self.v = nn.Linear(d, 1, bias=False)
             self.void = nn.Parameter(torch.zeros(d))
-            self.alloc = nn.Sequential(nn.Linear(2 * d, d), nn.ReLU(), nn.Linear(d, lay.grid))
-            self.critic = nn.Sequential(nn.Linear(lay.n * lay.pending_size * d + lay.n * d, d), nn.Tanh(),
-                                        nn.Linear(d, lay.n))
+            if cfg.inputs == "generic":  # one shared MLP over (slot, cluster, cell features) per cell
+                self.alloc_ctx = nn.Linear(2 * d, d)
+                self.alloc_cell = nn.Linear(len(CELL_FEATURES), d, bias=False)
+                self.alloc_out = nn.Linear(d, 1)
+                # per agent: its pending slots' mean, its cluster, the mean over the clusters
+                self.critic = nn.Sequential(nn.Linear(3 * d, d), nn.Tanh(), nn.Linear(d, 1))
+            else:
+                self.alloc = nn.Sequential(nn.Linear(2 * d, d), nn.ReLU(), nn.Linear(d, lay.grid))
+                self.critic = nn.Sequential(nn.Linear(lay.n * lay.pending_size * d + lay.n * d, d), nn.Tanh(),
+                                            nn.Linear(d, lay.n))
 
         def encode(self, obs: np.ndarray, ids: np.ndarray, packed: bool = False):
             """Pending embeddings (B, N, P, d) and cluster embeddings (B, N, d) (``packed``: the
@@ -559,7 +594,8 @@ def make_model(cfg: ModelConfig, lay: EnvLayout):
                 slot_ok = masks.to(dev).flatten(3).any(-1)  # (B, N, P)
             else:
                 slot_ok = torch.as_tensor(slot_ok, device=dev)
-            dummy_np = obs[..., N_CLUSTER:N_CLUSTER + P * (N_PEND + self.lay.types)].reshape(B, N, P, -1)[..., 0] < 0.5
+            W = N_PEND + self.lay.task_width
+            dummy_np = obs[..., N_CLUSTER:N_CLUSTER + P * W].reshape(B, N, P, -1)[..., 0] < 0.5
             if packed:
                 u, z = self._pointer_packed(pend, dummy_np)
             else:
@@ -574,7 +610,10 @@ def make_model(cfg: ModelConfig, lay: EnvLayout):
                   else torch.as_tensor(void_ok, device=dev).view(B, N, 1))
             ok = torch.cat([slot_ok, vo | ~slot_ok.any(-1, keepdim=True)], -1)
             logits = u.masked_fill(~ok, NEG)
-            if values:
+            if values and self.cfg.inputs == "generic":
+                h = torch.cat([pend.mean(2), clus, clus.mean(1, keepdim=True).expand(B, N, d)], -1)
+                values = self.critic(h if critic_grad else h.detach()).squeeze(-1)
+            elif values:
                 h = torch.cat([pend.reshape(B, -1), clus.reshape(B, -1)], -1)
                 values = self.critic(h if critic_grad else h.detach())
             else:  # acting only (solvers, evaluation): no critic
@@ -611,18 +650,27 @@ def make_model(cfg: ModelConfig, lay: EnvLayout):
             z = torch.cat([x, x.new_zeros(1, d)])[pad_t].view(BN, L, d)
             return u, z
 
-        def alloc_logits(self, z: torch.Tensor, clus: torch.Tensor, slot: torch.Tensor, masks: torch.Tensor):
-            """Allocation logits (B, N, grid) for the chosen slots (B, N) (void: slot 0, ignored)."""
+        def alloc_logits(self, z: torch.Tensor, clus: torch.Tensor, slot: torch.Tensor, masks: torch.Tensor,
+                         cells=None):
+            """Allocation logits (B, N, grid) for the chosen slots (B, N) (void: slot 0, ignored);
+            ``cells`` (generic inputs): the chosen slots' cell features (B, N, grid, F)."""
             B, N, P, d = z.shape
             s = slot.clamp(max=P - 1)
             hj = torch.gather(z, 2, s.view(B, N, 1, 1).expand(B, N, 1, d)).squeeze(2)
             m = torch.gather(masks.flatten(3), 2, s.view(B, N, 1, 1).expand(B, N, 1, self.lay.grid)).squeeze(2)
-            return self.alloc_head(hj, clus, m)
+            return self.alloc_head(hj, clus, m, cells)
 
-        def alloc_head(self, hj: torch.Tensor, clus: torch.Tensor, allowed: torch.Tensor):
+        def alloc_head(self, hj: torch.Tensor, clus: torch.Tensor, allowed: torch.Tensor, cells=None):
             """Allocation logits (..., grid) of slot embeddings ``hj`` on clusters ``clus`` (..., d)
-            with the allowed cells ``allowed`` (..., grid) (a row with none allowed stays finite)."""
-            logits = self.alloc(torch.cat([hj, clus], -1))
+            with the allowed cells ``allowed`` (..., grid) (a row with none allowed stays finite).
+            Generic inputs: each cell scored by one shared MLP from (hj, clus, its features
+            ``cells`` (..., grid, F)), so the grid's size is no parameter of the network."""
+            if self.cfg.inputs == "generic":
+                cells = torch.as_tensor(cells, dtype=hj.dtype, device=hj.device)
+                ctx = self.alloc_ctx(torch.cat([hj, clus], -1)).unsqueeze(-2)
+                logits = self.alloc_out(torch.relu(ctx + self.alloc_cell(cells))).squeeze(-1)
+            else:
+                logits = self.alloc(torch.cat([hj, clus], -1))
             allowed = allowed | ~allowed.any(-1, keepdim=True)  # rows with nothing allowed (void picks): keep finite
             return logits.masked_fill(~allowed, NEG)
 
@@ -700,6 +748,7 @@ def act_batch(model, envs: list, obs_list: list[dict], lay: EnvLayout, rng: np.r
     import torch
 
     E, N, P = len(envs), lay.n, lay.pending_size
+    bind_layout(model, lay)
     o = np.stack([np.stack([obs[a]["observation"] if a in obs else np.zeros(lay.obs_size(), np.float32)
                             for a in env.possible_agents]) for env, obs in zip(envs, obs_list)])
     ids = np.stack([pending_ids(env, lay) for env in envs])
@@ -750,6 +799,7 @@ def act_batch(model, envs: list, obs_list: list[dict], lay: EnvLayout, rng: np.r
                 margin[e] = min(margin[e], gap)
     # each agent's chosen slot's allowed cells (E, N, grid) (void picks: the last slot's, unused)
     own = masks.reshape(E, N, P, -1)[np.arange(E)[:, None], np.arange(N)[None, :], np.minimum(slot, P - 1)]
+    cells = winner_cells(envs, ids, slot, m, lay) if model.cfg.inputs == "generic" else None
     alloc = np.zeros((E, N), dtype=np.int64)
     if sample_all:  # the winners' allocation heads only, all drawn at once
         win = np.flatnonzero(m.reshape(-1))
@@ -759,14 +809,15 @@ def act_batch(model, envs: list, obs_list: list[dict], lay: EnvLayout, rng: np.r
             with torch.inference_mode():
                 wt = torch.as_tensor(win, device=dev)
                 hj = z.reshape(E * N, P, -1)[wt, torch.as_tensor(slot.reshape(-1)[win], device=dev)]
-                al = model.alloc_head(hj, clus.reshape(E * N, -1)[wt], torch.as_tensor(okw, device=dev))
+                cw = None if cells is None else cells.reshape(E * N, *cells.shape[2:])[win]
+                al = model.alloc_head(hj, clus.reshape(E * N, -1)[wt], torch.as_tensor(okw, device=dev), cw)
                 apw = torch.softmax(al, -1).cpu().numpy()
             drawn = _draw(rng, np.where(okw, apw, 0.0))
             alloc.reshape(-1)[win] = drawn
             ap_win.reshape(-1)[win] = apw[np.arange(len(win)), drawn]
     else:
         with torch.inference_mode():
-            al = model.alloc_logits(z, clus, torch.as_tensor(slot, device=dev), mt)
+            al = model.alloc_logits(z, clus, torch.as_tensor(slot, device=dev), mt, cells)
             ap = torch.softmax(al, -1).cpu().numpy()
             alsm = torch.log_softmax(al.double(), -1).cpu().numpy()
     logp = np.zeros((E, N))
@@ -796,17 +847,51 @@ def act_batch(model, envs: list, obs_list: list[dict], lay: EnvLayout, rng: np.r
         all_actions.append(actions)
     rec = dict(obs=o, ids=ids, masks=masks, void_ok=void_ok, slot=slot, alloc=alloc, m=m, active=active, logp=logp,
                value=values.cpu().numpy().astype(np.float64), margin=margin, slot_ok=slot_ok, alloc_ok=own)
+    if cells is not None:
+        rec["cells"] = cells
     return all_actions, rec
 
 
+def winner_cells(envs: list, ids: np.ndarray, slot: np.ndarray, m: np.ndarray, lay: EnvLayout) -> np.ndarray:
+    """Generic inputs: the allocation head's cell features (E, N, grid, F) of each agent's chosen
+    task on its cluster for the agents that won their task (m = 1; the others 0)."""
+    E, N = slot.shape
+    out = np.zeros((E, N, lay.grid, len(CELL_FEATURES)), dtype=np.float32)
+    for e, n in zip(*np.nonzero(m)):
+        j = int(ids[e, n, slot[e, n]])
+        out[e, n] = envs[e].cell_features(int(n), j, lay.max_cpu, lay.max_gpu).reshape(lay.grid, -1)
+    return out
+
+
+def bind_layout(model, lay: EnvLayout):
+    """A generic model reads the instance it plays through that instance's own layout (its
+    weights do not depend on it): set it (returns the model). A one-hot model's layout is fixed
+    by its weights and stays."""
+    if model.cfg.inputs == "generic":
+        if lay.inputs != "generic":
+            raise InputError("a generic model needs a generic layout (EnvLayout.inputs='generic')", field="inputs")
+        model.lay = lay
+    return model
+
+
+def generic_layout(env) -> EnvLayout:
+    """The layout of a generic model playing ``env``'s instance (built with inputs='generic')."""
+    if getattr(env, "task_inputs", "onehot") != "generic":
+        raise InputError("a generic layout needs an env built with task_inputs='generic'", field="inputs")
+    return EnvLayout.of_env(env)
+
+
 def make_env(instance=None, *, lay: EnvLayout | None = None, preset: str = "synthetic-3",
-             params: dict | None = None, variant: str | None = None, types: dict[str, str] | None = None):
+             params: dict | None = None, variant: str | None = None, types: dict[str, str] | None = None,
+             inputs: str | None = None):
     """The placement env for an instance (or a generator spec); with ``lay``, its running rows
     are those of the layout (checkpoint compatibility); with ``types`` (and ``lay``), every
-    instance type is shown as the layout's type ``types[t]`` (:mod:`tapfinger_generic`)."""
+    instance type is shown as the layout's type ``types[t]`` (:mod:`tapfinger_generic`).
+    ``inputs``: the observation's task block, "onehot" or "generic" (default: the layout's, else
+    "onehot")."""
     from edgebench.learned.envs.placement import PlacementParallelEnv
 
-    kw: dict[str, Any] = {"variant": variant}
+    kw: dict[str, Any] = {"variant": variant, "task_inputs": inputs or (lay.inputs if lay is not None else "onehot")}
     if types is not None and lay is not None:
         kw["type_view"] = (lay.type_names, types)
     if lay is not None:
@@ -818,7 +903,10 @@ def make_env(instance=None, *, lay: EnvLayout | None = None, preset: str = "synt
 
 def check_layout(env, lay: EnvLayout, *, scaled: bool = False) -> None:
     """InputError unless the env's instance fits the model's layout (``scaled``: capacities
-    beyond the grid are allowed, read on the scaled grid of :mod:`tapfinger_generic`)."""
+    beyond the grid are allowed, read on the scaled grid of :mod:`tapfinger_generic`). A generic
+    layout fits every instance (it is rebuilt from the instance: :func:`generic_layout`)."""
+    if lay.inputs == "generic":
+        return
     caps = list(env._caps)
     if not scaled and any(c > lay.max_cpu or g > lay.max_gpu for c, g in caps):
         raise InputError(f"cluster capacities {caps} exceed the model's grid ({lay.max_cpu}, {lay.max_gpu})",
@@ -897,6 +985,9 @@ def load_checkpoint(path, *, pointer: str | None = None):
     if pointer is not None:
         cfg.pointer = pointer
     lay = checkpoint.config_from_dict(EnvLayout, blob.get("layout"), file=path, field="checkpoint.layout")
+    if lay.inputs != cfg.inputs:
+        raise InputError(f"the layout's inputs {lay.inputs!r} differ from the model's {cfg.inputs!r}", file=str(path),
+                         field="checkpoint.layout.inputs")
     model = checkpoint.build_checked(lambda: make_model(cfg, lay), blob.get("state_dict"), file=path,
                                      field="checkpoint.state_dict")
     model.eval()
@@ -989,9 +1080,14 @@ def _solve(name: str, instance: Instance, *, time_limit, seed: int, params: dict
                                stats={"reason": match})
     torch.set_num_threads(max(1, min(torch.get_num_threads(), 4)))
     model, lay, _ = load_checkpoint(ckpt, pointer=pointer)
-    generic = match.startswith("generic")
-    env = make_env(instance, lay=lay, types=generic_types(instance, lay, ckpt) if generic else None)
-    check_layout(env, lay, scaled=generic)
+    if model.cfg.inputs == "generic":  # type- and size-free: the instance's own layout, no mapping
+        env = make_env(instance, inputs="generic")
+        lay = generic_layout(env)
+        match += " (generic inputs)"
+    else:
+        generic = match.startswith("generic")
+        env = make_env(instance, lay=lay, types=generic_types(instance, lay, ckpt) if generic else None)
+        check_layout(env, lay, scaled=generic)
     deadline = None if time_limit is None else started + float(time_limit)
     with torch.no_grad():
         out = run_episode(model, env, lay, seed=int(seed), greedy=greedy, deadline=deadline)

@@ -43,6 +43,8 @@ def _command(args: argparse.Namespace) -> str:
         parts.append(f"--{opt.replace('_', '-')} {getattr(args, opt)}")
     if getattr(args, "expert", "placement-milp") != "placement-milp":
         parts.append(f"--expert {args.expert}")
+    if getattr(args, "inputs", "onehot") != "onehot":
+        parts.append(f"--inputs {args.inputs}")
     for flag in ("critic_detach", "team_reward"):
         if getattr(args, flag, False):
             parts.append(f"--{flag.replace('_', '-')}")
@@ -64,7 +66,8 @@ def train_args_from_cli(args: argparse.Namespace):
     if args.hidden % args.heads:
         raise InputError("--hidden must be a multiple of --heads", file=CMDLINE, field="--hidden")
     model = tf.ModelConfig(hidden=args.hidden, layers=args.layers, heads=args.heads, encoder=args.encoder,
-                           pointer=args.pointer, conv=args.conv, void_rule=args.void_rule)
+                           pointer=args.pointer, conv=args.conv, void_rule=args.void_rule,
+                           inputs=getattr(args, "inputs", "onehot"))
     return TrainArgs(preset=args.preset, variant=args.variant, gen_params=params, steps=args.steps, seed=args.seed,
                      num_envs=args.num_envs, rollout_steps=args.rollout_steps, lr=args.lr, ent_coef=args.ent_coef,
                      eval_every=args.eval_every, eval_episodes=args.eval_episodes, threads=args.threads,
@@ -183,6 +186,10 @@ def add_train_parser(train_sub) -> argparse.ArgumentParser:
     p.add_argument("--encoder", choices=("graph", "mlp"), default="graph", help="graph (default) or mlp (ablation)")
     p.add_argument("--pointer", choices=("pointer", "random"), default="pointer",
                    help="pointer (default) or random task selection (ablation)")
+    p.add_argument("--inputs", choices=("onehot", "generic"), default="onehot",
+                   help="task inputs: onehot (default; the preset's task types, an allocation head sized to its grid) "
+                        "or generic (type-free features from the performance model and a per-cell allocation head: "
+                        "the model plays any placement instance; MAPPO only)")
     p.add_argument("--eval-every", type=_nonneg_int, default=5, metavar="U", help="updates between evaluations")
     p.add_argument("--eval-episodes", type=int_in(1, 10_000), default=4, metavar="K", help="held-out episodes per evaluation")
     p.add_argument("--threads", type=int_in(1, 256), default=1, metavar="K", help="torch CPU threads (default 1)")

@@ -159,7 +159,13 @@ def transfer_layout(own: tf.EnvLayout, init: tf.EnvLayout, *, file: str) -> tf.E
     window and the number of task types are equal and the run's capacities lie within the
     checkpoint's grid (e.g. synthetic-6 from a hetero-6 file, sjf-ablation from a synthetic-3
     file: the type one-hots keep their positions, their meaning is re-learned); otherwise
-    InputError naming the difference."""
+    InputError naming the difference. Generic inputs (both layouts generic): the run's own
+    layout (no weight depends on it)."""
+    if own.inputs != init.inputs:
+        raise tf.InputError(f"the checkpoint's inputs are {init.inputs!r}, this run's {own.inputs!r}", file=file,
+                            field="init")
+    if own.inputs == "generic":
+        return own
     for what, a, b in (("clusters", own.n, init.n), ("pending window", own.pending_size, init.pending_size),
                        ("number of task types", own.types, init.types)):
         if a != b:
@@ -187,7 +193,7 @@ def _logp_entropy(model, batch: dict, idx: np.ndarray, *, critic_grad: bool = Tr
     logp_s = torch.log_softmax(logits, -1)
     lp_slot = logp_s.gather(-1, slot.unsqueeze(-1)).squeeze(-1)
     ent_slot = -(logp_s.exp() * logp_s).sum(-1)
-    al = model.alloc_logits(z, clus, slot, masks)
+    al = model.alloc_logits(z, clus, slot, masks, batch["cells"][idx] if "cells" in batch else None)
     logp_a = torch.log_softmax(al, -1)
     lp_alloc = logp_a.gather(-1, torch.as_tensor(batch["alloc"][idx], device=dev).unsqueeze(-1)).squeeze(-1)
     ent_alloc = -(logp_a.exp() * logp_a).sum(-1)
@@ -222,7 +228,8 @@ def _logp_entropy_packed(model, batch: dict, idx: np.ndarray, *, critic_grad: bo
         wt = torch.as_tensor(win, device=dev)
         hj = z.reshape(B * N, P, d)[wt, torch.as_tensor(slot_np.reshape(-1)[win], device=dev)]
         ok = torch.as_tensor(batch["alloc_ok"][idx].reshape(B * N, -1)[win], device=dev)
-        logp_a = torch.log_softmax(model.alloc_head(hj, clus.reshape(B * N, d)[wt], ok), -1)
+        cells = batch["cells"][idx].reshape(B * N, *batch["cells"].shape[2:])[win] if "cells" in batch else None
+        logp_a = torch.log_softmax(model.alloc_head(hj, clus.reshape(B * N, d)[wt], ok, cells), -1)
         chosen = torch.as_tensor(batch["alloc"][idx].reshape(-1)[win], device=dev)
         lp_alloc = lp_alloc.index_put((wt,), logp_a.gather(-1, chosen.unsqueeze(-1)).squeeze(-1))
         ent_alloc = ent_alloc.index_put((wt,), -(logp_a.exp() * logp_a).sum(-1))
@@ -243,7 +250,12 @@ def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict
     torch.set_num_threads(args.threads)
     rng = np.random.default_rng(args.seed)
     init_model = None
-    lay = tf.EnvLayout.of_env(tf.make_env(preset=args.preset, params=args.gen_params, variant=args.variant))
+    lay = tf.EnvLayout.of_env(tf.make_env(preset=args.preset, params=args.gen_params, variant=args.variant,
+                                          inputs=args.model.inputs))
+    generic = args.model.inputs == "generic"
+    if generic and (args.bc_instances > 0 or args.dagger_rounds > 0):
+        raise tf.InputError("the behaviour-cloning warm start and DAgger do not record the generic inputs' cell "
+                            "features yet: train a generic model with MAPPO only", field="inputs")
     if args.init:
         init_model, init_lay, _ = tf.load_checkpoint(args.init)
         lay = transfer_layout(lay, init_lay, file=str(args.init))
@@ -480,7 +492,8 @@ def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict
     while global_step < args.steps:
         model.eval()
         buf: dict[str, list] = {k: [] for k in ("obs", "ids", "masks", "slot_ok", "alloc_ok", "void_ok", "slot", "alloc",
-                                                 "m", "active", "logp", "value", "reward", "done")}
+                                                 "m", "active", "logp", "value", "reward", "done")
+                                + (("cells",) if generic else ())}
         ep_cts: list[float] = []
         ep_rets: list[float] = []
         for _ in range(args.rollout_steps):

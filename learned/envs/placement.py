@@ -42,6 +42,7 @@ from pettingzoo import ParallelEnv
 from edgebench.errors import InputError
 from edgebench.instances import semantics
 from edgebench.learned.envs import InstanceSource, check_env_size
+from edgebench.learned.tapfinger_features import TASK_FEATURES, TaskFeatures
 
 __all__ = ["PlacementParallelEnv", "PlacementVectorEnv", "parallel_env", "env", "raw_env", "CLUSTER_FEATURES", "PENDING_FEATURES",
            "RUNNING_FEATURES", "squash"]
@@ -80,6 +81,11 @@ class PlacementParallelEnv(ParallelEnv):
         invalid_action: "void" (default; a masked action counts as the void action,
             ``info["invalid_action"] = True``) or "raise" (ValueError).
         render_mode: None or "ansi".
+        task_inputs: "onehot" (default: each pending / running row ends with a one-hot of the
+            task type) or "generic" (it ends with the type-free features
+            :data:`~edgebench.learned.tapfinger_features.TASK_FEATURES` of the task on the
+            agent's cluster, read from the performance model: any task types, any instance
+            whose clusters match, issue 42 item 4).
     """
 
     metadata = {"render_modes": ["ansi"], "name": "edgebench_placement_v0", "is_parallelizable": True}
@@ -94,7 +100,8 @@ class PlacementParallelEnv(ParallelEnv):
                  params: Mapping[str, Any] | None = None, variant: str | None = None,
                  max_running: int | None = None, max_steps: int | None = None,
                  invalid_action: str = "void", render_mode: str | None = None,
-                 type_view: tuple[Sequence[str], Mapping[str, str]] | None = None) -> None:
+                 type_view: tuple[Sequence[str], Mapping[str, str]] | None = None,
+                 task_inputs: str = "onehot") -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise InputError(f"render_mode must be None or one of {self.metadata['render_modes']}",
                              field="render_mode")
@@ -102,6 +109,10 @@ class PlacementParallelEnv(ParallelEnv):
             raise InputError("variant must be None, 'single' or 'multi'", field="variant")
         if invalid_action not in ("void", "raise"):
             raise InputError("invalid_action must be 'void' or 'raise'", field="invalid_action")
+        if task_inputs not in ("onehot", "generic"):
+            raise InputError(f"task_inputs must be 'onehot' or 'generic', got {task_inputs!r}", field="task_inputs")
+        self.task_inputs = task_inputs
+        self._features: TaskFeatures | None = None
         self.render_mode = render_mode
         self.variant_override = variant
         self.max_steps_arg = max_steps
@@ -126,7 +137,8 @@ class PlacementParallelEnv(ParallelEnv):
         self.possible_agents = [f"cluster_{n}" for n in range(N)]
         self.agents: list[str] = []
         self._index = {a: n for n, a in enumerate(self.possible_agents)}
-        T = len(self.type_names)
+        T = len(self.type_names) if task_inputs == "onehot" else len(TASK_FEATURES)
+        self.task_width = T
         self.obs_size = (len(CLUSTER_FEATURES) + self.pending_size * (len(PENDING_FEATURES) + T)
                          + self.max_running * (len(RUNNING_FEATURES) + T))
         self._grid = [(c + 1) * (g + 1) for c, g in self._caps]
@@ -202,8 +214,9 @@ class PlacementParallelEnv(ParallelEnv):
         if p.pending_size != self.pending_size:
             raise InputError(f"the instance's pending_size {p.pending_size} differs from the environment's "
                              f"{self.pending_size}", field="pending_size")
+        generic = self.task_inputs == "generic"  # type-free observations: any task types
         unknown = sorted({t for t in p.performance.types if self._type_map.get(t, t) not in self.type_names})
-        if unknown:
+        if unknown and not generic:
             raise InputError(f"task types {unknown} are not among the environment's {self.type_names}",
                              field="performance.types")
         if self.variant_override is not None and p.variant != self.variant_override:
@@ -216,7 +229,7 @@ class PlacementParallelEnv(ParallelEnv):
         self.instance = inst
         self.instance_seed = gen_seed
         self.sim = sim = PlacementSim(inst)
-        self._types = [self.type_names.index(self._type_map.get(t.type, t.type)) for t in p.tasks]
+        self._types = [0 if generic else self.type_names.index(self._type_map.get(t.type, t.type)) for t in p.tasks]
         self._finish_grid: dict[tuple[int, int], np.ndarray] = {}
         # the per-type grids depend on the performance model, the noise and the clusters only:
         # kept across episodes while those stay the same (the generator's instances share them)
@@ -228,6 +241,12 @@ class PlacementParallelEnv(ParallelEnv):
             #: noise-free instances: a run's length depends on the task's type and minimum only,
             #: so the whole grid is one per type key
             self._type_finish_grid: dict[tuple, np.ndarray] = {}
+            self._features = None
+        if generic:  # the task features' caches (per type and cluster) stay while the grids do
+            if self._features is None:
+                self._features = TaskFeatures(p)
+            else:
+                self._features.reset(p)
         self._mask_memo: dict[int, tuple[tuple, np.ndarray]] = {}
         if self.max_steps_arg is not None:
             self.max_steps = int(self.max_steps_arg)
@@ -458,7 +477,8 @@ class PlacementParallelEnv(ParallelEnv):
 
     def _observe(self, n: int) -> dict[str, np.ndarray]:
         sim = self.sim
-        T = len(self.type_names)
+        T = self.task_width
+        feats = self._features if self.task_inputs == "generic" else None
         cap_c, cap_g = self._caps[n]
         max_c, max_g = self._max_cap
         fc, fg, _ = sim.free(n)
@@ -476,7 +496,10 @@ class PlacementParallelEnv(ParallelEnv):
             row[3] = squash(sim.t - sim.arrival[j])
             row[4] = float(sim.min_cpu[j] <= fc and sim.min_gpu[j] <= fg)
             row[5] = len(sim.eligible[j]) / len(self._caps)
-            row[len(PENDING_FEATURES) + self._types[j]] = 1.0
+            if feats is not None:
+                row[len(PENDING_FEATURES):] = feats.task(j, n)
+            else:
+                row[len(PENDING_FEATURES) + self._types[j]] = 1.0
         pos += self.pending_size * width
         width = len(RUNNING_FEATURES) + T
         for i, j in enumerate(running[: self.max_running]):
@@ -487,8 +510,19 @@ class PlacementParallelEnv(ParallelEnv):
             row[2] = g / cap_g
             row[3] = squash(sim.t - sim.start_step(j))
             row[4] = min(max(sim.progress(j), 0.0), 1.0)
-            row[len(RUNNING_FEATURES) + self._types[j]] = 1.0
+            if feats is not None:
+                row[len(RUNNING_FEATURES):] = feats.running(j, n, c, g, float(sim.progress(j)))
+            else:
+                row[len(RUNNING_FEATURES) + self._types[j]] = 1.0
         return {"observation": vec, "action_mask": self._mask(n)}
+
+    def cell_features(self, n: int, j: int, max_cpu: int, max_gpu: int) -> np.ndarray:
+        """Generic inputs: the allocation head's features of every cell of a (max_cpu + 1) x
+        (max_gpu + 1) grid for task j on cluster n now (:meth:`TaskFeatures.cells`)."""
+        if self._features is None:
+            raise ValueError("cell features need task_inputs='generic' and a reset")
+        fc, fg, _ = self.sim.free(n)
+        return self._features.cells(j, n, fc, fg, max_cpu, max_gpu)
 
     def _observe_all(self) -> dict[str, dict[str, np.ndarray]]:
         return {a: self._observe(self._index[a]) for a in self.agents}

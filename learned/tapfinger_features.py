@@ -1,0 +1,181 @@
+"""Type-free task and allocation features for TapFinger's generic inputs (issue 42, item 4).
+
+A network built with ``ModelConfig(inputs="generic")`` never sees a task-type name: every task
+is described by what the instance's performance model says about it on the cluster that shows
+it, and every allocation cell by what running the chosen task there would give. So one network
+reads any placement instance -- any types, any cluster sizes (96 CPU / 8 GPU, the alibaba
+windows), any number of clusters -- as it was trained, not through a mapping
+(:mod:`edgebench.learned.tapfinger_generic`).
+
+All run times are noise-free, from progress 0 (:func:`run_steps_grid`): the number of steps a
+constant allocation needs, simulated with :func:`edgebench.instances.semantics.increment`'s
+per-step gain (the synthetic model's gain depends on the progress; a table's is constant).
+Times are read on a log scale, ``log_time(T) = log(1 + T) / log(1 + MAX_RUN_STEPS)`` in [0, 1]
+(1: never finishes), and speed-ups as ratios ``T(a) / T(min)`` in [0, 1] (1: no speed-up).
+
+Task features (:data:`TASK_FEATURES`, per task j on cluster n with capacity (C, G); the
+minimum allocation (c0, g0) = j's minimum, (1, 0) when that is (0, 0)):
+
+* ``log_time_min``: log_time(T(c0, g0)) -- for a running task instead the remaining steps at its
+  current allocation, (1 - progress) / gain(allocation, progress);
+* ``ratio_cpu_max``, ``ratio_gpu_max``, ``ratio_half``, ``ratio_full``: T(a) / T(c0, g0) at
+  a = (C, g0), (c0, G), (max(c0, C // 2), max(g0, G // 2)), (C, G) -- the speed-up profile;
+* ``min_cpu``, ``min_gpu``: the minimum over the capacity, c0 / C and g0 / G (at most 1).
+
+Cell features (:data:`CELL_FEATURES`, per cell (c, g) of the chosen task's cluster grid; cells
+beyond the cluster's capacity are 0 and masked): ``cpu`` c / C, ``gpu`` g / G, ``log_time``
+log_time(T(c, g)), ``ratio`` T(c, g) / T(c0, g0), ``free_cpu_after`` (free CPU - c) / C and
+``free_gpu_after`` (free GPU - g) / G, both clipped to [-1, 1].
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from edgebench.instances import semantics
+
+__all__ = ["TASK_FEATURES", "CELL_FEATURES", "TaskFeatures", "run_steps_grid", "log_time"]
+
+TASK_FEATURES = ("log_time_min", "ratio_cpu_max", "ratio_gpu_max", "ratio_half", "ratio_full", "min_cpu", "min_gpu")
+CELL_FEATURES = ("cpu", "gpu", "log_time", "ratio", "free_cpu_after", "free_gpu_after")
+_LOG_MAX = math.log1p(semantics.MAX_RUN_STEPS)
+
+
+def log_time(steps) -> np.ndarray:
+    """log(1 + T) / log(1 + MAX_RUN_STEPS), 1 where T is inf (never finishes)."""
+    t = np.minimum(np.asarray(steps, dtype=float), semantics.MAX_RUN_STEPS)
+    return np.log1p(t) / _LOG_MAX
+
+
+def run_steps_grid(payload, type_name: str, cap_c: int, cap_g: int) -> np.ndarray:
+    """Noise-free steps from progress 0 to the end of a run of a ``type_name`` task at every
+    allocation 0..cap_c x 0..cap_g (float array; inf where it makes no progress), ignoring the
+    task's minimum (the caller masks it)."""
+    perf = payload.performance
+    cpu = np.arange(cap_c + 1, dtype=float)[:, None]
+    gpu = np.arange(cap_g + 1, dtype=float)[None, :]
+    shape = (cap_c + 1, cap_g + 1)
+    done = 1.0 - semantics.PROGRESS_EPS
+    if perf.kind == "synthetic":
+        t = perf.types[type_name]
+        if t.gpu_scale is None:
+            w = np.zeros(shape)
+        else:
+            g = np.broadcast_to(gpu, shape) if t.cpu_per_gpu is None else np.minimum(gpu, cpu / t.cpu_per_gpu)
+            w = np.tanh(g / t.gpu_scale)
+        uniq, inv = np.unique(w, return_inverse=True)
+        steps = np.full(uniq.size, np.inf)
+        p = np.zeros(uniq.size)
+        active = np.flatnonzero(uniq * math.sqrt(t.curvature) + t.base > 0)
+        for k in range(semantics.MAX_RUN_STEPS):
+            if active.size == 0:
+                break
+            p[active] += uniq[active] * np.sqrt(np.maximum(t.curvature - p[active], 0.0)) + t.base
+            fin = p[active] >= done
+            steps[active[fin]] = k + 1
+            moving = uniq[active] * np.sqrt(np.maximum(t.curvature - p[active], 0.0)) + t.base > 0
+            active = active[~fin & moving]
+        out = steps[inv.reshape(shape)]
+    else:
+        secs = np.array([[semantics.table_seconds(perf, type_name, c, g) or np.inf for g in range(cap_g + 1)]
+                         for c in range(cap_c + 1)], dtype=float)
+        out = np.ceil(done * secs / payload.step_seconds)
+    out = np.array(out, dtype=float)
+    out[0, 0] = np.inf  # the empty allocation never runs
+    return out
+
+
+class TaskFeatures:
+    """The features of one instance's tasks (see the module docstring), cached per (type,
+    minimum, cluster capacity): built once per performance model and cluster list."""
+
+    def __init__(self, payload) -> None:
+        self.payload = payload
+        self.caps = [(c.capacity.cpu, c.capacity.gpu) for c in payload.clusters]
+        self._grids: dict[tuple, np.ndarray] = {}
+        self._task: dict[tuple, np.ndarray] = {}
+
+    def reset(self, payload) -> None:
+        """A new episode's instance with the same performance model and clusters: the grids
+        stay, the per-task features go."""
+        self.payload = payload
+        self._task.clear()
+
+    def steps(self, j: int, n: int) -> np.ndarray:
+        """T(c, g) of task j on cluster n's grid (inf below the minimum)."""
+        task = self.payload.tasks[j]
+        mn = task.minimum
+        key = (task.type, mn.cpu, mn.gpu, n)
+        hit = self._grids.get(key)
+        if hit is None:
+            cap_c, cap_g = self.caps[n]
+            gkey = (task.type, cap_c, cap_g)
+            base = self._grids.get(gkey)
+            if base is None:
+                base = self._grids[gkey] = run_steps_grid(self.payload, task.type, cap_c, cap_g)
+            hit = base.copy()
+            hit[:mn.cpu, :] = np.inf
+            hit[:, :mn.gpu] = np.inf
+            self._grids[key] = hit
+        return hit
+
+    def _reference(self, j: int, n: int) -> tuple[int, int]:
+        mn = self.payload.tasks[j].minimum
+        cap_c, cap_g = self.caps[n]
+        return min(mn.cpu if (mn.cpu or mn.gpu) else 1, cap_c), min(mn.gpu, cap_g)
+
+    def task(self, j: int, n: int) -> np.ndarray:
+        """Task j's :data:`TASK_FEATURES` on cluster n (float32)."""
+        key = (j, n)
+        hit = self._task.get(key)
+        if hit is not None:
+            return hit
+        cap_c, cap_g = self.caps[n]
+        mn = self.payload.tasks[j].minimum
+        T = self.steps(j, n)
+        c0, g0 = self._reference(j, n)
+        t0 = T[c0, g0]
+        cells = [(cap_c, g0), (c0, cap_g), (max(c0, cap_c // 2), max(g0, cap_g // 2)), (cap_c, cap_g)]
+        ratios = [_ratio(T[c, g], t0) for c, g in cells]
+        hit = np.array([log_time(t0), *ratios, min(mn.cpu / cap_c, 1.0), min(mn.gpu / cap_g, 1.0)], dtype=np.float32)
+        self._task[key] = hit
+        return hit
+
+    def running(self, j: int, n: int, cpu: int, gpu: int, progress: float) -> np.ndarray:
+        """Task j's features while it runs on cluster n at (cpu, gpu) with ``progress``: the first
+        entry is the remaining steps' log_time at that allocation."""
+        out = self.task(j, n).copy()
+        gain = semantics.increment(self.payload, j, cpu, gpu, progress)
+        out[0] = log_time(max(1.0 - progress, 0.0) / gain if gain > 0 else np.inf)
+        return out
+
+    def cells(self, j: int, n: int, free_cpu: int, free_gpu: int, max_cpu: int, max_gpu: int) -> np.ndarray:
+        """:data:`CELL_FEATURES` of every cell (c, g) of the (max_cpu + 1) x (max_gpu + 1) grid for
+        task j on cluster n with the given free resources (float32 (max_cpu+1, max_gpu+1, F);
+        cells beyond the cluster's capacity 0)."""
+        cap_c, cap_g = self.caps[n]
+        T = self.steps(j, n)
+        t0 = T[self._reference(j, n)]
+        c = np.arange(cap_c + 1, dtype=float)[:, None]
+        g = np.arange(cap_g + 1, dtype=float)[None, :]
+        shape = T.shape
+        with np.errstate(invalid="ignore", divide="ignore"):
+            ratio = np.where(np.isfinite(T), np.clip(T / t0, 0.0, 1.0), 1.0) if np.isfinite(t0) else \
+                np.where(np.isfinite(T), 0.0, 1.0)
+        feats = np.stack([np.broadcast_to(c / cap_c, shape), np.broadcast_to(g / cap_g, shape), log_time(T), ratio,
+                          np.broadcast_to(np.clip((free_cpu - c) / cap_c, -1, 1), shape),
+                          np.broadcast_to(np.clip((free_gpu - g) / cap_g, -1, 1), shape)], -1)
+        out = np.zeros((max_cpu + 1, max_gpu + 1, len(CELL_FEATURES)), dtype=np.float32)
+        out[:cap_c + 1, :cap_g + 1] = feats
+        return out
+
+
+def _ratio(t: float, t0: float) -> float:
+    """T(a) / T(min) in [0, 1]: 1 when a never finishes, 0 when a finishes and the minimum never does."""
+    if not np.isfinite(t):
+        return 1.0
+    if not np.isfinite(t0):
+        return 0.0
+    return float(min(max(t / t0, 0.0), 1.0))
