@@ -794,6 +794,14 @@ def cmd_results(args: argparse.Namespace) -> int:
         print(f"{args.output}: {meta['runs']} runs ({meta['planned']} planned, {failed} failed), "
               f"{len(meta['solutions'])} best-known solutions, {meta['cpu_hours']:.3f} run-hours")
         return 0
+    if args.action == "snapshot":
+        from edgebench.runner.snapshot import snapshot
+
+        rec = snapshot(args.db, args.output)
+        print(f"{args.output}: {rec['runs']} runs ({rec['planned']} planned), {rec['bytes'] / 1e6:.2f} MB "
+              f"({rec['bytes'] / max(1, rec['runs']) / 1e3:.2f} KB per run), {rec['run_seconds'] / 3600:.3f} "
+              f"run-hours; statuses: " + ", ".join(f"{k} {v}" for k, v in rec["statuses"].items()))
+        return 0
     from edgebench.runner.results_diff import main as diff_main
 
     return diff_main(args.old, args.new, args.json)
@@ -807,9 +815,12 @@ def _add_results(sub) -> None:
              "the run-hours, planned vs stored runs and the failures with their reasons), written to a "
              "temporary folder and renamed into place. 'diff': what changed between two exports (per set and "
              "solver: mean gaps and the paired change with 95% t-intervals; new best knowns; new failures; "
-             "runs added / removed) as Markdown, or --json. docs/results.md.",
+             "runs added / removed) as Markdown, or --json. 'snapshot': a compact copy of a store being run "
+             "(every run, no claims, one file) and progress.json beside it, to commit so that a long sweep "
+             "continues on another machine. docs/results.md.",
              "  edgebench results export --db runs/paper/results.sqlite -o results/paper-v1/\n"
-             "  edgebench results diff results/paper-v0-slice results/paper-v1\n",
+             "  edgebench results diff results/paper-v0-slice results/paper-v1\n"
+             "  edgebench results snapshot --db runs/paper/results.sqlite -o results/paper-run/results.sqlite\n",
              cmd_results)
     act = p.add_subparsers(dest="action", required=True, metavar="ACTION")
     e = act.add_parser("export", help="write the export folder of a results store", formatter_class=_FMT)
@@ -817,6 +828,11 @@ def _add_results(sub) -> None:
     e.add_argument("-o", "--output", required=True, metavar="DIR", help="export folder (replaced as a whole)")
     e.add_argument("--note", metavar="TEXT", help="a line kept in metadata.json and shown on the results page "
                    "(e.g. what slice of a suite this is)")
+    n = act.add_parser("snapshot", help="a compact copy of a store being run, to commit (replaced, not accumulated)",
+                       formatter_class=_FMT)
+    n.add_argument("--db", required=True, metavar="STORE", help="results store (SQLite; a runner may be writing it)")
+    n.add_argument("-o", "--output", required=True, metavar="FILE",
+                   help="snapshot file (replaced; progress.json is written beside it)")
     d = act.add_parser("diff", help="compare two export folders", formatter_class=_FMT)
     d.add_argument("old", metavar="OLD", help="the earlier export folder")
     d.add_argument("new", metavar="NEW", help="the later export folder")

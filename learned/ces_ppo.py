@@ -44,7 +44,7 @@ import numpy as np
 from edgebench.errors import InputError
 from edgebench.learned import checkpoint
 from edgebench.learned.acting import pick_max
-from edgebench.learned.provenance import checkpoints_of
+from edgebench.learned.provenance import checkpoints_of, sha256_file
 from edgebench.registry import Result, make_result, register
 
 __all__ = ["ARCHS", "CHECKPOINT_DIR", "CHECKPOINT_FORMAT", "DEFAULT_CHECKPOINTS", "MASK_LOGIT", "VARIANTS", "DegreeBandwidth",
@@ -517,16 +517,17 @@ def _solve(name: str, instance, time_limit: float | None, seed: int, params: dic
         raise InputError(f"seed must be a non-negative integer, got {seed!r}", field="seed")
     path, greedy, samples = _parse(name, params)
     policy = load_policy(path)
+    sha = sha256_file(path)  # the run's record of the file it ran (the store's checkpoint column)
     if policy.variant != name:
         raise InputError(f"the checkpoint is of variant {policy.variant!r}, not {name!r}", file=str(path),
                          field="checkpoint")
     why = policy.fits(instance)
     if why is not None:
         return make_result(instance, name, status="error", seed=seed, params=params, started=started,
-                           stats={"reason": f"instance too large for the network: {why}"})
+                           stats={"reason": f"instance too large for the network: {why}", "checkpoint_sha256": sha})
     deadline = None if time_limit is None else started + float(time_limit)
     decisions, info = run_policy(policy, instance, greedy=greedy, seed=int(seed), deadline=deadline)
-    stats = {"decisions": info["decisions"], "checkpoint": str(path)}
+    stats = {"decisions": info["decisions"], "checkpoint": str(path), "checkpoint_sha256": sha}
     if samples and not info.get("timeout"):
         decisions, info, extra = _best_of_samples(policy, instance, samples, int(seed), deadline, decisions, info)
         stats.update(extra)

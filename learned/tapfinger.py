@@ -53,6 +53,7 @@ from edgebench.errors import InputError
 from edgebench.instances.model import Instance
 from edgebench.learned import checkpoint
 from edgebench.learned.acting import TIE_TOL, pick_max
+from edgebench.learned.provenance import sha256_file
 from edgebench.learned.tapfinger_features import CELL_FEATURES, TASK_FEATURES
 from edgebench.learned.tapfinger_generic import grid_maps, type_view
 from edgebench.registry import Result, make_result, register
@@ -1078,6 +1079,7 @@ def _solve(name: str, instance: Instance, *, time_limit, seed: int, params: dict
         if ckpt is None:
             return make_result(instance, name, status="error", seed=seed, params=params, started=started,
                                stats={"reason": match})
+    sha = sha256_file(Path(ckpt))  # the run's record of the file it ran (the store's checkpoint column)
     torch.set_num_threads(max(1, min(torch.get_num_threads(), 4)))
     model, lay, _ = load_checkpoint(ckpt, pointer=pointer)
     if model.cfg.inputs == "generic":  # type- and size-free: the instance's own layout, no mapping
@@ -1093,8 +1095,9 @@ def _solve(name: str, instance: Instance, *, time_limit, seed: int, params: dict
         out = run_episode(model, env, lay, seed=int(seed), greedy=greedy, deadline=deadline)
     if out["timeout"]:
         return make_result(instance, name, status="timeout", seed=seed, params=params, started=started,
-                           stats={"time_limit": time_limit})
-    stats = {"checkpoint": Path(ckpt).name, "checkpoint_match": match, "decisions": out["decisions_count"],
+                           stats={"time_limit": time_limit, "checkpoint_sha256": sha})
+    stats = {"checkpoint": Path(ckpt).name, "checkpoint_sha256": sha, "checkpoint_match": match,
+             "decisions": out["decisions_count"],
              "ms_per_decision": 1000.0 * out["decision_time"]}
     if not out["done"]:
         stats["reason"] = "episode truncated before every task finished"

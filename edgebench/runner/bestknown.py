@@ -149,6 +149,35 @@ def update(conn: sqlite3.Connection, row: dict[str, Any]) -> bool:
     return changed
 
 
+#: the store columns :func:`candidates` and the provenance read
+_RUN_COLS = ("key", "label", "solver", "finished", "primary_value", "feasible", "bound", "units_ok", "proven")
+
+
+def refold(conn: sqlite3.Connection, instance_hash: str, key: str) -> bool:
+    """After run ``key`` was replaced (``edgebench run --rerun``): when the instance's best
+    known objective or bound came from that run, forget it and fold the instance's stored runs
+    again (oldest first, the new row of ``key`` included). Inside the caller's transaction.
+    Returns False (nothing done) when neither came from ``key``. A manifest's value that came
+    from ``key`` comes back when the next sweep seeds the manifests."""
+    rec = _current(conn, instance_hash)
+    if rec is None or key not in (rec.get("obj_run"), rec.get("bound_run")):
+        return False
+    for side, cols in (("obj_run", ("objective", "obj_solver", "obj_run", "obj_date")),
+                       ("bound_run", ("bound", "bound_solver", "bound_run", "bound_date"))):
+        if rec.get(side) == key:
+            rec.update(dict.fromkeys(cols))
+    cur = conn.execute(f"SELECT {', '.join(_RUN_COLS)} FROM runs WHERE instance_hash=? ORDER BY finished, key",
+                       (instance_hash,))
+    for r in cur.fetchall():
+        row = dict(zip(_RUN_COLS, tuple(r)))
+        obj, bound = candidates(row)
+        prov = (row.get("label") or row.get("solver"), row["key"], (row.get("finished") or "")[:10] or None)
+        _merge(rec, obj, bound, prov, prov)
+    _merge(rec, None, None, (), ())  # optimal / conflict of the record as it now is
+    _write(conn, rec)
+    return True
+
+
 def solver_proves(solver: str) -> bool:
     """Whether the registered solver named ``solver`` may prove optimality: its ``proves``
     (kinds exact / mdp, or ``register(proves=True)``), read from the registry's list without

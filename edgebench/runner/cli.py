@@ -18,6 +18,7 @@ from edgebench.argtypes import MAX_WORKERS
 from edgebench.argtypes import seconds as _positive_float
 from edgebench.argtypes import workers as _workers
 from edgebench.errors import InputError
+from edgebench.runner.selection import RERUN_MODES, again, parse_only, select_plan
 
 CMDLINE = "<command line>"
 DEFAULT_RUNS_DIR = Path("runs")
@@ -65,6 +66,13 @@ def _memory_mb(text: str) -> int:
     return x
 
 
+def _only(text: str) -> tuple[str, frozenset[str]]:
+    try:
+        return parse_only(text)
+    except InputError as exc:
+        raise argparse.ArgumentTypeError(exc.reason) from None
+
+
 def _names(text: str) -> list[str]:
     out = [x.strip() for x in text.split(",") if x.strip()]
     if not out:
@@ -98,15 +106,18 @@ def _resolve_plan(args: argparse.Namespace):
             file, base_dir = CMDLINE, Path.cwd()
     else:
         suite = base_suite
-    return S.plan(suite, file=file, base_dir=base_dir, time_limit=args.time_limit, seeds=args.seeds,
+    plan = S.plan(suite, file=file, base_dir=base_dir, time_limit=args.time_limit, seeds=args.seeds,
                   extra_plugins=args.plugin, memory_limit_mb=getattr(args, "memory_limit", None))
+    if getattr(args, "only", None):
+        select_plan(plan, args.only)
+    return plan
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     from collections import Counter
 
     from edgebench.runner.execute import WorkerStartError, estimate_seconds, run_sweep
-    from edgebench.runner.store import Store
+    from edgebench.runner.store import FAILED_STATUSES, Store
 
     plan = _resolve_plan(args)
     db = Path(args.db) if args.db else DEFAULT_RUNS_DIR / plan.suite.name / "results.sqlite"
@@ -115,9 +126,14 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise InputError(f"{out_dir} exists and is not a folder", file=CMDLINE, field="-o")
     # the store must open (and be ours, and not newer) before anything runs; a dry run creates nothing
     have: set[str] = set()
+    redo: set[str] = set()
     if not args.dry_run or db.exists():
         with Store.open(db, create=not args.dry_run) as store:
             have = store.keys()
+            if args.retry_failed:
+                have -= store.keys(FAILED_STATUSES)
+            redo = again(store, plan.runs, args.rerun)
+            have -= redo
     for note in plan.notes:
         print(note, file=sys.stderr)
     workers = args.workers or plan.suite.workers or 1
@@ -125,7 +141,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     where = f"Dask cluster {args.dask}" if args.dask else f"{workers} local worker{'s' * (workers > 1)}"
     print(f"suite {plan.suite.name}: {len(plan.runs)} runs ({len(plan.instances)} instances, "
           f"{len({r.label for r in plan.runs})} solver configurations); {len(plan.runs) - len(todo)} already in {db}; "
-          f"{len(todo)} to run on {where} (their time limits add up to "
+          f"{len(todo)} to run{f' ({len(redo)} of them again: --rerun {args.rerun})' if redo else ''} on {where} "
+          f"(their time limits add up to "
           f"{estimate_seconds(todo, workers) / 60:.1f} min per worker; most runs stop far sooner)")
     mem = {r.memory_limit_mb for r in plan.runs}
     print("memory limit per run: " + ", ".join("none" if m is None else f"{m} MiB" for m in sorted(mem, key=str)))
@@ -141,7 +158,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(text_table(["family", "solver", "kind", "time limit (s)", "runs"], body))
         return 0
     try:
-        res = run_sweep(plan, db, workers=workers, dask=args.dask, retry_failed=args.retry_failed,
+        res = run_sweep(plan, db, workers=workers, dask=args.dask, retry_failed=args.retry_failed, rerun=args.rerun,
                         progress=False if args.no_progress else None,
                         argv=["edgebench", *(sys.argv[1:] if args.argv is None else args.argv)])
     except WorkerStartError as exc:
@@ -281,6 +298,13 @@ def add_run_parsers(sub: Any) -> None:
     p.add_argument("--no-report", action="store_true", help="do not write the report")
     p.add_argument("--retry-failed", action="store_true",
                    help="run again the stored runs whose status is error, killed, memory or crash")
+    p.add_argument("--only", action="append", type=_only, metavar="FIELD=V,...",
+                   help="keep only the planned runs whose FIELD (kind, solver, label, family, set, instance, seed) "
+                        "is one of the values (repeatable: all must hold); the suite's own runs, same keys")
+    p.add_argument("--rerun", choices=RERUN_MODES,
+                   help="run stored runs again, replacing them: 'stale' = runs of learned solvers whose recorded "
+                        "checkpoint sha256 is not one of the solver's checkpoint files now (resumable); 'all' = "
+                        "every selected run")
     p.add_argument("--plugin", action="append", metavar="FILE",
                    help="Python file imported by the driver and every worker (extra solvers; repeatable)")
     p.add_argument("--dry-run", action="store_true", help="print the planned runs, the estimated CPU time and "

@@ -559,7 +559,8 @@ def make_row(spec: RunSpec, res: dict[str, Any], *, sweep: int | None, suite: st
         "runtime": res.get("runtime"), "solver_wall": res.get("solver_wall"), "wall": res.get("wall"),
         "startup": res.get("startup"),
         "peak_mem_mb": res.get("peak_mem_mb"), "message": message, "trace": res.get("trace"),
-        "pareto": res.get("pareto"), "env": res.get("env"), "started": res.get("started"),
+        "pareto": res.get("pareto"), "env": res.get("env"), "checkpoint": res.get("checkpoint"),
+        "started": res.get("started"),
         "finished": res.get("finished"), "solution": res.get("solution"),
     }
 
@@ -606,9 +607,11 @@ def _progress(total: int, enabled: bool | None):
 
 def run_sweep(plan: Plan, store_path: str | Path, *, workers: int | None = None, dask: Any = None,
               retry_failed: bool = False, progress: bool | None = None, argv: list[str] | None = None,
-              log: Callable[[str], None] | None = None) -> SweepResult:
+              log: Callable[[str], None] | None = None, rerun: str | None = None) -> SweepResult:
     """Run every planned run that the store does not hold yet; each finished run is written
-    in its own transaction. ``dask``: a scheduler address or a ``distributed.Client``."""
+    in its own transaction. ``dask``: a scheduler address or a ``distributed.Client``.
+    ``rerun`` ("stale" / "all", :mod:`.selection`): stored runs to run again and replace."""
+    from edgebench.runner.selection import again
     from edgebench.runner.store import FAILED_STATUSES, Store, owner_id
 
     say = log or (lambda s: print(s, file=sys.stderr))
@@ -618,6 +621,8 @@ def run_sweep(plan: Plan, store_path: str | Path, *, workers: int | None = None,
         have = store.keys()
         if retry_failed:
             have -= store.keys(FAILED_STATUSES)
+        redo = again(store, plan.runs, rerun)
+        have -= redo
         todo = [r for r in plan.runs if r.key not in have]
         skipped = len(plan.runs) - len(todo)
         # best known values recorded in instance-set manifests
@@ -652,7 +657,8 @@ def run_sweep(plan: Plan, store_path: str | Path, *, workers: int | None = None,
             if env_data is not None and res.get("env"):
                 envs[res["env"]] = env_data
             row = make_row(spec, res, sweep=sweep, suite=plan.suite.name)
-            store.add_run(row, envs.get(row["env"]) if row.get("env") else None, replace=retry_failed)
+            store.add_run(row, envs.get(row["env"]) if row.get("env") else None, replace=retry_failed,
+                          force=spec.key in redo)
             result.done += 1
             result.statuses[row["status"]] += 1
             bar.set_postfix_str(" ".join(f"{k}={v}" for k, v in sorted(result.statuses.items())), refresh=False)
@@ -665,7 +671,7 @@ def run_sweep(plan: Plan, store_path: str | Path, *, workers: int | None = None,
 
         def claim(spec: RunSpec) -> bool:
             # another runner on this store may have stored or started the run since we planned
-            if store.claim(spec.key, owner, retry_failed=retry_failed):
+            if store.claim(spec.key, owner, retry_failed=retry_failed, again=spec.key in redo):
                 return True
             elsewhere.append(spec.key)
             bar.update(1)

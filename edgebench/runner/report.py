@@ -46,12 +46,13 @@ EXPORT_COLUMNS = ("key", "sweep", "suite", "family", "instance_set", "instance_i
                   "label", "kind", "params", "params_hash", "seed", "time_limit", "memory_limit_mb", "status",
                   "feasible", "proven", "units_ok", "primary_name", "sense", "primary_value", "gap", "bound_gap",
                   "best_known", "best_bound", "objectives", "violations", "reported_objective", "bound", "runtime",
-                  "solver_wall", "wall", "startup", "peak_mem_mb", "message", "env", "started", "finished")
+                  "solver_wall", "wall", "startup", "peak_mem_mb", "message", "env", "checkpoint", "started",
+                  "finished")
 _LOAD_COLUMNS = ("key", "sweep", "suite", "family", "instance_set", "instance_id", "instance_hash", "size", "solver",
                  "label", "kind", "params", "params_hash", "seed", "time_limit", "memory_limit_mb", "status",
                  "feasible", "proven", "units_ok", "primary_name", "sense", "primary_value", "objectives",
                  "violations", "reported_objective", "bound", "runtime", "solver_wall", "wall", "startup",
-                 "peak_mem_mb", "message", "env", "started", "finished", "trace", "pareto")
+                 "peak_mem_mb", "message", "env", "checkpoint", "started", "finished", "trace", "pareto")
 
 
 # ======================================================================================
@@ -118,8 +119,8 @@ def group_median(gid: np.ndarray, values: np.ndarray, ngroups: int) -> np.ndarra
 # ======================================================================================
 
 _TEXT = ("key", "suite", "family", "instance_set", "instance_id", "instance_hash", "solver", "label", "kind", "params",
-         "params_hash", "status", "primary_name", "sense", "objectives", "message", "env", "started", "finished",
-         "trace", "pareto")
+         "params_hash", "status", "primary_name", "sense", "objectives", "message", "env", "checkpoint", "started",
+         "finished", "trace", "pareto")
 _INT = ("sweep", "size", "seed", "feasible", "proven", "units_ok", "violations")
 
 

@@ -8,7 +8,7 @@ An export folder holds:
   table (:data:`edgebench.runner.report.EXPORT_COLUMNS`: instance, set, solver, label, kind,
   parameters, seed, time limit, status, the referee's verdict and value, the best known value and
   best bound of the instance and the gaps to them, runtime, peak memory, message, environment
-  hash, ...) plus ``variant``;
+  hash, the sha256 of a learned run's checkpoint file, ...) plus ``variant``;
 * ``envs.json`` — the environment records (package versions, host) by hash;
 * ``solutions/<set>/<instance>.<label>.json`` — the solution of every run that holds its
   instance's best known value in the store (no other solutions);
@@ -134,9 +134,11 @@ def checkpoint_records(solvers: list[str]) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
-#: options of ``edgebench run`` that do not change which runs a sweep plans (with their value or not)
+#: options of ``edgebench run`` that do not change which runs a sweep plans (with their value or not);
+#: ``--only`` runs a subset of the same plan (``edgebench run paper --only kind=learned --rerun stale``
+#: re-runs rows of the paper suite, not another suite): the plan's largest sweep counts
 _NO_PLAN = {"--workers": 1, "--dask": 1, "--db": 1, "-o": 1, "--output": 1, "--estimate-workers": 1,
-            "--no-report": 0, "--no-progress": 0, "--retry-failed": 0}
+            "--no-report": 0, "--no-progress": 0, "--retry-failed": 0, "--rerun": 1, "--only": 1}
 
 
 def plan_key(argv: list[str] | None) -> tuple[str, ...]:

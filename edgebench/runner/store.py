@@ -86,6 +86,9 @@ RUN_COLUMNS: tuple[tuple[str, str], ...] = (
     ("trace", "TEXT"),
     ("pareto", "TEXT"),
     ("env", "TEXT"),
+    # sha256 of the checkpoint file a learned solver ran (its stats["checkpoint_sha256"]); NULL
+    # for other solvers; added after format version 1's first release, as ``startup``
+    ("checkpoint", "TEXT"),
     ("started", "TEXT"),
     ("finished", "TEXT"),
     ("solution", "BLOB"),
@@ -286,16 +289,20 @@ class Store:
 
     # ---- writing ---------------------------------------------------------------------
 
-    def add_run(self, row: dict[str, Any], env: dict[str, Any] | None = None, *, replace: bool = False) -> bool:
+    def add_run(self, row: dict[str, Any], env: dict[str, Any] | None = None, *, replace: bool = False,
+                force: bool = False) -> bool:
         """Insert one finished run and update the best-known table, in one transaction.
-        Returns False (and changes nothing) when the key is already stored and ``replace`` is
-        false; with ``replace`` a stored run of a failed status is replaced."""
+        Returns False (and changes nothing) when the key is already stored and neither
+        ``replace`` (a stored run of a failed status is replaced) nor ``force`` (any stored run
+        is replaced: ``edgebench run --rerun``) applies. A replaced run that held its instance's
+        best known objective or bound no longer does: that record is folded again from the
+        instance's stored runs (:func:`.bestknown.refold`)."""
         from edgebench.runner import bestknown
 
         with self.transaction() as conn:
             old = conn.execute("SELECT status FROM runs WHERE key=?", (row["key"],)).fetchone()
             if old is not None:
-                if not replace or old[0] not in FAILED_STATUSES:
+                if not force and (not replace or old[0] not in FAILED_STATUSES):
                     return False
                 conn.execute("DELETE FROM runs WHERE key=?", (row["key"],))
             if env is not None and row.get("env"):
@@ -304,18 +311,19 @@ class Store:
             conn.execute(f"INSERT INTO runs ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
                          [row[c] for c in cols])
             conn.execute("DELETE FROM claims WHERE key=?", (row["key"],))
-            bestknown.update(conn, row)
+            if old is None or not bestknown.refold(conn, row["instance_hash"], row["key"]):
+                bestknown.update(conn, row)
         return True
 
     # ---- claims (several runners on one store) -----------------------------------------
 
-    def claim(self, key: str, owner: str, *, retry_failed: bool = False) -> bool:
+    def claim(self, key: str, owner: str, *, retry_failed: bool = False, again: bool = False) -> bool:
         """Claim run ``key`` for ``owner`` (see :func:`owner_id`), atomically. False when the
-        run is stored (unless ``retry_failed`` and its status failed) or claimed by another
-        runner that is still alive."""
+        run is stored (unless ``again``: it is to be run again, or ``retry_failed`` and its
+        status failed) or claimed by another runner that is still alive."""
         with self.transaction() as conn:
             row = conn.execute("SELECT status FROM runs WHERE key=?", (key,)).fetchone()
-            if row is not None and not (retry_failed and row[0] in FAILED_STATUSES):
+            if row is not None and not again and not (retry_failed and row[0] in FAILED_STATUSES):
                 return False
             c = conn.execute("SELECT owner, host, pid FROM claims WHERE key=?", (key,)).fetchone()
             if c is not None and c[0] != owner and _alive(c[1], c[2]):

@@ -17,6 +17,7 @@ import json
 import math
 import os
 import platform
+import re
 import resource
 import time
 import traceback
@@ -34,6 +35,8 @@ THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NU
                "VECLIB_MAXIMUM_THREADS")
 #: at most this many points of an anytime trace are kept (evenly thinned, last point kept)
 TRACE_POINTS = 200
+#: a checkpoint's sha256 as a learned solver reports it (stats["checkpoint_sha256"])
+SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 def utcnow() -> str:
@@ -268,6 +271,8 @@ def record_solution(out: dict[str, Any], sol: Any, ev: Any, instance: Any = None
     msg = sol.stats.get("message")
     if out["message"] is None and isinstance(msg, str):
         out["message"] = msg[:500]
+    ck = sol.stats.get("checkpoint_sha256")  # a learned solver's checkpoint file (the store's checkpoint column)
+    out["checkpoint"] = ck if isinstance(ck, str) and SHA256.fullmatch(ck) else None
     try:
         out["solution"] = zlib.compress(canonical_json(sol).encode("utf-8"), 6)
     except (TypeError, ValueError) as exc:  # stats that are not JSON data
