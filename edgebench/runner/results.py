@@ -15,6 +15,7 @@ An export folder holds:
 * ``metadata.json`` — :data:`EXPORT_VERSION`, the edgebench version and git commit, the suites
   (name, sha256 of the suite TOML, planned runs), the instance sets (version, recipe version,
   sha256 of the manifest), the learned solvers' checkpoints (file, algorithm, env steps, sha256),
+  the learned rows per checkpoint file they ran and how many of them are stale (:func:`learned_runs`),
   the run count, planned vs stored, the run-seconds (sum of the runs' runtimes), and the
   failures by status with their reasons.
 
@@ -173,6 +174,22 @@ def _suites(sweeps: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return list(by.values())
 
 
+def learned_runs(runs: report.Runs, shipped: dict[str, list[dict[str, Any]]]) -> dict[str, dict[str, Any]]:
+    """Per learned solver: its runs, how many ran each checkpoint file (sha256 -> count; "" for
+    runs that recorded none) and how many are ``stale`` — their file is not one the solver ships
+    now, or they recorded none (``edgebench run --only kind=learned --rerun stale`` runs them again)."""
+    out: dict[str, dict[str, Any]] = {}
+    if not len(runs):
+        return out
+    for i in np.flatnonzero(runs["kind"] == "learned"):
+        name, sha = runs["solver"][i], runs["checkpoint"][i] or ""
+        e = out.setdefault(name, {"runs": 0, "checkpoints": Counter(), "stale": 0})
+        e["runs"] += 1
+        e["checkpoints"][sha] += 1
+        e["stale"] += sha not in {c.get("sha256") for c in shipped.get(name, [])}
+    return {k: {**v, "checkpoints": dict(sorted(v["checkpoints"].items()))} for k, v in sorted(out.items())}
+
+
 def failures(runs: report.Runs) -> dict[str, dict[str, Any]]:
     """status -> {"runs": count, "reasons": [[message, count], ...]} for the failed statuses."""
     out: dict[str, dict[str, Any]] = {}
@@ -191,6 +208,7 @@ def metadata(data: report.Data, store_path: str, note: str | None = None) -> dic
     rt = runs["runtime"] if len(runs) else np.zeros(0)
     learned = sorted({s for s, k in zip(runs["solver"], runs["kind"]) if k == "learned"}) if len(runs) else []
     statuses = Counter(runs["status"].tolist()) if len(runs) else Counter()
+    ckpts = checkpoint_records(learned)
     from edgebench import __version__
 
     return {
@@ -206,7 +224,8 @@ def metadata(data: report.Data, store_path: str, note: str | None = None) -> dic
         "cpu_hours_note": "sum of the runs' runtimes (each run single-threaded: its wall time, an upper "
                           "estimate of its CPU time); the runner's own overhead is not included",
         "sets": set_records(sorted(set(runs["instance_set"].tolist())) if len(runs) else []),
-        "checkpoints": checkpoint_records(learned),
+        "checkpoints": ckpts,
+        "learned_runs": learned_runs(runs, ckpts),
         "failures": failures(runs),
         "environments": len(data.envs),
         "note": note,

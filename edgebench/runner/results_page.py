@@ -221,6 +221,11 @@ def _provenance(meta: dict[str, Any]) -> list[str]:
         md += ["Checkpoints of the learned solvers (env steps: reinforcement-learning steps from the sidecars "
                "in `learned/checkpoints/*.json`; 0 = imitation only):\n",
                _table(["solver", "checkpoint", "algorithm", "env steps", "sha256"], body)]
+    stale = {k: v["stale"] for k, v in (meta.get("learned_runs") or {}).items() if v.get("stale")}
+    if stale:  # rows of a checkpoint that is not shipped any more: edgebench run --rerun stale
+        md.append("**Stale learned rows** (run with a checkpoint file that is not the one shipped when this was "
+                  "exported, or with none recorded): " + ", ".join(f"{k} {n}" for k, n in sorted(stale.items()))
+                  + ".\n")
     fails = meta.get("failures") or {}
     md.append(f"Statuses: {', '.join(f'{k} {v}' for k, v in (meta.get('statuses') or {}).items())}.\n")
     if fails:

@@ -19,6 +19,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from edgebench.cli import main
+from edgebench.runner.results_page import render
 from edgebench.runner.store import Store
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -109,6 +110,17 @@ def test_rerun_stale_reruns_only_learned_rows_whose_checkpoint_changed(toy, caps
     table = pq.read_table(tmp_path / "export" / "runs.parquet").to_pylist()
     assert {r["key"]: r["checkpoint"] for r in table if r["kind"] == "learned"} == dict.fromkeys(learned, sha(b"BB"))
     assert {r["checkpoint"] or None for r in table if r["kind"] != "learned"} == {None}
+    meta = json.loads((tmp_path / "export" / "metadata.json").read_text())
+    assert meta["learned_runs"] == {"test-learned": {"runs": 3, "checkpoints": {sha(b"BB"): 3}, "stale": 0}}
+    assert meta["checkpoints"]["test-learned"][0]["sha256"] == sha(b"BB")
+    # exported after the file changed again: the rows are counted stale, and the results page says so
+    ckpt.write_bytes(b"CCC")
+    assert main(["results", "export", "--db", str(db), "-o", str(tmp_path / "export")]) == 0
+    meta = json.loads((tmp_path / "export" / "metadata.json").read_text())
+    assert meta["learned_runs"]["test-learned"]["stale"] == 3
+    page = render(tmp_path / "export")[0]
+    assert "**Stale learned rows**" in page and "test-learned 3." in page
+    ckpt.write_bytes(b"BB")
     # --rerun all with --only: exactly the selected stored runs again
     assert run(suite, db, "--only", "solver=random", "--rerun", "all") == 0
     third = rows(db)
