@@ -623,6 +623,7 @@ def run_sweep(plan: Plan, store_path: str | Path, *, workers: int | None = None,
             have -= store.keys(FAILED_STATUSES)
         redo = again(store, plan.runs, rerun)
         have -= redo
+        since = utcnow()  # a run to run again that finishes after this was run again by another runner
         todo = [r for r in plan.runs if r.key not in have]
         skipped = len(plan.runs) - len(todo)
         # best known values recorded in instance-set manifests
@@ -671,7 +672,7 @@ def run_sweep(plan: Plan, store_path: str | Path, *, workers: int | None = None,
 
         def claim(spec: RunSpec) -> bool:
             # another runner on this store may have stored or started the run since we planned
-            if store.claim(spec.key, owner, retry_failed=retry_failed, again=spec.key in redo):
+            if store.claim(spec.key, owner, retry_failed=retry_failed, again=spec.key in redo, since=since):
                 return True
             elsewhere.append(spec.key)
             bar.update(1)

@@ -317,12 +317,16 @@ class Store:
 
     # ---- claims (several runners on one store) -----------------------------------------
 
-    def claim(self, key: str, owner: str, *, retry_failed: bool = False, again: bool = False) -> bool:
+    def claim(self, key: str, owner: str, *, retry_failed: bool = False, again: bool = False,
+              since: str | None = None) -> bool:
         """Claim run ``key`` for ``owner`` (see :func:`owner_id`), atomically. False when the
-        run is stored (unless ``again``: it is to be run again, or ``retry_failed`` and its
-        status failed) or claimed by another runner that is still alive."""
+        run is stored (unless ``again``: it is to be run again — but not when it finished after
+        ``since``, the sweep's start: another runner ran it again meanwhile —, or
+        ``retry_failed`` and its status failed) or claimed by another runner that is still alive."""
         with self.transaction() as conn:
-            row = conn.execute("SELECT status FROM runs WHERE key=?", (key,)).fetchone()
+            row = conn.execute("SELECT status, finished FROM runs WHERE key=?", (key,)).fetchone()
+            if again and row is not None and since is not None and (row[1] or "") > since:
+                return False
             if row is not None and not again and not (retry_failed and row[0] in FAILED_STATUSES):
                 return False
             c = conn.execute("SELECT owner, host, pid FROM claims WHERE key=?", (key,)).fetchone()

@@ -160,6 +160,19 @@ def test_a_replaced_run_gives_up_its_best_known_value(tmp_path):
         assert (st.bestknown()[0]["objective"], st.bestknown()[0]["obj_run"]) == (9.0, "b")
 
 
+def test_a_run_to_run_again_is_left_alone_once_another_runner_ran_it_again(tmp_path):
+    row = {"key": "k", "instance_id": "i", "instance_hash": "h", "family": "placement", "solver": "s", "label": "s",
+           "status": "feasible", "finished": "2026-01-02T00:00:00+00:00"}
+    with Store.open(tmp_path / "s.sqlite") as st:
+        st.add_run(row)
+        assert not st.claim("k", "me")  # stored: not run again
+        # stored before this sweep started: run again
+        assert st.claim("k", "me", again=True, since="2026-01-03T00:00:00+00:00")
+        st.release_claims("me")
+        # finished after this sweep started (another runner's --rerun ran it again meanwhile): left alone
+        assert not st.claim("k", "me", again=True, since="2026-01-01T00:00:00+00:00")
+
+
 def scripts_env(db, snap, suite) -> dict[str, str]:
     return {**os.environ, "EDGEBENCH_PAPER_DB": str(db), "EDGEBENCH_PAPER_SNAPSHOT": str(snap),
             "EDGEBENCH_PAPER_SUITE": str(suite)}
