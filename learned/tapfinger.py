@@ -1079,9 +1079,9 @@ def _solve(name: str, instance: Instance, *, time_limit, seed: int, params: dict
         if ckpt is None:
             return make_result(instance, name, status="error", seed=seed, params=params, started=started,
                                stats={"reason": match})
-    sha = sha256_file(Path(ckpt))  # the run's record of the file it ran (the store's checkpoint column)
     torch.set_num_threads(max(1, min(torch.get_num_threads(), 4)))
-    model, lay, _ = load_checkpoint(ckpt, pointer=pointer)
+    model, lay, _ = load_checkpoint(ckpt, pointer=pointer)  # validates the file first (InputError)
+    sha = sha256_file(Path(ckpt))  # the run's record of the file it ran (the store's checkpoint column)
     if model.cfg.inputs == "generic":  # type- and size-free: the instance's own layout, no mapping
         env = make_env(instance, inputs="generic")
         lay = generic_layout(env)
