@@ -190,6 +190,23 @@ def test_default_suite_covers_all_families_and_kinds():
     assert S.suite_from_dict(__import__("tomllib").loads(text)) == p.suite
 
 
+def test_default_suite_is_a_first_look_within_150_s():
+    """The default suite must end within 150 s on 2 cores (issue 43; docs/runner.md, "The
+    default suite"): the metaheuristics run seed 0 and stop at 20,000 evaluations (their own
+    default budget, reproducible on any machine) or at 3 s; placement-cg-lns runs 5 s (the same
+    schedules as at 10 s on the six placement instances), every other heuristic 10 s."""
+    from edgebench import registry
+
+    p = S.plan(S.default_suite(), file=str(S.DEFAULT_SUITE), base_dir=S.SUITES_DIR)
+    meta = [r for r in p.runs if r.kind == "metaheuristic"]
+    assert {r.solver for r in meta} == {s.name for s in registry.solvers() if s.kind == "metaheuristic"}
+    assert {r.time_limit for r in meta} == {3.0}
+    assert all(r.params == {"max_evaluations": 20_000} for r in meta)
+    assert {r.seed for r in p.runs} == {0}
+    assert {r.time_limit for r in p.runs if r.solver == "placement-cg-lns"} == {5.0}
+    assert {r.time_limit for r in p.runs if r.kind == "heuristic" and r.solver != "placement-cg-lns"} == {10.0}
+
+
 def test_adhoc_matrix(tmp_path):
     data = S.adhoc_suite(base=S.default_suite(), instances=[str(GOOD)], solvers=["heft", "kind:mdp"])
     suite = S.suite_from_dict(data)
