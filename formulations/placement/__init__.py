@@ -13,6 +13,8 @@ Map (``edgebench.formulations.placement``; issue 45)::
                       stats["restriction_bound"], never the instance's)
     exact.py          placement-exact: A* over the referee's re-allocating problem (its bound is
                       the instance's: bound="instance")
+    bnp.py            placement-bnp: bound (8) as a solver for certification (the warm start's
+                      referee value prunes; bound="instance")
     enum.py           the brute-force oracle for tests (every referee-feasible schedule of a
                       tiny instance; scored through the referee)
     bounds/           lower bounds of the referee's problem
@@ -25,6 +27,8 @@ Map (``edgebench.formulations.placement``; issue 45)::
       timip.py        (5) R, the integer time-indexed relaxation
       histip.py       (7) the exact-history integer master
       residual.py     the residual start-slot bound (placement-exact's nodes)
+      branch_price.py (8) branch-and-price on (6)'s master (cluster, first-start and
+                      held-allocation branching; valid at any stop)
       certify.py      certification: the instance-only bound, which solvers' bounds count
     search/           heuristics (no bound)
       lns.py          placement-lns: large-neighbourhood search over fixed allocations

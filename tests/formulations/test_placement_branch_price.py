@@ -1,0 +1,113 @@
+"""Bound (8), branch-and-price on the exact-trajectory master (formulations/placement/bounds/
+branch_price.py): never above the referee's optimum (random tiny instances, both variants, at
+every node limit, with and without an incumbent), never below the root bound (6)+cuts, and equal
+to the optimum where the tree is searched to the end; on synthetic-3-v1 s1 (12 tasks, root 37)
+the tree proves the optimum 38.  Integer values: compared exactly (no tolerance needed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+
+from edgebench import registry
+from edgebench.formulations.placement import enum as E
+from edgebench.formulations.placement.bounds import branch_price as BP
+from edgebench.formulations.placement.bounds import ladder as PB
+from edgebench.formulations.placement.bounds.lagrange import lagrangian_multipliers
+from edgebench.formulations.placement.bounds.trajectory import rounded_multipliers
+from edgebench.instances.io import load_instance
+from edgebench.referee import evaluate
+from test_placement_bound import tiny_instances
+
+S1 = Path(__file__).parents[2] / "instances/data/placement-synthetic-3-v1/placement-synthetic-3-s1-7c493faf.json"
+S1_OPT = 38  # closed: bound (7) proves it, the shipped solution attains it
+
+
+@settings(max_examples=25, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(tiny_instances())
+def test_never_above_the_optimum_and_exact_when_searched_to_the_end(inst):
+    p = inst.placement
+    assume(all(PB.cluster_durations(p)) and PB.proof_applies(p))
+    try:
+        opt = E.optimum(inst, max_states=2_000)[0]
+    except E.StateLimitError:
+        assume(False)
+    opt = int(round(opt))
+    for upper in (None, opt, opt + 3):
+        for nodes in (1, 2, 300):
+            r = BP.branch_and_price(p, upper, nodes=nodes)
+            assert r.root <= r.bound <= opt, (upper, nodes, r.root, r.bound, opt)
+            if nodes == 300 and upper == opt:
+                assert r.open == 0 and r.bound == opt, (r.bound, opt, r.stats)
+
+
+def test_the_tree_proves_the_optimum_above_the_root():
+    """synthetic-3-v1 s1: the root (6)+cuts gives 37; with the optimum 38 as the incumbent the
+    tree is searched to the end and proves 38; stopped early, or with a larger incumbent, it
+    stays between the root and the optimum."""
+    p = load_instance(S1).placement
+    full = BP.branch_and_price(p, S1_OPT, nodes=1_000)
+    assert full.root == 37 and full.bound == S1_OPT and full.open == 0, (full.root, full.bound, full.stats)
+    assert full.nodes > 1
+    for upper, nodes in ((S1_OPT, 1), (S1_OPT, 5), (S1_OPT + 1, 40), (None, 40)):
+        r = BP.branch_and_price(p, upper, nodes=nodes)
+        assert 37 <= r.bound <= S1_OPT, (upper, nodes, r.bound)
+
+
+def test_a_restricted_price_is_at_most_every_allowed_column():
+    """At (6)'s root point, each task's price under a rule (one cluster, a start window, a
+    forbidden allocation) is at most the price of every pool column the rule allows, and the
+    columns it returns meet the rule."""
+    p = load_instance(S1).placement
+    d = PB.cluster_durations(p)
+    rounded = rounded_multipliers(p, d, lagrangian_multipliers(p, d))
+    ctx = BP.Context(p, d, rounded)
+    nu = rounded.nu if rounded.nu is not None else np.zeros(0, dtype=np.int64)
+    for i, t in enumerate(ctx.tasks):  # seed the pool with every task's cheapest histories
+        price, found = BP.price_restricted(ctx, i, BP.Rule(), rounded.Lam, rounded.Mu, nu, None)
+        for n, F, s, use in found:
+            ctx.add(i, n, F - t.a, s, use)
+    checked = 0
+    for c, col in enumerate(list(ctx.col)):
+        i, n, _, s = col[:4]
+        held = ctx.held[c]
+        rules = [BP.Rule(frozenset({n})), BP.Rule(lo=s, hi=s), BP.Rule(frozenset({n}), lo=s)]
+        rules += [BP.Rule(forbid=frozenset({(n, t, 9, 9)})) for t in list(held)[:1]]
+        for rule in rules:
+            assert ctx.allows(c, rule)
+            price, found = BP.price_restricted(ctx, i, rule, rounded.Lam, rounded.Mu, nu, None)
+            assert price <= ctx.cost(c, rounded.Lam, rounded.Mu, nu), (c, rule)
+            for n2, F2, s2, use2 in found:
+                k = ctx.add(i, n2, F2 - ctx.tasks[i].a, s2, use2)
+                assert ctx.allows(k, rule)
+            checked += 1
+        # a rule that excludes the column: its price may be higher, never an excluded column back
+        t0 = min(held) if held else None
+        if t0 is not None:
+            rule = BP.Rule(forbid=frozenset({(n, t0) + held[t0]}))
+            assert not ctx.allows(c, rule)
+            _, found = BP.price_restricted(ctx, i, rule, rounded.Lam, rounded.Mu, nu, None)
+            assert all(not (n2 == n and _held(use2).get(t0) == held[t0]) for n2, _, _, use2 in found)
+    assert checked > 10
+
+
+def _held(use: dict) -> dict:
+    out: dict = {}
+    for (_, r, t), x in use.items():
+        out.setdefault(t, [0, 0])[r] = int(x)
+    return {t: tuple(cg) for t, cg in out.items()}
+
+
+def test_solver_reports_the_warm_start_and_the_proven_bound():
+    """placement-bnp declares an instance bound; on synthetic-3-v1 s1 it returns the shipped
+    best-known schedule (referee value 38) with bound 38: optimal."""
+    assert registry.get("placement-bnp").bound == "instance"
+    inst = load_instance(S1)
+    res = registry.solve(inst, "placement-bnp", time_limit=120, nodes=1_000)
+    sol = res.solution
+    assert sol.status == "optimal", sol.stats
+    ev = evaluate(inst, sol)
+    assert ev.feasible and ev.primary_value == S1_OPT == sol.objective == sol.bound
