@@ -83,9 +83,11 @@ def build_cpsat(data: OffloadingData, *, time_scale: float | str = "auto", hint:
     q = auto_time_scale(data) if time_scale == "auto" else float(time_scale)
     if not (q > 0 and math.isfinite(q)):
         raise ValueError(f"time_scale must be a positive number or 'auto', got {time_scale!r}")
+    dl.check("building the CP-SAT model: start")
     td = ticked(data, q)
     N, W = td.N, td.W
     m = cp_model.CpModel()
+    dl.check("building the CP-SAT model: integer ticks")
 
     # time windows valid for some optimal schedule, tightened by a heuristic schedule
     # the list schedule is the hint (CP-SAT's search follows a hint closely: the all-cloud

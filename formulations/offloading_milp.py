@@ -63,6 +63,7 @@ def build_milp(data: OffloadingData, *, use_heuristic_horizon: bool = True,
     dl = Deadline.of(deadline)
     N, W = data.N, data.W
     lm = _MergingModel(name="offloading-milp", sense="min")
+    dl.check("building the MILP: start")
     heur = best_heuristic(data) if use_heuristic_horizon else None
     est, lft, cwb = time_windows(data, heur)
     hb = lft
