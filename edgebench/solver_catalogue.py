@@ -522,7 +522,7 @@ SOLVERS = [{'name': 'affinity',
                  "(branching on a task's cluster, first start and held allocation; best bound first), pruned "
                  "by the referee value of a warm start; reports the warm start and the tree's bound",
   'params': {'warm_start': "'best-known' (the shipped best known; default) or a placement solution file",
-             'nodes': 'int: nodes solved at most (default 50)'},
+             'nodes': 'int: nodes solved at most (default 10000)'},
   'types': {},
   'choices': {},
   'bounds': {'nodes': [1, None]},

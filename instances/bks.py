@@ -96,7 +96,10 @@ and `combinatorial: exact-trajectory column generation with rounding cuts (Lagra
 relaxation strengthened by the valid inequalities `sum_j floor(a x_j / g) <= floor(a C / g)` per
 cluster, resource and step, separated on its master LP: at most two tasks can hold 6 of 16 GPUs).
 `solver bound (placement-exact)` is the exact model's bound, whose root is the integer
-time-indexed relaxation R.
+time-indexed relaxation R. `solver bound (placement-bnp)` is bound (8), branch-and-price on the
+trajectory master with its rounding cuts (branching on a task's cluster, first start and held
+allocation, pruned by the referee value of the shipped best known): the least value of the
+tree's open nodes at its stop (docs/formulations/placement.md, "(8) Branch-and-price").
 Proofs, preconditions (curvature > 1, no zero-gain allocation; otherwise no bound is claimed) and
 the brute-force tests: docs/formulations/placement.md, "A bound for every referee-feasible schedule".
 Under the authors' additive clipped noise (`noise_model = "additive"`, where those preconditions

@@ -18,6 +18,7 @@ from edgebench.formulations.placement.bounds import branch_price as BP
 from edgebench.formulations.placement.bounds import ladder as PB
 from edgebench.formulations.placement.bounds.lagrange import lagrangian_multipliers
 from edgebench.formulations.placement.bounds.trajectory import rounded_multipliers
+from edgebench.formulations.placement.deadline import Deadline
 from edgebench.instances.io import load_instance
 from edgebench.referee import evaluate
 from test_placement_bound import tiny_instances
@@ -111,3 +112,15 @@ def test_solver_reports_the_warm_start_and_the_proven_bound():
     assert sol.status == "optimal", sol.stats
     ev = evaluate(inst, sol)
     assert ev.feasible and ev.primary_value == S1_OPT == sol.objective == sol.bound
+
+
+def test_a_time_limit_stops_the_tree_with_a_valid_bound():
+    """A deadline already passed: during the root there is no bound (with its reason); after a
+    given root the tree stops at once and its bound is the root's (the open root node)."""
+    p = load_instance(S1).placement
+    r = BP.branch_and_price(p, S1_OPT, deadline=Deadline(0.0))
+    assert r.bound is None and "time limit" in r.reason
+    d = PB.cluster_durations(p)
+    rounded = rounded_multipliers(p, d, lagrangian_multipliers(p, d))
+    r = BP.branch_and_price(p, S1_OPT, deadline=Deadline(0.0), rounded=rounded)
+    assert r.bound == r.root == 37 and r.stats["expired"] and r.open == 1

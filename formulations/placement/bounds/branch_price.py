@@ -23,7 +23,8 @@ pruned.
 * branching: on a task's cluster (the task whose cluster share is nearest 1/2), then on a task's
   first start (a split ``s <= t`` / ``s >= t + 1`` of a task with fractional starts); a node whose
   master solution is fractional in neither stays open (its value stays in the bound);
-* best-bound node selection (ties: deeper first, then creation order): deterministic under a
+* best-bound node selection (ties: shallower first, then creation order — the bound rises only
+  once every node of least value is gone, so diving does not raise it): deterministic under a
   node limit; a time limit only stops the search (the node under way stays open at its parent's
   value).
 """
@@ -44,8 +45,8 @@ from edgebench.formulations.placement.deadline import NEVER, Deadline, Expired
 
 #: added (2**-SCALE units) to the start multiplier of every step after a rule's latest first start
 PENALTY = 1 << 40
-#: nodes solved at most (the root included) by default
-NODES = 50
+#: nodes solved at most (the root included) by default: high, so that a time limit governs a certification run
+NODES = 10_000
 #: column-generation rounds per node, and rounds without a better certified value before stopping
 ROUNDS = 200
 STALL = 20
@@ -80,7 +81,7 @@ class Node:
     depth, creation number, the rules {live task index: Rule} and its parent's best point."""
 
     value: int
-    neg_depth: int
+    depth: int
     number: int
     rules: dict = field(compare=False)
     grid: np.ndarray = field(compare=False)
@@ -374,7 +375,11 @@ def branch_and_price(payload, upper: int | None = None, *, nodes: int = NODES, d
     if not all(durations):
         return Result(None, reason="a task completes on no cluster")
     if rounded is None:
-        rounded = rounded_multipliers(payload, durations, lagrangian_multipliers(payload, durations))
+        try:
+            rounded = rounded_multipliers(payload, durations, lagrangian_multipliers(payload, durations, deadline=expire),
+                                          deadline=expire)
+        except Expired:
+            return Result(None, reason="the time limit ran out during the root bound (6) with cuts")
     root = int(rounded.value)
     ctx = Context(payload, durations, rounded)
     cutoff = (1 << 62) if upper is None else int(upper)
@@ -420,7 +425,7 @@ def branch_and_price(payload, upper: int | None = None, *, nodes: int = NODES, d
                 stats["stuck"] += 1
             continue
         for rules in kids:
-            heapq.heappush(heap, Node(value, node.neg_depth - 1, made, rules, grid))
+            heapq.heappush(heap, Node(value, node.depth + 1, made, rules, grid))
             made += 1
     bound = min([cutoff] + [nd.value for nd in heap] + stuck)
     stats.update(columns=len(ctx.col), work=ctx.work[0], cuts=len(ctx.cuts))
