@@ -12,6 +12,11 @@ plus its share of the update. Freshly initialised default network (hidden 64, 2 
         '{"num_tasks": 192, "switching_overhead": 0.0, "noise": 0.0}'
     OMP_NUM_THREADS=1 .venv/bin/python bench/tapfinger_cpu_split.py hetero-6 \
         '{"num_tasks": 384, "switching_overhead": 0.0, "noise": 0.0, "max_eligible": 6}'
+
+``--inputs PRESET PARAMS``: one-hot vs generic inputs instead (:func:`inputs_side_by_side`)::
+
+    OMP_NUM_THREADS=1 .venv/bin/python bench/tapfinger_cpu_split.py --inputs hetero-6 \
+        '{"num_tasks": 96, "switching_overhead": 0.0, "noise": 0.0, "max_eligible": 6}'
 """
 
 from __future__ import annotations
@@ -51,7 +56,8 @@ def one_round(model, envs, lay) -> tuple[float, float]:
         recs.append(rec)
     roll = 512 / (time.process_time() - c0)
     batch = {k: np.concatenate([r[k] for r in recs])
-             for k in ("obs", "ids", "masks", "slot_ok", "alloc_ok", "void_ok", "slot", "alloc", "m")}
+             for k in ("obs", "ids", "masks", "slot_ok", "alloc_ok", "void_ok", "slot", "alloc", "m", "cells")
+             if k in recs[0]}
     opt = torch.optim.Adam(model.parameters(), lr=0.0)  # lr 0: the same work, the weights stay put
     model.train()
     c0 = time.process_time()
@@ -95,5 +101,39 @@ def main(preset: str, params: dict) -> None:
     print(f"ratios new/old: rollout {rn / ro:.2f} update {un / uo:.2f} combined {combined(rn, un) / combined(ro, uo):.2f}")
 
 
+def inputs_side_by_side(preset: str, params: dict, rounds: int = 2) -> dict[str, tuple[float, float]]:
+    """Issue 42 item 4's throughput: the one-hot model, the generic model (``--inputs generic``,
+    bit for bit the first generic trajectory) and the generic model with the sparse allocation
+    head (``--sparse-alloc``) at the same setting and network size, on the current path,
+    alternating ``rounds`` times; returns the best (rollout, update) of each and prints each round
+    and the one-hot/generic ratios of the combined rate (issue 42 item 4's target: at most 2)."""
+    torch.set_num_threads(1)
+    set_path(True)
+    built = {}
+    for name, inputs in (("onehot", "onehot"), ("generic", "generic"), ("generic-sparse", "generic")):
+        envs = [tf.make_env(preset=preset, params=params, variant="multi", inputs=inputs) for _ in range(16)]
+        lay = tf.EnvLayout.of_env(envs[0])
+        torch.manual_seed(0)
+        model = tf.make_model(tf.ModelConfig(inputs=inputs), lay).eval()
+        model.sparse_alloc = name == "generic-sparse"
+        built[name] = (model, envs, lay)
+    res: dict[str, list[tuple[float, float]]] = {k: [] for k in built}
+    for _ in range(rounds):
+        for name, (model, envs, lay) in built.items():
+            roll, upd = one_round(model, envs, lay)
+            res[name].append((roll, upd))
+            print(f"{preset} {name}: rollout {roll:.1f} env steps per CPU s, update phase {upd:.1f} samples per "
+                  f"CPU s, combined {combined(roll, upd):.1f}", flush=True)
+    best = {k: (max(r for r, _ in v), max(u for _, u in v)) for k, v in res.items()}
+    for k, (r, u) in best.items():
+        print(f"best {k}: rollout {r:.1f} update {u:.1f} combined {combined(r, u):.1f}")
+    for k in ("generic", "generic-sparse"):
+        print(f"ratio onehot/{k} combined {combined(*best['onehot']) / combined(*best[k]):.2f} (target <= 2)")
+    return best
+
+
 if __name__ == "__main__":
-    main(sys.argv[1], json.loads(sys.argv[2]))
+    if sys.argv[1] == "--inputs":
+        inputs_side_by_side(sys.argv[2], json.loads(sys.argv[3]))
+    else:
+        main(sys.argv[1], json.loads(sys.argv[2]))

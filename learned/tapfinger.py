@@ -477,6 +477,15 @@ def make_model(cfg: ModelConfig, lay: EnvLayout):
         def __init__(self) -> None:
             super().__init__()
             self.cfg, self.lay = cfg, lay
+            #: generic inputs: score only the allowed cells in the allocation head (False, the
+            #: default: every cell of the grid, then masked, as the first generic models were
+            #: trained; ``train tapfinger --sparse-alloc``). The same logits in exact arithmetic
+            #: and about 2.5x the update's throughput at hetero-6, but not the same bits: the
+            #: backward's sums over the cells run in another order, and Adam turns last-bit
+            #: differences of near-zero gradients into lr-sized steps, so a training run leaves
+            #: the default's trajectory (docs/tapfinger.md, "Type-generic inputs: throughput").
+            #: Not part of the checkpoint: a run-time choice of the trainer.
+            self.sparse_alloc = False
             d, T = cfg.hidden, lay.task_width
             if cfg.inputs not in ("onehot", "generic"):
                 raise InputError(f"inputs must be 'onehot' or 'generic', got {cfg.inputs!r}", field="inputs")
@@ -661,18 +670,31 @@ def make_model(cfg: ModelConfig, lay: EnvLayout):
             m = torch.gather(masks.flatten(3), 2, s.view(B, N, 1, 1).expand(B, N, 1, self.lay.grid)).squeeze(2)
             return self.alloc_head(hj, clus, m, cells)
 
-        def alloc_head(self, hj: torch.Tensor, clus: torch.Tensor, allowed: torch.Tensor, cells=None):
+        def alloc_head(self, hj: torch.Tensor, clus: torch.Tensor, allowed: torch.Tensor, cells=None, *,
+                       compact: bool = False):
             """Allocation logits (..., grid) of slot embeddings ``hj`` on clusters ``clus`` (..., d)
             with the allowed cells ``allowed`` (..., grid) (a row with none allowed stays finite).
             Generic inputs: each cell scored by one shared MLP from (hj, clus, its features
-            ``cells`` (..., grid, F)), so the grid's size is no parameter of the network."""
-            if self.cfg.inputs == "generic":
-                cells = torch.as_tensor(cells, dtype=hj.dtype, device=hj.device)
-                ctx = self.alloc_ctx(torch.cat([hj, clus], -1)).unsqueeze(-2)
-                logits = self.alloc_out(torch.relu(ctx + self.alloc_cell(cells))).squeeze(-1)
-            else:
-                logits = self.alloc(torch.cat([hj, clus], -1))
+            ``cells`` (..., grid, F)), so the grid's size is no parameter of the network: every
+            cell of every row in one batch, then masked (:attr:`sparse_alloc`: the allowed ones only).
+            ``compact``: ``cells`` holds the allowed cells' features only, (K, F) in the order of
+            ``allowed``'s nonzero entries (:func:`winner_cells`; every row has an allowed cell);
+            they are laid out on the grid (the other cells 0), unless :attr:`sparse_alloc`."""
             allowed = allowed | ~allowed.any(-1, keepdim=True)  # rows with nothing allowed (void picks): keep finite
+            if self.cfg.inputs != "generic":
+                return self.alloc(torch.cat([hj, clus], -1)).masked_fill(~allowed, NEG)
+            G = allowed.shape[-1]
+            ok = allowed.reshape(-1, G)
+            x = torch.as_tensor(cells, dtype=hj.dtype, device=hj.device)
+            ctx = self.alloc_ctx(torch.cat([hj, clus], -1))
+            if self.sparse_alloc and compact:  # training: the allowed cells only (the same values in exact
+                rows, cols = ok.nonzero(as_tuple=True)  # arithmetic, not bit for bit; greedy acting never)
+                vals = self.alloc_out(torch.relu(ctx.reshape(-1, ctx.shape[-1])[rows] + self.alloc_cell(x))).squeeze(-1)
+                return vals.new_full(ok.shape, NEG).index_put((rows, cols), vals).view(allowed.shape)
+            if compact:  # laid out on the grid (the other cells 0: their logits are NEG, their gradients 0)
+                x = x.new_zeros(ok.shape + x.shape[-1:]).index_put(ok.nonzero(as_tuple=True), x)
+                x = x.view(allowed.shape + x.shape[-1:])
+            logits = self.alloc_out(torch.relu(ctx.unsqueeze(-2) + self.alloc_cell(x))).squeeze(-1)
             return logits.masked_fill(~allowed, NEG)
 
     return TapFingerNet()
@@ -717,9 +739,9 @@ def acting_model(model):
 
 def act(model, env, obs: dict, lay: EnvLayout, rng: np.random.Generator, *, greedy: bool, values: bool = True):
     """One joint decision for the live agents of one env: (env actions dict, record); see
-    :func:`act_batch`."""
+    :func:`act_batch` (the compact ``cells`` of generic inputs have no env axis: all are this env's)."""
     actions, recs = act_batch(model, [env], [obs], lay, rng, greedy=greedy, values=values)
-    return actions[0], {k: v[0] for k, v in recs.items()}
+    return actions[0], {k: v if k == "cells" else v[0] for k, v in recs.items()}
 
 
 def _draw(rng: np.random.Generator, weights: np.ndarray) -> np.ndarray:
@@ -800,7 +822,7 @@ def act_batch(model, envs: list, obs_list: list[dict], lay: EnvLayout, rng: np.r
                 margin[e] = min(margin[e], gap)
     # each agent's chosen slot's allowed cells (E, N, grid) (void picks: the last slot's, unused)
     own = masks.reshape(E, N, P, -1)[np.arange(E)[:, None], np.arange(N)[None, :], np.minimum(slot, P - 1)]
-    cells = winner_cells(envs, ids, slot, m, lay) if model.cfg.inputs == "generic" else None
+    cells = winner_cells(envs, ids, slot, m, own, lay) if model.cfg.inputs == "generic" else None
     alloc = np.zeros((E, N), dtype=np.int64)
     if sample_all:  # the winners' allocation heads only, all drawn at once
         win = np.flatnonzero(m.reshape(-1))
@@ -810,15 +832,16 @@ def act_batch(model, envs: list, obs_list: list[dict], lay: EnvLayout, rng: np.r
             with torch.inference_mode():
                 wt = torch.as_tensor(win, device=dev)
                 hj = z.reshape(E * N, P, -1)[wt, torch.as_tensor(slot.reshape(-1)[win], device=dev)]
-                cw = None if cells is None else cells.reshape(E * N, *cells.shape[2:])[win]
-                al = model.alloc_head(hj, clus.reshape(E * N, -1)[wt], torch.as_tensor(okw, device=dev), cw)
+                al = model.alloc_head(hj, clus.reshape(E * N, -1)[wt], torch.as_tensor(okw, device=dev), cells,
+                                      compact=True)
                 apw = torch.softmax(al, -1).cpu().numpy()
             drawn = _draw(rng, np.where(okw, apw, 0.0))
             alloc.reshape(-1)[win] = drawn
             ap_win.reshape(-1)[win] = apw[np.arange(len(win)), drawn]
     else:
         with torch.inference_mode():
-            al = model.alloc_logits(z, clus, torch.as_tensor(slot, device=dev), mt, cells)
+            al = model.alloc_logits(z, clus, torch.as_tensor(slot, device=dev), mt,
+                                    None if cells is None else grid_cells(cells, own, m))
             ap = torch.softmax(al, -1).cpu().numpy()
             alsm = torch.log_softmax(al.double(), -1).cpu().numpy()
     logp = np.zeros((E, N))
@@ -853,15 +876,55 @@ def act_batch(model, envs: list, obs_list: list[dict], lay: EnvLayout, rng: np.r
     return all_actions, rec
 
 
-def winner_cells(envs: list, ids: np.ndarray, slot: np.ndarray, m: np.ndarray, lay: EnvLayout) -> np.ndarray:
-    """Generic inputs: the allocation head's cell features (E, N, grid, F) of each agent's chosen
-    task on its cluster for the agents that won their task (m = 1; the others 0)."""
-    E, N = slot.shape
-    out = np.zeros((E, N, lay.grid, len(CELL_FEATURES)), dtype=np.float32)
+def winner_cells(envs: list, ids: np.ndarray, slot: np.ndarray, m: np.ndarray, own: np.ndarray,
+                 lay: EnvLayout) -> np.ndarray:
+    """Generic inputs: the allocation head's cell features of the winners' allowed cells only,
+    float32 (K, F) -- the agents that won their task (m = 1) in (env, agent) order, each one's
+    allowed cells (``own`` (E, N, grid): its chosen slot's mask) in grid order: the compact
+    ``cells`` of :meth:`alloc_head` (and the rollout buffer's, :func:`cell_offsets`)."""
+    G1 = lay.max_gpu + 1
+    parts = [np.zeros((0, len(CELL_FEATURES)), dtype=np.float32)]
     for e, n in zip(*np.nonzero(m)):
-        j = int(ids[e, n, slot[e, n]])
-        out[e, n] = envs[e].cell_features(int(n), j, lay.max_cpu, lay.max_gpu).reshape(lay.grid, -1)
+        c, g = np.divmod(np.flatnonzero(own[e, n]), G1)
+        parts.append(envs[e].cell_features_at(int(n), int(ids[e, n, slot[e, n]]), c, g))
+    return np.concatenate(parts)
+
+
+def cell_offsets(batch: dict) -> np.ndarray:
+    """Where each (sample, agent) row's cells start in a rollout batch's compact ``cells`` (the
+    records of :func:`act_batch` concatenated in sample order): int64 (B * N + 1,), from the
+    winners (``m``) and their allowed cells (``alloc_ok``); cached in the batch."""
+    off = batch.get("cell_offsets")
+    if off is None:
+        counts = (batch["alloc_ok"].sum(-1) * (batch["m"] > 0)).reshape(-1)
+        off = batch["cell_offsets"] = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    return off
+
+
+def batch_cells(batch: dict, idx: np.ndarray) -> np.ndarray:
+    """The compact cells (K, F) of the samples ``idx`` of a rollout batch (their winners in (sample,
+    agent) order): what :func:`act_batch` gave those samples' allocation heads."""
+    off = cell_offsets(batch)
+    N = batch["m"].shape[1]
+    rows = (np.asarray(idx)[:, None] * N + np.arange(N)).reshape(-1)
+    starts, counts = off[rows], off[rows + 1] - off[rows]
+    take = np.repeat(starts - np.cumsum(counts) + counts, counts) + np.arange(int(counts.sum()))
+    return batch["cells"][take]
+
+
+def grid_cells(cells: np.ndarray, alloc_ok: np.ndarray, m: np.ndarray) -> np.ndarray:
+    """Compact cells (K, F) laid out on the grid: float32 alloc_ok.shape + (F,), the winners'
+    (``m`` > 0) allowed cells (``alloc_ok``) in order, every other entry 0 (their logits are NEG
+    and their gradients 0 either way)."""
+    out = np.zeros(alloc_ok.shape + cells.shape[-1:], dtype=np.float32)
+    out[alloc_ok & (m > 0)[..., None]] = cells
     return out
+
+
+def full_cells(batch: dict, idx: np.ndarray) -> np.ndarray:
+    """The samples' cells laid out on the grid, (B, N, grid, F) (:func:`grid_cells`), for the
+    first path's :meth:`alloc_logits`."""
+    return grid_cells(batch_cells(batch, idx), batch["alloc_ok"][idx], batch["m"][idx])
 
 
 def bind_layout(model, lay: EnvLayout):

@@ -96,12 +96,12 @@ class TaskFeatures:
         self.caps = [(c.capacity.cpu, c.capacity.gpu) for c in payload.clusters]
         self._grids: dict[tuple, np.ndarray] = {}
         self._task: dict[tuple, np.ndarray] = {}
+        self._static: dict[tuple, np.ndarray] = {}
 
     def reset(self, payload) -> None:
-        """A new episode's instance with the same performance model and clusters: the grids
-        stay, the per-task features go."""
+        """A new episode's instance with the same performance model and clusters: the grids and
+        the features (per type, minimum and cluster) stay."""
         self.payload = payload
-        self._task.clear()
 
     def steps(self, j: int, n: int) -> np.ndarray:
         """T(c, g) of task j on cluster n's grid (inf below the minimum)."""
@@ -127,8 +127,10 @@ class TaskFeatures:
         return min(mn.cpu if (mn.cpu or mn.gpu) else 1, cap_c), min(mn.gpu, cap_g)
 
     def task(self, j: int, n: int) -> np.ndarray:
-        """Task j's :data:`TASK_FEATURES` on cluster n (float32)."""
-        key = (j, n)
+        """Task j's :data:`TASK_FEATURES` on cluster n (float32; cached per (type, minimum,
+        cluster), the only things they depend on, so the next episode's tasks reuse them)."""
+        task = self.payload.tasks[j]
+        key = (task.type, task.minimum.cpu, task.minimum.gpu, n)
         hit = self._task.get(key)
         if hit is not None:
             return hit
@@ -151,10 +153,17 @@ class TaskFeatures:
         out[0] = log_time(max(1.0 - progress, 0.0) / gain if gain > 0 else np.inf)
         return out
 
-    def cells(self, j: int, n: int, free_cpu: int, free_gpu: int, max_cpu: int, max_gpu: int) -> np.ndarray:
-        """:data:`CELL_FEATURES` of every cell (c, g) of the (max_cpu + 1) x (max_gpu + 1) grid for
-        task j on cluster n with the given free resources (float32 (max_cpu+1, max_gpu+1, F);
-        cells beyond the cluster's capacity 0)."""
+    def static_cells(self, j: int, n: int) -> np.ndarray:
+        """The cell features of task j on cluster n that do not depend on the free resources:
+        ``cpu``, ``gpu``, ``log_time``, ``ratio`` of every cell of n's own grid (float64
+        (cap_c + 1, cap_g + 1, 4)); cached per (type, minimum, cluster) like :meth:`steps`, so
+        one instance's tasks of one type share one array and the next episode reuses it."""
+        task = self.payload.tasks[j]
+        mn = task.minimum
+        key = (task.type, mn.cpu, mn.gpu, n)
+        hit = self._static.get(key)
+        if hit is not None:
+            return hit
         cap_c, cap_g = self.caps[n]
         T = self.steps(j, n)
         t0 = T[self._reference(j, n)]
@@ -164,11 +173,31 @@ class TaskFeatures:
         with np.errstate(invalid="ignore", divide="ignore"):
             ratio = np.where(np.isfinite(T), np.clip(T / t0, 0.0, 1.0), 1.0) if np.isfinite(t0) else \
                 np.where(np.isfinite(T), 0.0, 1.0)
-        feats = np.stack([np.broadcast_to(c / cap_c, shape), np.broadcast_to(g / cap_g, shape), log_time(T), ratio,
-                          np.broadcast_to(np.clip((free_cpu - c) / cap_c, -1, 1), shape),
-                          np.broadcast_to(np.clip((free_gpu - g) / cap_g, -1, 1), shape)], -1)
+        hit = np.stack([np.broadcast_to(c / cap_c, shape), np.broadcast_to(g / cap_g, shape), log_time(T), ratio], -1)
+        self._static[key] = hit
+        return hit
+
+    def cells(self, j: int, n: int, free_cpu: int, free_gpu: int, max_cpu: int, max_gpu: int) -> np.ndarray:
+        """:data:`CELL_FEATURES` of every cell (c, g) of the (max_cpu + 1) x (max_gpu + 1) grid for
+        task j on cluster n with the given free resources (float32 (max_cpu+1, max_gpu+1, F);
+        cells beyond the cluster's capacity 0)."""
+        cap_c, cap_g = self.caps[n]
         out = np.zeros((max_cpu + 1, max_gpu + 1, len(CELL_FEATURES)), dtype=np.float32)
-        out[:cap_c + 1, :cap_g + 1] = feats
+        c, g = np.meshgrid(np.arange(cap_c + 1), np.arange(cap_g + 1), indexing="ij")
+        out[:cap_c + 1, :cap_g + 1] = self.cells_at(j, n, free_cpu, free_gpu, c.ravel(), g.ravel()).reshape(
+            cap_c + 1, cap_g + 1, -1)
+        return out
+
+    def cells_at(self, j: int, n: int, free_cpu: int, free_gpu: int, c: np.ndarray, g: np.ndarray) -> np.ndarray:
+        """:data:`CELL_FEATURES` of the cells (c[k], g[k]) (int arrays within cluster n's
+        capacity) for task j on cluster n with the given free resources: float32 (K, F), the
+        values :meth:`cells` gives those cells (the allocation head reads only the allowed
+        cells, :func:`edgebench.learned.tapfinger.winner_cells`)."""
+        cap_c, cap_g = self.caps[n]
+        out = np.empty((len(c), len(CELL_FEATURES)), dtype=np.float32)
+        out[:, :4] = self.static_cells(j, n)[c, g]
+        out[:, 4] = np.clip((free_cpu - c.astype(float)) / cap_c, -1, 1)
+        out[:, 5] = np.clip((free_gpu - g.astype(float)) / cap_g, -1, 1)
         return out
 
 

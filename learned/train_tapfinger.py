@@ -103,6 +103,9 @@ class TrainArgs:
     model: tf.ModelConfig = field(default_factory=tf.ModelConfig)
     out: str | None = None  # folder: metrics.csv, TensorBoard events, last.pt, best.pt
     resume: bool = False  # continue from out/last.pt
+    #: generic inputs: the allocation head scores the allowed cells only (faster, not bit for bit
+    #: the default's trajectory: TapFingerNet.sparse_alloc); a run-time choice, not in the checkpoint
+    sparse_alloc: bool = False
     # behaviour-cloning warm start from the exact model's schedules (0 instances: pure MAPPO, the paper)
     bc_instances: int = 0  # training instances solved by placement-milp (cached under bc_cache)
     bc_epochs: int = 0  # supervised epochs over the expert's states before MAPPO
@@ -193,7 +196,8 @@ def _logp_entropy(model, batch: dict, idx: np.ndarray, *, critic_grad: bool = Tr
     logp_s = torch.log_softmax(logits, -1)
     lp_slot = logp_s.gather(-1, slot.unsqueeze(-1)).squeeze(-1)
     ent_slot = -(logp_s.exp() * logp_s).sum(-1)
-    al = model.alloc_logits(z, clus, slot, masks, batch["cells"][idx] if "cells" in batch else None)
+    cells = tf.full_cells(batch, idx) if "cells" in batch else None
+    al = model.alloc_logits(z, clus, slot, masks, cells)
     logp_a = torch.log_softmax(al, -1)
     lp_alloc = logp_a.gather(-1, torch.as_tensor(batch["alloc"][idx], device=dev).unsqueeze(-1)).squeeze(-1)
     ent_alloc = -(logp_a.exp() * logp_a).sum(-1)
@@ -228,8 +232,8 @@ def _logp_entropy_packed(model, batch: dict, idx: np.ndarray, *, critic_grad: bo
         wt = torch.as_tensor(win, device=dev)
         hj = z.reshape(B * N, P, d)[wt, torch.as_tensor(slot_np.reshape(-1)[win], device=dev)]
         ok = torch.as_tensor(batch["alloc_ok"][idx].reshape(B * N, -1)[win], device=dev)
-        cells = batch["cells"][idx].reshape(B * N, *batch["cells"].shape[2:])[win] if "cells" in batch else None
-        logp_a = torch.log_softmax(model.alloc_head(hj, clus.reshape(B * N, d)[wt], ok, cells), -1)
+        cells = tf.batch_cells(batch, idx) if "cells" in batch else None
+        logp_a = torch.log_softmax(model.alloc_head(hj, clus.reshape(B * N, d)[wt], ok, cells, compact=True), -1)
         chosen = torch.as_tensor(batch["alloc"][idx].reshape(-1)[win], device=dev)
         lp_alloc = lp_alloc.index_put((wt,), logp_a.gather(-1, chosen.unsqueeze(-1)).squeeze(-1))
         ent_alloc = ent_alloc.index_put((wt,), -(logp_a.exp() * logp_a).sum(-1))
@@ -263,6 +267,9 @@ def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict
             for _ in range(args.num_envs)]
     device = tf.resolve_device(args.device)
     model = tf.make_model(args.model, lay)
+    if args.sparse_alloc and not generic:
+        raise tf.InputError("the sparse allocation head needs generic inputs (--inputs generic)", field="sparse_alloc")
+    model.sparse_alloc = bool(args.sparse_alloc)
     if init_model is not None:
         if asdict(init_model.cfg) != asdict(model.cfg):
             raise tf.InputError("the --init checkpoint's model differs from this run's", file=str(args.init),
@@ -509,12 +516,15 @@ def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict
             buf["reward"].append(rewards * args.reward_scale)
             buf["done"].append(dones)
             global_step += E
+        cells = np.concatenate(buf.pop("cells")) if generic else None  # compact: the winners' allowed cells
         batch = {k: np.stack(v) for k, v in buf.items()}  # (T, E, ...)
         _, rec = tf.act_batch(model, envs, obs, lay, np.random.default_rng(0), greedy=True)
         T = args.rollout_steps
         adv_t, ret_t = ppo.gae(batch["reward"], batch["value"], rec["value"], 1.0 - batch["done"], gamma,
                                args.gae_lambda)
         batch = {k: v.reshape(T * E, *v.shape[2:]) for k, v in batch.items()}
+        if generic:
+            batch["cells"] = cells
         adv, ret = adv_t.reshape(T * E, N), ret_t.reshape(T * E, N)
         active = torch.as_tensor(batch["active"].astype(bool), device=device)
         old_logp = torch.as_tensor(batch["logp"], dtype=torch.float32, device=device)

@@ -524,6 +524,14 @@ class PlacementParallelEnv(ParallelEnv):
         fc, fg, _ = self.sim.free(n)
         return self._features.cells(j, n, fc, fg, max_cpu, max_gpu)
 
+    def cell_features_at(self, n: int, j: int, c: np.ndarray, g: np.ndarray) -> np.ndarray:
+        """Generic inputs: :meth:`cell_features` of the cells (c[k], g[k]) only (int arrays within
+        cluster n's capacity): float32 (K, F) (:meth:`TaskFeatures.cells_at`)."""
+        if self._features is None:
+            raise ValueError("cell features need task_inputs='generic' and a reset")
+        fc, fg, _ = self.sim.free(n)
+        return self._features.cells_at(j, n, fc, fg, c, g)
+
     def _observe_all(self) -> dict[str, dict[str, np.ndarray]]:
         return {a: self._observe(self._index[a]) for a in self.agents}
 
