@@ -91,15 +91,8 @@ def test_a_restricted_price_is_at_most_every_allowed_column():
             rule = BP.Rule(forbid=frozenset({(n, t0) + held[t0]}))
             assert not ctx.allows(c, rule)
             _, found = BP.price_restricted(ctx, i, rule, rounded.Lam, rounded.Mu, nu, None)
-            assert all(not (n2 == n and _held(use2).get(t0) == held[t0]) for n2, _, _, use2 in found)
+            assert all(not (n2 == n and BP.held_of(use2).get(t0) == held[t0]) for n2, _, _, use2 in found)
     assert checked > 10
-
-
-def _held(use: dict) -> dict:
-    out: dict = {}
-    for (_, r, t), x in use.items():
-        out.setdefault(t, [0, 0])[r] = int(x)
-    return {t: tuple(cg) for t, cg in out.items()}
 
 
 def test_solver_reports_the_warm_start_and_the_proven_bound():

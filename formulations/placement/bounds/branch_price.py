@@ -52,8 +52,6 @@ ROUNDS = 200
 STALL = 20
 #: a master value at most this far from 0 or 1 counts as integral
 EPS = 1e-6
-#: kind string of the bound (certification: "solver bound (placement-bnp)" in the manifests)
-KIND = "branch-and-price on the exact-trajectory master"
 
 
 @dataclass(frozen=True)
@@ -73,6 +71,14 @@ class Rule:
         return ((self.clusters is None or n in self.clusters) and s >= self.lo
                 and (self.hi is None or s <= self.hi)
                 and not any(nn == n and held.get(t) == (c, g) for nn, t, c, g in self.forbid))
+
+
+def held_of(use: dict) -> dict:
+    """{step: (cpu, gpu)} of a usage {(n, r, t): amount} (one cluster)."""
+    out: dict = {}
+    for (_, r, t), x in use.items():
+        out.setdefault(t, [0, 0])[r] = int(x)
+    return {t: (c, g) for t, (c, g) in out.items()}
 
 
 @dataclass(order=True)
@@ -122,11 +128,8 @@ class Context:
         rows = np.array([(nn * 2 + r) * self.H + t for (nn, r, t) in use], dtype=np.int64)
         vals = np.array(list(use.values()), dtype=np.int64)
         ks, vs = self.cuts.column(use)
-        held: dict = {}
-        for (_, r, t), x in use.items():
-            held.setdefault(t, [0, 0])[r] = int(x)
         self.col.append((i, n, int(m), int(s), rows, vals, np.array(ks, dtype=np.int64), np.array(vs, dtype=np.int64)))
-        self.held.append({t: (cg[0], cg[1]) for t, cg in held.items()})
+        self.held.append(held_of(use))
         return len(self.col) - 1
 
     def allows(self, c: int, rule: Rule) -> bool:
@@ -211,10 +214,7 @@ def price_restricted(ctx: Context, i: int, rule: Rule, Lam, Mu, nu, cap: int | N
             continue
         cost, F, s, use = r[0] + shift, r[1], r[2], r[3]
         best = cost if best is None else min(best, cost)
-        held: dict = {}
-        for (_, r, tt), x in use.items():
-            held.setdefault(tt, [0, 0])[r] = int(x)
-        if rule.allows(n, s, {tt: (cg[0], cg[1]) for tt, cg in held.items()}):
+        if rule.allows(n, s, held_of(use)):
             found.append((n, F, s, use))
     if not priced_any or best is None:
         return None, []
@@ -432,4 +432,5 @@ def branch_and_price(payload, upper: int | None = None, *, nodes: int = NODES, d
     return Result(int(bound), root, solved, len(heap) + len(stuck), "", stats)
 
 
-__all__ = ["branch_and_price", "Result", "Rule", "KIND", "price_restricted", "solve_node", "branching"]
+__all__ = ["branch_and_price", "Result", "Rule", "Node", "Context", "held_of", "price_restricted",
+           "solve_node", "branching"]
