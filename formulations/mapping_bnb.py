@@ -31,8 +31,9 @@ Upper bound of a partial mapping (maximising ``const + alpha*D_BW - beta*L``)::
 The *joint per-task bound* (``JOINT``, on by default; the search keeps the smaller of the two
 bounds) lets every unplaced task node take ONE node q for all parts at once: each std is
 bounded through a lower bound x of its variance that is separable over the tasks (stacking
-inequality and Lagrangian capacity multipliers included) and the chord of sqrt over the range
-of x (cut where the incumbent's room ends), so the whole objective bound is
+inequality and Lagrangian capacity multipliers included) and chords of sqrt over the range
+of x (cut where the incumbent's room ends; ``JOINT_SQRT_GRID`` pieces, each with its own chord,
+treated like grid intervals), so the whole objective bound is
 ``max over grid intervals of (const + sum_j max_q score[j, q])``. Its bandwidth part is first
 the linearisation above, then, on the children that survive, a second-order version (the
 curvature the new links add). Choices whose bound cannot beat the incumbent are dropped and
@@ -71,14 +72,21 @@ JOINT_GRID = 3
 #: linearisation at the current loads, :meth:`_Search._bw_terms`; cheap) then "chord" (second
 #: order, :meth:`_Search._bw_chord`) on the children the first stage could not prune
 JOINT_BW = ("linear", "chord")
+#: pieces of the sqrt chord of each node part (CPU, RAM) in the joint bound: the range of the
+#: variance bound split into this many pieces (equal in sqrt), each with its own chord
+JOINT_SQRT_GRID = 2
 #: grid intervals of the added link utilisation in the "chord" bandwidth part
 JOINT_BW_GRID = 2
+#: pieces of the sqrt chord of the "chord" bandwidth part (as JOINT_SQRT_GRID)
+JOINT_BW_SQRT_GRID = 1
 #: Lagrangian subgradient steps of the joint bound (capacity and stacking multipliers)
 JOINT_STEPS = 3
 #: rounds of fixing in the joint bound (choices that cannot beat the incumbent are dropped)
 JOINT_FIX = 1
 #: fraction of the Polyak step taken
 JOINT_THETA = 1.0
+#: widths of the beam dives of the first incumbent (each followed by the local search)
+WARM_WIDTHS = (8, 32, 128, 512)
 #: children bounded jointly at once (memory: about JOINT_CHUNK * JOINT_GRID^2 * m * P floats)
 JOINT_CHUNK = 512
 
@@ -338,8 +346,34 @@ class _Search:
         xlo = cst + np.where(f4, t, np.inf).min(axis=3).sum(axis=2)
         xhi = cst + np.where(f4, t, -np.inf).max(axis=3).sum(axis=2)
         coef = self.g.beta * wk / math.sqrt(P)
-        const, slope = self._sqrt_chord(xlo, xhi, None if room is None else room / coef)
-        return -coef * (const + slope * cst), -coef * slope[:, :, None, None] * t, coef * slope
+        const, slope = self._sqrt_pieces(xlo, xhi, None if room is None else room / coef, JOINT_SQRT_GRID)
+        S = const.shape[2]  # every (mean interval k, sqrt piece s) is one interval of the result
+        const = -coef * (const + slope * cst[:, :, None])
+        score = -coef * slope[:, :, :, None, None] * t[:, :, None]
+        return (const.reshape(K, G * S), score.reshape(K, G * S, *t.shape[2:]),
+                coef * slope.reshape(K, G * S))
+
+    @classmethod
+    def _sqrt_pieces(cls, xlo: np.ndarray, xhi: np.ndarray, smax: np.ndarray | None, pieces: int):
+        """``pieces`` chords of sqrt(max(x, 0)) (K,G,S): the range of :meth:`_sqrt_chord` (after
+        the cut at smax) split into S pieces of equal length in sqrt(x), each with its own
+        chord. Every x of the range lies in some piece, where that piece's chord is <= sqrt;
+        so a bound that takes the maximum over the pieces holds for every completion (the
+        pieces are treated like the grid intervals of the means). S = 1 is the single chord."""
+        if pieces <= 1:
+            c, sl = cls._sqrt_chord(xlo, xhi, smax)
+            return c[..., None], sl[..., None]
+        if smax is not None:
+            cap = np.where(smax > 0, smax * smax, -1.0)[:, None]
+            xhi = np.minimum(xhi, cap)
+        xl = np.maximum(xlo, 0.0)
+        rl, rh = np.sqrt(xl), np.sqrt(np.maximum(xhi, xl))
+        r = rl[..., None] + (rh - rl)[..., None] * np.linspace(0.0, 1.0, pieces + 1)  # (K,G,S+1)
+        y = r * r
+        c, sl = cls._sqrt_chord(y[..., :-1], y[..., 1:], None)
+        if smax is not None:
+            c = np.where((xhi < xlo)[..., None], np.inf, c)
+        return c, sl
 
     @staticmethod
     def _sqrt_chord(xlo: np.ndarray, xhi: np.ndarray, smax: np.ndarray | None):
@@ -496,10 +530,14 @@ class _Search:
         fm4 = fm[:, None]
         xlo = cst + np.where(fm4, Xlo, np.inf).min(axis=3).sum(axis=2)
         xhi = cst + np.where(fm4, Xhi, -np.inf).max(axis=3).sum(axis=2)
-        c0, slope = self._sqrt_chord(xlo, xhi, None if room is None else (room + slack) / kap)
-        ks = kap * slope[:, :, None]  # (K,G,1)
-        score = np.zeros((K, G, m, P))
+        c0, slope = self._sqrt_pieces(xlo, xhi, None if room is None else (room + slack) / kap, JOINT_BW_SQRT_GRID)
+        S = c0.shape[2]  # every (T interval k, sqrt piece s) is one interval of the result
+        c0, slope = c0.reshape(K, G * S), slope.reshape(K, G * S)
+        cst = np.repeat(cst, S, axis=1)
+        ks = kap * slope[:, :, None]  # (K,G*S,1)
+        score = np.zeros((K, G * S, m, P))
         for v, j, other, c1, s2, ok, same in links:
+            c1 = np.repeat(c1, S, axis=1)
             bl, bh = pr.bmin[v], pr.bmax[v]
             if pr.elastic[v]:  # the best bandwidth of the concave quadratic on [bl, bh]
                 lin = av / pr.spread[v]
@@ -796,7 +834,25 @@ class _Search:
         out[alive] = ub
         return out
 
-    # ---- first incumbent: a beam dive and a local search ----------------------------------
+    # ---- first incumbent: beam dives and a local search ------------------------------------
+    def warm(self) -> None:
+        """Beam dives of the widths ``WARM_WIDTHS``, each followed by the local search from
+        that dive's own best leaf (not only from the overall best: a narrow dive's leaf and a
+        wide dive's leaf lead the local search to different optima); the best mapping found
+        becomes the incumbent. Only incumbents come out of it: the proof is unchanged."""
+        best = (self.inc_value, self.inc_x, self.inc_b)
+        for width in WARM_WIDTHS:
+            if self._out_of_time():
+                break
+            self.inc_value, self.inc_x, self.inc_b = -math.inf, None, None
+            self.dive(width)
+            self.improve()
+            if self.inc_value > best[0]:
+                best = (self.inc_value, self.inc_x, self.inc_b)
+        self.inc_value, self.inc_x, self.inc_b = best
+        self.trace = [tr for k, tr in enumerate(self.trace) if tr[1] > max((t[1] for t in self.trace[:k]),
+                                                                            default=-math.inf)]
+
     def dive(self, width: int = 8) -> None:
         """Beam search down the tree: at each depth only the ``width`` children with the
         largest bounds are kept; the leaves reached offer incumbents. Only incumbents come out
@@ -937,8 +993,7 @@ def branch_and_bound(pr: MappingProblem, g: Goal, *, time_limit: float | None = 
                                                 + pr.weights[1] * pr.node_std(x[None])[1][0])
                 s.offer(x, res.b, float(node_part + res.value))
     if warm:
-        s.dive()
-        s.improve()
+        s.warm()
     s.run()
     stats = {"nodes": s.nodes, "depth_nodes": s.depth_nodes, "leaves": s.leaves, "subproblems": s.subproblems, "order": s.order,
              "symmetric_pairs": sum(len(v) for v in s.twin_prev), "runtime": time.perf_counter() - t0,

@@ -582,3 +582,125 @@ def test_bnb_joint_and_separate_bounds_reach_the_same_optimum(seed):
     b = branch_and_bound(pr, GOALS["composite"], joint=False)
     assert a.status == b.status == "optimal"
     assert a.value == pytest.approx(b.value, abs=1e-9)
+
+
+# ---- sqrt pieces and the multi-width warm start (issue 45 item 5) -------------------------------
+
+
+def test_sqrt_pieces_lie_below_sqrt_on_the_whole_range():
+    """Every x of the range [xlo, min(xhi, smax^2)] lies under sqrt(max(x, 0)) for at least one
+    piece's chord (the pieces cover the range); one piece is the old single chord; a range cut
+    away by smax is marked +inf in every piece."""
+    from edgebench.formulations.mapping_bnb import _Search
+
+    rng = np.random.default_rng(3)
+    K, G = 40, 3
+    xlo = rng.uniform(-2.0, 1.0, size=(K, G))
+    xhi = xlo + rng.uniform(0.0, 4.0, size=(K, G))
+    smax = rng.uniform(-0.2, 2.0, size=K)
+    for pieces in (1, 2, 3, 5):
+        c, sl = _Search._sqrt_pieces(xlo, xhi, smax, pieces)
+        assert c.shape == sl.shape == (K, G, pieces)
+        cap = np.minimum(xhi, np.where(smax > 0, smax * smax, -1.0)[:, None])
+        for k in range(K):
+            for i in range(G):
+                if cap[k, i] < xlo[k, i]:
+                    assert np.isinf(c[k, i]).all()
+                    continue
+                for x in np.linspace(xlo[k, i], cap[k, i], 41):
+                    chord = c[k, i] + sl[k, i] * x
+                    assert chord.min() <= math.sqrt(max(x, 0.0)) + 1e-12, (pieces, k, i, x)
+    c1, s1 = _Search._sqrt_chord(xlo, xhi, smax)
+    c, sl = _Search._sqrt_pieces(xlo, xhi, smax, 1)
+    assert np.array_equal(c[..., 0], c1) and np.array_equal(sl[..., 0], s1)
+
+
+@pytest.mark.parametrize("seed", [7, 8, 10])
+def test_joint_bound_with_sqrt_pieces_is_valid_for_every_completion(seed, monkeypatch):
+    """The joint bound with several sqrt pieces on the node parts and on the bandwidth part is
+    >= the best completion of every partial mapping (all enumerated, exact bandwidth
+    sub-problem), with incumbents just below that completion (they cut the ranges)."""
+    from edgebench.formulations import mapping_bnb
+    from edgebench.formulations.mapping_bnb import _Search
+
+    monkeypatch.setattr(mapping_bnb, "JOINT_SQRT_GRID", 4)
+    monkeypatch.setattr(mapping_bnb, "JOINT_BW_SQRT_GRID", 3)
+    inst = tiny(seed, nodes=4 + seed % 2, tasks=4)
+    pr = build_problem(inst)
+    g = GOALS["composite"]
+    vals = _completion_values(pr, g)
+    s = _Search(pr, g, time_limit=None, tol=1e-9)
+    checked = 0
+    for depth in range(1, pr.n):
+        for xs in itertools.product(range(pr.P), repeat=depth):
+            asg, lc, lr, ul, fm, rem = _partial_state(s, list(xs))
+            if (lc > pr.free_cpu + 1e-9).any() or (lr > pr.free_ram + 1e-9).any() or not fm.any(axis=2).all():
+                continue
+            best = max((v for x, v in vals.items() if all(x[s.order[d]] == xs[d] for d in range(depth))),
+                       default=-math.inf)
+            incs = [-math.inf] + ([best - 0.05, best - 0.002, best - 1e-6] if math.isfinite(best) else [0.0])
+            for inc in incs:
+                s.inc_value = inc
+                for bw in ("linear", "chord"):
+                    jb = s._joint_ub(depth, asg, lc, lr, ul, fm, rem, bw)[0]
+                    assert jb >= best - 1e-9, (xs, inc, bw, jb, best)
+                ub = s._bound(depth, asg, lc, lr, ul)[0]
+                assert ub >= best - 1e-9, (xs, inc, ub, best)
+            checked += 1
+    assert checked >= 20
+
+
+def test_sqrt_pieces_tighten_the_bound_on_a_thesis_instance(monkeypatch):
+    """On a 10 x 6 thesis instance, two sqrt pieces give a smaller sum of depth-1 bounds than
+    one (the chord from 0 to the cut is what the pieces improve), and bnb proves the same
+    optimum with 1 and 2 pieces."""
+    from edgebench.formulations import mapping_bnb
+    from edgebench.formulations.mapping_bnb import _Search, branch_and_bound
+
+    pr = build_problem(generate("mapping", "thesis", seed=1, nodes=10, task_nodes=6))
+    g = GOALS["composite"]
+    ref = branch_and_bound(pr, g)
+    assert ref.status == "optimal"
+    sums, values = {}, {}
+    for pieces in (1, 2):
+        monkeypatch.setattr(mapping_bnb, "JOINT_SQRT_GRID", pieces)
+        s = _Search(pr, g, time_limit=None, tol=1e-9)
+        s.inc_value = ref.value
+        asg = np.arange(pr.P)[:, None]
+        lc, lr = np.zeros((pr.P, pr.P)), np.zeros((pr.P, pr.P))
+        t = s.order[0]
+        lc[np.arange(pr.P), np.arange(pr.P)] = pr.dc[t]
+        lr[np.arange(pr.P), np.arange(pr.P)] = pr.dr[t]
+        ok = (lc <= pr.free_cpu[None] + 1e-9).all(axis=1) & (lr <= pr.free_ram[None] + 1e-9).all(axis=1)
+        ub = s._bound(1, asg[ok], lc[ok], lr[ok], np.zeros((int(ok.sum()), pr.R)))
+        sums[pieces] = float(np.clip(ub[np.isfinite(ub)] - ref.value, 0.0, None).sum())
+        r = branch_and_bound(pr, g)
+        assert r.status == "optimal"
+        values[pieces] = r.value
+    assert sums[2] < sums[1]
+    assert values[1] == pytest.approx(values[2], abs=1e-9) == pytest.approx(ref.value, abs=1e-9)
+
+
+def test_multi_width_warm_start_is_exact_and_no_worse_than_one_dive():
+    """The warm start (beam dives of several widths, each with its own local search) gives an
+    exact incumbent at least as good as the single width-8 dive and its local search, and the
+    search from it proves the brute-force optimum."""
+    from edgebench.formulations.mapping_bnb import _Search, branch_and_bound
+
+    for seed in (0, 1):
+        inst = tiny(seed + 30, nodes=5, tasks=4)
+        pr = build_problem(inst)
+        g = GOALS["composite"]
+        one = _Search(pr, g, time_limit=None, tol=1e-9)
+        one.dive(8)
+        one.improve()
+        s = _Search(pr, g, time_limit=None, tol=1e-9)
+        s.warm()
+        assert s.inc_x is not None
+        assert s.inc_value >= one.inc_value - 1e-12
+        assert s.inc_value == pytest.approx(pr.value(g, s.inc_x, s.inc_b), abs=1e-9)
+        vals = [v for _, v in s.trace]
+        assert vals == sorted(vals) and vals[-1] == pytest.approx(s.inc_value, abs=1e-12)
+        r = branch_and_bound(pr, g, warm=True)
+        assert r.status == "optimal"
+        assert r.value == pytest.approx(brute_force(inst, "composite"), abs=1e-6)
