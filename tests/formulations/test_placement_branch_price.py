@@ -46,13 +46,15 @@ def test_never_above_the_optimum_and_exact_when_searched_to_the_end(inst):
 
 
 def test_the_tree_proves_the_optimum_above_the_root():
-    """synthetic-3-v1 s1: the root (6)+cuts gives 37; with the optimum 38 as the incumbent the
-    tree is searched to the end and proves 38; stopped early, or with a larger incumbent, it
-    stays between the root and the optimum."""
+    """synthetic-3-v1 s1: the root (6)+cuts gives 37; with the optimum 38 as the incumbent, or
+    with none, the tree is searched to the end and proves 38; stopped early, or with a larger
+    incumbent, it stays between the root and the optimum."""
     p = load_instance(S1).placement
     full = BP.branch_and_price(p, S1_OPT, nodes=1_000)
     assert full.root == 37 and full.bound == S1_OPT and full.open == 0, (full.root, full.bound, full.stats)
     assert full.nodes > 1
+    free = BP.branch_and_price(p, None, nodes=1_000)  # no incumbent: the tree ends at the optimum too
+    assert free.bound == S1_OPT and free.open == 0, (free.bound, free.stats)
     for upper, nodes in ((S1_OPT, 1), (S1_OPT, 5), (S1_OPT + 1, 40), (None, 40)):
         r = BP.branch_and_price(p, upper, nodes=nodes)
         assert 37 <= r.bound <= S1_OPT, (upper, nodes, r.bound)
