@@ -694,8 +694,10 @@ def make_model(cfg: ModelConfig, lay: EnvLayout):
             if compact:  # laid out on the grid (the other cells 0: their logits are NEG, their gradients 0)
                 x = x.new_zeros(ok.shape + x.shape[-1:]).index_put(ok.nonzero(as_tuple=True), x)
                 x = x.view(allowed.shape + x.shape[-1:])
-            logits = self.alloc_out(torch.relu(ctx.unsqueeze(-2) + self.alloc_cell(x))).squeeze(-1)
-            return logits.masked_fill(~allowed, NEG)
+            # (cell + ctx in place, then ReLU in place: the same values as ctx + cell, two fewer
+            # grid-sized tensors; the linear layer's backward needs its input, not its output)
+            h = torch.relu_(self.alloc_cell(x).add_(ctx.unsqueeze(-2)))
+            return self.alloc_out(h).squeeze(-1).masked_fill(~allowed, NEG)
 
     return TapFingerNet()
 
