@@ -13,7 +13,8 @@ plus its share of the update. Freshly initialised default network (hidden 64, 2 
     OMP_NUM_THREADS=1 .venv/bin/python bench/tapfinger_cpu_split.py hetero-6 \
         '{"num_tasks": 384, "switching_overhead": 0.0, "noise": 0.0, "max_eligible": 6}'
 
-``--inputs PRESET PARAMS``: one-hot vs generic inputs instead (:func:`inputs_side_by_side`)::
+``--inputs PRESET PARAMS``: one-hot vs generic inputs instead (:func:`inputs_side_by_side`;
+``--trainer``: the same through ``train`` itself, :func:`trainer_side_by_side`)::
 
     OMP_NUM_THREADS=1 .venv/bin/python bench/tapfinger_cpu_split.py --inputs hetero-6 \
         '{"num_tasks": 96, "switching_overhead": 0.0, "noise": 0.0, "max_eligible": 6}'
@@ -132,8 +133,38 @@ def inputs_side_by_side(preset: str, params: dict, rounds: int = 2) -> dict[str,
     return best
 
 
+def trainer_side_by_side(preset: str, params: dict, rounds: int = 2, steps: int = 1024) -> dict[str, float]:
+    """The same comparison through the trainer itself (``train``: 16 envs x 32 steps per update,
+    its default 4 epochs x minibatch 64, ``steps`` env steps, one held-out episode at the start
+    and at the end, no output folder): env steps per CPU second of the whole ``train`` call
+    (``ledger["cpu_seconds"]``), alternating one-hot / generic / generic sparse ``rounds`` times;
+    returns the best of each."""
+    import tempfile
+
+    torch.set_num_threads(1)
+    set_path(True)
+    variants = {"onehot": ("onehot", False), "generic": ("generic", False), "generic-sparse": ("generic", True)}
+    res: dict[str, list[float]] = {k: [] for k in variants}
+    for _ in range(rounds):
+        for name, (inputs, sparse) in variants.items():
+            with tempfile.TemporaryDirectory() as d:
+                out = tt.train(tt.TrainArgs(preset=preset, variant="multi", gen_params=params, seed=0, num_envs=16,
+                                            rollout_steps=32, steps=steps, eval_every=0, eval_episodes=1,
+                                            device="cpu", out=d, model=tf.ModelConfig(inputs=inputs),
+                                            sparse_alloc=sparse), log=None)
+            sps = out["ledger"]["env_steps"] / out["ledger"]["cpu_seconds"]
+            res[name].append(sps)
+            print(f"{preset} trainer {name}: {sps:.1f} env steps per CPU s", flush=True)
+    best = {k: max(v) for k, v in res.items()}
+    for k in ("generic", "generic-sparse"):
+        print(f"trainer ratio onehot/{k} {best['onehot'] / best[k]:.2f} (target <= 2)")
+    return best
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "--inputs":
         inputs_side_by_side(sys.argv[2], json.loads(sys.argv[3]))
+    elif sys.argv[1] == "--trainer":
+        trainer_side_by_side(sys.argv[2], json.loads(sys.argv[3]))
     else:
         main(sys.argv[1], json.loads(sys.argv[2]))
