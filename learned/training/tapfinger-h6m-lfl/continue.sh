@@ -1,14 +1,9 @@
 #!/usr/bin/env bash
 # Continue (or start) the like-for-like hetero-6 multi MAPPO run (issue 42) in runs/long/tapfinger-h6m-lfl.
-set -euo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/../../.."
-export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
-OUT=runs/long/tapfinger-h6m-lfl
-RES=""
-[ -f "$OUT/last.pt" ] && RES="--resume"
-exec nice -n 15 .venv/bin/edgebench train tapfinger --preset hetero-6 --variant multi --steps 8000000 --seed 7 \
-  --out "$OUT" --set num_tasks=96 --set switching_overhead=0 --set max_eligible=6 --set noise=0 \
+exec bash "$(dirname "${BASH_SOURCE[0]}")/../resume.sh" tapfinger-h6m-lfl \
+  --preset hetero-6 --variant multi --steps 8000000 --seed 7 \
+  --set num_tasks=96 --set switching_overhead=0 --set max_eligible=6 --set noise=0 \
   --num-envs 16 --rollout-steps 32 --lr 3e-05 --hidden 48 --layers 2 --heads 4 --conv fused --void-rule system \
   --encoder graph --pointer pointer --eval-every 10 --eval-episodes 8 --ent-coef 0.0 --val-episodes 16 \
   --init learned/checkpoints/tapfinger-mappo-hetero-6-multi.pt --epochs 2 --minibatch 128 --target-kl 0.01 \
-  --critic-warmup 10 --critic-lr 0.001 --critic-detach --team-reward --threads 1 $RES
+  --critic-warmup 10 --critic-lr 0.001 --critic-detach --team-reward

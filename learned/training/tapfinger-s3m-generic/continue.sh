@@ -4,13 +4,8 @@
 # with `--inputs generic`, selected on the validation seeds. Its weights are the warm start of the
 # generic runs on the other presets (a generic network reads any cluster grid and any task type).
 # State in runs/long/tapfinger-s3m-generic.
-set -euo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/../../.."
-export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
-OUT=runs/long/tapfinger-s3m-generic
-RES=""
-[ -f "$OUT/last.pt" ] && RES="--resume"
-exec nice -n 15 .venv/bin/edgebench train tapfinger --preset synthetic-3 --variant multi --steps 8000000 --seed 17 \
-  --out "$OUT" --set num_tasks=96 --set switching_overhead=0 --set noise=0 \
-  --inputs generic --num-envs 16 --rollout-steps 32 --lr 5e-4 --target-kl 0.02 \
-  --eval-every 10 --eval-episodes 8 --val-episodes 16 --threads 1 --device cpu $RES
+exec bash "$(dirname "${BASH_SOURCE[0]}")/../resume.sh" tapfinger-s3m-generic \
+  --preset synthetic-3 --variant multi --steps 8000000 --seed 17 \
+  --set num_tasks=96 --set switching_overhead=0 --set noise=0 \
+  --inputs generic --sparse-alloc --ent-coef 0.001 --num-envs 16 --rollout-steps 32 --lr 3e-4 --target-kl 0.01 \
+  --eval-every 10 --eval-episodes 8 --val-episodes 16 --device cpu
