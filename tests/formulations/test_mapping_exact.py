@@ -482,6 +482,36 @@ def _partial_state(s, xs):
     return asg, lc, lr, ul, fm, rem
 
 
+def _feasible_partials(s, pr, vals):
+    """Every partial mapping (the first ``depth`` tasks of the search order placed) that fits the
+    capacities and leaves every remaining task a node: (depth, xs, its state, the best value of
+    its completions among ``vals``, -inf when none completes)."""
+    for depth in range(1, pr.n):
+        for xs in itertools.product(range(pr.P), repeat=depth):
+            state = _partial_state(s, list(xs))
+            asg, lc, lr, ul, fm, rem = state
+            if (lc > pr.free_cpu + 1e-9).any() or (lr > pr.free_ram + 1e-9).any() or not fm.any(axis=2).all():
+                continue
+            best = max((v for x, v in vals.items() if all(x[s.order[d]] == xs[d] for d in range(depth))),
+                       default=-math.inf)
+            yield depth, xs, state, best
+
+
+def _assert_bounds_above(s, depth, xs, state, best):
+    """The joint bound (linear and chord bandwidth parts) and the search's bound are >= ``best``
+    with no incumbent and with incumbents just below ``best`` (they drive the Lagrangian steps
+    and cut the chords)."""
+    asg, lc, lr, ul, fm, rem = state
+    incs = [-math.inf] + ([best - 0.05, best - 0.002, best - 1e-6] if math.isfinite(best) else [0.0])
+    for inc in incs:
+        s.inc_value = inc
+        for bw in ("linear", "chord"):
+            jb = s._joint_ub(depth, asg, lc, lr, ul, fm, rem, bw)[0]
+            assert jb >= best - 1e-9, (xs, inc, bw, jb, best)
+        ub = s._bound(depth, asg, lc, lr, ul)[0]  # with the room against the incumbent
+        assert ub >= best - 1e-9, (xs, inc, ub, best)
+
+
 def _completion_values(pr, g):
     """Exact value of every feasible complete mapping (the certified bandwidth sub-problem)."""
     w1, w2, _ = pr.weights
@@ -534,30 +564,17 @@ def test_joint_bound_is_valid_for_every_completion(seed, objective, monkeypatch)
     vals = _completion_values(pr, g)
     s = _Search(pr, g, time_limit=None, tol=1e-9)
     checked = tighter = 0
-    for depth in range(1, pr.n):
-        for xs in itertools.product(range(pr.P), repeat=depth):
-            asg, lc, lr, ul, fm, rem = _partial_state(s, list(xs))
-            if (lc > pr.free_cpu + 1e-9).any() or (lr > pr.free_ram + 1e-9).any() or not fm.any(axis=2).all():
-                continue
-            best = max((v for x, v in vals.items() if all(x[s.order[d]] == xs[d] for d in range(depth))),
-                       default=-math.inf)
-            incs = [-math.inf] + ([best - 0.05, best - 0.002, best - 1e-6] if math.isfinite(best) else [0.0])
-            for inc in incs:  # the incumbent drives the Lagrangian steps and cuts the chords
-                s.inc_value = inc
-                for bw in ("linear", "chord"):
-                    jb = s._joint_ub(depth, asg, lc, lr, ul, fm, rem, bw)[0]
-                    assert jb >= best - 1e-9, (xs, inc, bw, jb, best)
-                ub = s._bound(depth, asg, lc, lr, ul)[0]  # with the room against the incumbent
-                assert ub >= best - 1e-9, (xs, inc, ub, best)
-            s.inc_value = -math.inf
-            s.joint = False
-            old = s._bound(depth, asg, lc, lr, ul)[0]
-            s.joint = True
-            new = s._bound(depth, asg, lc, lr, ul)[0]
-            assert new <= old + 1e-12
-            assert new >= best - 1e-9
-            tighter += new < old - 1e-9
-            checked += 1
+    for depth, xs, (asg, lc, lr, ul, fm, rem), best in _feasible_partials(s, pr, vals):
+        _assert_bounds_above(s, depth, xs, (asg, lc, lr, ul, fm, rem), best)
+        s.inc_value = -math.inf
+        s.joint = False
+        old = s._bound(depth, asg, lc, lr, ul)[0]
+        s.joint = True
+        new = s._bound(depth, asg, lc, lr, ul)[0]
+        assert new <= old + 1e-12
+        assert new >= best - 1e-9
+        tighter += new < old - 1e-9
+        checked += 1
     assert checked >= 20
     assert tighter >= 1
     assert max(stacked) > 0
@@ -631,22 +648,9 @@ def test_joint_bound_with_sqrt_pieces_is_valid_for_every_completion(seed, monkey
     vals = _completion_values(pr, g)
     s = _Search(pr, g, time_limit=None, tol=1e-9)
     checked = 0
-    for depth in range(1, pr.n):
-        for xs in itertools.product(range(pr.P), repeat=depth):
-            asg, lc, lr, ul, fm, rem = _partial_state(s, list(xs))
-            if (lc > pr.free_cpu + 1e-9).any() or (lr > pr.free_ram + 1e-9).any() or not fm.any(axis=2).all():
-                continue
-            best = max((v for x, v in vals.items() if all(x[s.order[d]] == xs[d] for d in range(depth))),
-                       default=-math.inf)
-            incs = [-math.inf] + ([best - 0.05, best - 0.002, best - 1e-6] if math.isfinite(best) else [0.0])
-            for inc in incs:
-                s.inc_value = inc
-                for bw in ("linear", "chord"):
-                    jb = s._joint_ub(depth, asg, lc, lr, ul, fm, rem, bw)[0]
-                    assert jb >= best - 1e-9, (xs, inc, bw, jb, best)
-                ub = s._bound(depth, asg, lc, lr, ul)[0]
-                assert ub >= best - 1e-9, (xs, inc, ub, best)
-            checked += 1
+    for depth, xs, (asg, lc, lr, ul, fm, rem), best in _feasible_partials(s, pr, vals):
+        _assert_bounds_above(s, depth, xs, (asg, lc, lr, ul, fm, rem), best)
+        checked += 1
     assert checked >= 20
 
 

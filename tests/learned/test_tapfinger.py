@@ -23,12 +23,7 @@ from edgebench.referee import evaluate as evaluate_solution  # noqa: E402
 SMALL = {"num_tasks": 12}
 
 
-@pytest.fixture(autouse=True)
-def _threads():
-    torch.set_num_threads(1)
-    torch.use_deterministic_algorithms(True)
-    yield
-    torch.use_deterministic_algorithms(False)
+pytestmark = pytest.mark.usefixtures("torch_deterministic")
 
 
 def _tiny(encoder="graph", pointer="pointer", variant="multi", seed=0):

@@ -31,12 +31,7 @@ SMALL = {"num_tasks": 12}
 CFG = tf.ModelConfig(hidden=16, layers=1, heads=2, pointer_layers=1, inputs="generic")
 
 
-@pytest.fixture(autouse=True)
-def _threads():
-    torch.set_num_threads(1)
-    torch.use_deterministic_algorithms(True)
-    yield
-    torch.use_deterministic_algorithms(False)
+pytestmark = pytest.mark.usefixtures("torch_deterministic")
 
 
 def _generic_model(seed: int = 0):

@@ -38,12 +38,7 @@ REF_OBJECTIVE = 113.0
 TOL = 1e-6  # floats; ints and decisions exactly
 
 
-@pytest.fixture(autouse=True)
-def _threads():
-    torch.set_num_threads(1)
-    torch.use_deterministic_algorithms(True)
-    yield
-    torch.use_deterministic_algorithms(False)
+pytestmark = pytest.mark.usefixtures("torch_deterministic")
 
 
 def _tiny_run(tmp_path, **kw):
