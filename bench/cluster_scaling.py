@@ -68,7 +68,7 @@ class TreeCPU:
             try:
                 key = (p.pid, p.create_time())
                 if key not in self.info:  # parent, and whether it is a run worker ("zygote")
-                    self.info[key] = (p.ppid(), "edgebench.runner.worker" in " ".join(p.cmdline()))
+                    self.info[key] = (p.ppid(), "edgebench.runner.zygote" in " ".join(p.cmdline()))
                 t = p.cpu_times()
                 self.seen[key] = t.user + t.system
             except psutil.Error:
