@@ -45,7 +45,7 @@ def _command(args: argparse.Namespace) -> str:
         parts.append(f"--expert {args.expert}")
     if getattr(args, "inputs", "onehot") != "onehot":
         parts.append(f"--inputs {args.inputs}")
-    for flag in ("critic_detach", "team_reward", "sparse_alloc"):
+    for flag in ("critic_detach", "team_reward", "sparse_alloc", "entropy_norm"):
         if getattr(args, flag, False):
             parts.append(f"--{flag.replace('_', '-')}")
     return " ".join(parts)
@@ -80,7 +80,8 @@ def train_args_from_cli(args: argparse.Namespace):
                      dagger_epochs=args.dagger_epochs, epochs=args.epochs, minibatch=args.minibatch,
                      target_kl=args.target_kl, critic_warmup=args.critic_warmup, critic_detach=args.critic_detach, critic_lr=args.critic_lr,
                      team_reward=args.team_reward, device=args.device,
-                     sparse_alloc=getattr(args, "sparse_alloc", False))
+                     sparse_alloc=getattr(args, "sparse_alloc", False),
+                     entropy_norm=getattr(args, "entropy_norm", False))
 
 
 def write_sidecar(export: str, targs, final: dict, command: str, init_extra: dict,
@@ -195,6 +196,9 @@ def add_train_parser(train_sub) -> argparse.ArgumentParser:
                    help="generic inputs: the allocation head scores the allowed cells only in training (about 2.5x "
                         "the update's throughput; the same values in exact arithmetic, not the default's trajectory "
                         "bit for bit)")
+    p.add_argument("--entropy-norm", action="store_true",
+                   help="divide the pointer's and the allocation's entropy bonus by ln(allowed choices), so a head "
+                        "over hundreds of cells is not rewarded for staying flat (default: the raw entropies)")
     p.add_argument("--eval-every", type=_nonneg_int, default=5, metavar="U", help="updates between evaluations")
     p.add_argument("--eval-episodes", type=int_in(1, 10_000), default=4, metavar="K", help="held-out episodes per evaluation")
     p.add_argument("--threads", type=int_in(1, 256), default=1, metavar="K", help="torch CPU threads (default 1)")

@@ -106,6 +106,10 @@ class TrainArgs:
     #: generic inputs: the allocation head scores the allowed cells only (faster, not bit for bit
     #: the default's trajectory: TapFingerNet.sparse_alloc); a run-time choice, not in the checkpoint
     sparse_alloc: bool = False
+    #: divide the pointer's and the allocation's entropies by ln(number of allowed choices) in the
+    #: bonus, so a head over hundreds of cells is not rewarded for staying flat (generic inputs;
+    #: docs/tapfinger.md, "the greedy gap"); off: the paper's raw entropies
+    entropy_norm: bool = False
     # behaviour-cloning warm start from the exact model's schedules (0 instances: pure MAPPO, the paper)
     bc_instances: int = 0  # training instances solved by placement-milp (cached under bc_cache)
     bc_epochs: int = 0  # supervised epochs over the expert's states before MAPPO
@@ -180,13 +184,24 @@ def transfer_layout(own: tf.EnvLayout, init: tf.EnvLayout, *, file: str) -> tf.E
                         init.max_cpu, init.max_gpu)
 
 
-def _logp_entropy(model, batch: dict, idx: np.ndarray, *, critic_grad: bool = True):
+def _log_choices(logits):
+    """ln(max(2, number of allowed entries)) of masked logits (masked entries are ``tf.NEG``): the
+    largest entropy over those choices, the divisor of ``TrainArgs.entropy_norm``."""
+    import torch
+
+    n = (logits > tf.NEG / 2).sum(-1).clamp(min=2)
+    return torch.log(n.to(logits.dtype))
+
+
+def _logp_entropy(model, batch: dict, idx: np.ndarray, *, critic_grad: bool = True,
+                 entropy_norm: bool = False):
     """Recompute log pi and entropies of the stored actions with the stored masks
-    (``critic_grad=False``: the value loss does not reach the shared encoder)."""
+    (``critic_grad=False``: the value loss does not reach the shared encoder; ``entropy_norm``:
+    each entropy divided by ln(allowed choices), :func:`_log_choices`)."""
     import torch
 
     if tf.PACKED and "slot_ok" in batch:
-        return _logp_entropy_packed(model, batch, idx, critic_grad=critic_grad)
+        return _logp_entropy_packed(model, batch, idx, critic_grad=critic_grad, entropy_norm=entropy_norm)
     dev = model.void.device
     masks = torch.as_tensor(batch["masks"][idx], device=dev)
     logits, z, clus, values = model(batch["obs"][idx], batch["ids"][idx], masks, batch["void_ok"][idx],
@@ -201,6 +216,8 @@ def _logp_entropy(model, batch: dict, idx: np.ndarray, *, critic_grad: bool = Tr
     logp_a = torch.log_softmax(al, -1)
     lp_alloc = logp_a.gather(-1, torch.as_tensor(batch["alloc"][idx], device=dev).unsqueeze(-1)).squeeze(-1)
     ent_alloc = -(logp_a.exp() * logp_a).sum(-1)
+    if entropy_norm:
+        ent_slot, ent_alloc = ent_slot / _log_choices(logits), ent_alloc / _log_choices(al)
     if model.cfg.pointer == "random":  # the ablation's selection has no parameters
         lp_slot = torch.zeros_like(lp_slot)
         ent_slot = torch.zeros_like(ent_slot)
@@ -208,7 +225,8 @@ def _logp_entropy(model, batch: dict, idx: np.ndarray, *, critic_grad: bool = Tr
     return logp, ent_slot + m * ent_alloc, values
 
 
-def _logp_entropy_packed(model, batch: dict, idx: np.ndarray, *, critic_grad: bool = True):
+def _logp_entropy_packed(model, batch: dict, idx: np.ndarray, *, critic_grad: bool = True,
+                        entropy_norm: bool = False):
     """:func:`_logp_entropy` on the packed path (``tf.PACKED``): the packed forward, the slots'
     and the chosen cells' masks as the rollout recorded them (``slot_ok``, ``alloc_ok``: the full
     masks are not read), and the allocation head on the winners (m = 1) only -- the others' terms
@@ -233,11 +251,17 @@ def _logp_entropy_packed(model, batch: dict, idx: np.ndarray, *, critic_grad: bo
         hj = z.reshape(B * N, P, d)[wt, torch.as_tensor(slot_np.reshape(-1)[win], device=dev)]
         ok = torch.as_tensor(batch["alloc_ok"][idx].reshape(B * N, -1)[win], device=dev)
         cells = tf.batch_cells(batch, idx) if "cells" in batch else None
-        logp_a = torch.log_softmax(model.alloc_head(hj, clus.reshape(B * N, d)[wt], ok, cells, compact=True), -1)
+        a_logits = model.alloc_head(hj, clus.reshape(B * N, d)[wt], ok, cells, compact=True)
+        logp_a = torch.log_softmax(a_logits, -1)
         chosen = torch.as_tensor(batch["alloc"][idx].reshape(-1)[win], device=dev)
         lp_alloc = lp_alloc.index_put((wt,), logp_a.gather(-1, chosen.unsqueeze(-1)).squeeze(-1))
-        ent_alloc = ent_alloc.index_put((wt,), -(logp_a.exp() * logp_a).sum(-1))
+        ent_a = -(logp_a.exp() * logp_a).sum(-1)
+        if entropy_norm:
+            ent_a = ent_a / _log_choices(a_logits)
+        ent_alloc = ent_alloc.index_put((wt,), ent_a)
     lp_alloc, ent_alloc = lp_alloc.view(B, N), ent_alloc.view(B, N)
+    if entropy_norm:
+        ent_slot = ent_slot / _log_choices(logits)
     if model.cfg.pointer == "random":  # the ablation's selection has no parameters
         lp_slot = torch.zeros_like(lp_slot)
         ent_slot = torch.zeros_like(ent_slot)
@@ -536,7 +560,8 @@ def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict
             act_mb = active[idx]
             if not act_mb.any() and not warm:
                 return None
-            logp, ent, values = _logp_entropy(model, batch, idx, critic_grad=not args.critic_detach)
+            logp, ent, values = _logp_entropy(model, batch, idx, critic_grad=not args.critic_detach,
+                                                  entropy_norm=args.entropy_norm)
             if warm:  # only the critic's layers step (critic_opt), clipped on their own gradient norm
                 vl = 0.5 * ((values - ret[idx]) ** 2).mean()
                 return vl, {"value_loss": vl.item()}

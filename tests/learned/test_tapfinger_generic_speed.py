@@ -150,3 +150,40 @@ def test_sparse_alloc_gives_the_same_logits_and_needs_generic_inputs(tmp_path, c
                "--sparse-alloc", "--out", str(tmp_path / "o")])
     err = capsys.readouterr().err.strip()
     assert rc == 2 and "\n" not in err and "sparse" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_entropy_norm_bounds_each_head_by_one_and_leaves_the_default_alone(tmp_path, sparse):
+    """``entropy_norm`` divides each head's entropy by ln(allowed choices): the logged entropy
+    (pointer + allocation, the allocation counted for the agents that start a task) is at most 2,
+    while the raw entropy of the same run's first update is above it (the allocation head alone
+    spreads over dozens of cells at random init); on the full-grid and on the sparse head."""
+    raw = _tiny_run(tmp_path / "raw", sparse_alloc=sparse)
+    normed = _tiny_run(tmp_path / "norm", sparse_alloc=sparse, entropy_norm=True)
+    ent_raw = [r["entropy"] for r in raw["history"] if r.get("entropy") is not None]
+    ent_norm = [r["entropy"] for r in normed["history"] if r.get("entropy") is not None]
+    assert ent_raw and ent_norm
+    assert max(ent_norm) <= 2.0 + 1e-6
+    assert ent_raw[0] > 2.0
+    assert 0.0 < ent_norm[0] < ent_raw[0]
+
+
+def test_entropy_norm_flag_reaches_the_training_and_its_recorded_command(tmp_path, capsys):
+    """``--entropy-norm`` on the command line sets ``TrainArgs.entropy_norm`` and is part of the
+    command recorded for provenance."""
+    from edgebench.learned.tapfinger_cli import _command
+
+    assert main(["train", "tapfinger", "--preset", "synthetic-3", "--set", "num_tasks=8", "--inputs", "generic",
+                 "--entropy-norm", "--steps", "32", "--num-envs", "2", "--rollout-steps", "8", "--eval-every", "0",
+                 "--hidden", "16", "--layers", "1", "--heads", "2", "--out", str(tmp_path / "cli")]) == 0
+    saved = (tmp_path / "cli" / "args.json").read_text()
+    assert '"entropy_norm": true' in saved
+    import argparse
+    ns = argparse.Namespace(preset="synthetic-3", variant="multi", steps=1, seed=0, out="o", set=[],
+                            entropy_norm=True, **{k: None for k in (
+                                "num_envs", "rollout_steps", "lr", "hidden", "layers", "heads", "conv", "void_rule",
+                                "encoder", "pointer", "eval_every", "eval_episodes", "ent_coef", "bc_instances",
+                                "bc_epochs", "bc_time_limit", "bc_lr", "bc_eval_every", "val_episodes", "val_seed_base",
+                                "init", "dagger_rounds", "dagger_instances", "dagger_cuts", "dagger_epochs", "epochs",
+                                "minibatch", "target_kl", "critic_warmup", "critic_lr")})
+    assert "--entropy-norm" in _command(ns)
