@@ -22,7 +22,7 @@ from edgebench.formulations.offloading_problem import (
     _INT_TOL,
     OffloadingData,
     RawSolve,
-    _resource_groups,
+    resource_groups,
     _resource_scale,
     auto_time_scale,
     objective_of,
@@ -170,7 +170,7 @@ def build_cpsat(data: OffloadingData, *, time_scale: float | str = "auto", hint:
     cap_scaled: list[Any] = [None if c is None else
                              [int(math.floor(c[r] * scales[r][0] + _INT_TOL * max(1.0, c[r] * scales[r][0])))
                               for r in range(2)] for c in td.cap]
-    for s, r, kind, items, cap in _resource_groups(td, dem_scaled, cap_scaled):
+    for s, r, kind, items, cap in resource_groups(td, dem_scaled, cap_scaled):
         dl.check("building the CP-SAT model: capacities")
         if kind == "nooverlap":
             m.AddNoOverlap([intervals[g][s] for g, _ in items])

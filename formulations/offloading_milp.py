@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from edgebench.formulations.deadline import Deadline
 from edgebench.formulations.linear import LinearModel, solve_linear
-from edgebench.formulations.offloading_problem import OffloadingData, RawSolve, _resource_groups, time_windows
+from edgebench.formulations.offloading_problem import OffloadingData, RawSolve, resource_groups, time_windows
 from edgebench.formulations.offloading_schedules import best_heuristic
 
 MILP_BACKENDS = ("ortools-scip", "ortools-cbc", "ortools-highs", "pulp-cbc", "pulp-highs", "pyomo-highs")
@@ -138,7 +138,7 @@ def build_milp(data: OffloadingData, *, use_heuristic_horizon: bool = True,
 
     n_flows = 0
     excl: set[tuple[int, int]] = set()
-    for s, r, kind, items, cap in _resource_groups(data, [list(d) for d in data.demand],
+    for s, r, kind, items, cap in resource_groups(data, [list(d) for d in data.demand],
                                                    [None if c is None else list(c) for c in data.cap]):
         gs = [g for g, _ in items]
         if kind == "nooverlap":

@@ -248,7 +248,7 @@ def _resource_scale(values: list[float]) -> tuple[int, bool]:
     return 10**_RES_MAX_EXP, False
 
 
-def _resource_groups(data: OffloadingData, dem_scaled, cap_scaled):
+def resource_groups(data: OffloadingData, dem_scaled, cap_scaled):
     """Per edge server and resource whose capacity can bind: (server, resource, "nooverlap" |
     "cumulative", [(g, demand)], capacity). "nooverlap" when no two of its tasks fit together."""
     out = []

@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from edgebench.features import features
+from edgebench.runner.selection import again
 from edgebench.runner.suite import Plan, RunSpec, suite_to_toml
 from edgebench.runner.worker import THREAD_VARS, descendants, environment, kill_processes, utcnow, vm_hwm_mb
 
@@ -611,7 +612,6 @@ def run_sweep(plan: Plan, store_path: str | Path, *, workers: int | None = None,
     """Run every planned run that the store does not hold yet; each finished run is written
     in its own transaction. ``dask``: a scheduler address or a ``distributed.Client``.
     ``rerun`` ("stale" / "all", :mod:`.selection`): stored runs to run again and replace."""
-    from edgebench.runner.selection import again
     from edgebench.runner.store import FAILED_STATUSES, Store, owner_id
 
     say = log or (lambda s: print(s, file=sys.stderr))
