@@ -55,9 +55,19 @@ def _greedy_schedule(model):
     return hashlib.sha256(repr(dec).encode()).hexdigest(), r["objectives"]["total_completion_time"]
 
 
+#: where the reference trajectory was recorded: another CPU kernel set (or torch build) sums in
+#: another order, and Adam turns last-bit differences into lr-sized steps (a changed summation
+#: order alone moved weights by up to 5e-3 after one update), so the reference holds only there
+REF_PLATFORM = ("AVX512", "2.13.0")
+
+
 def test_generic_training_trajectory_is_the_first_generic_trainers(tmp_path):
     """Two MAPPO updates of a tiny generic model on hetero-6 multi with seed 5 give the weights,
-    losses, episodes and greedy schedule that the code before the throughput work gave."""
+    losses, episodes and greedy schedule that the code before the throughput work gave (on the
+    CPU kernels and torch version the reference was recorded with; skipped elsewhere)."""
+    here = (torch.backends.cpu.get_cpu_capability(), torch.__version__.split("+")[0])
+    if here != REF_PLATFORM:
+        pytest.skip(f"reference trajectory recorded on {REF_PLATFORM}, this machine is {here}")
     out = _tiny_run(tmp_path)
     sd = out["model"].cpu().state_dict()
     for k, ref in REF_SUMS.items():
