@@ -27,7 +27,7 @@ value: [docs/generators.md](generators.md#certified-values) and the proofs below
 * **bound kinds**: `proven optimum (S)` — solver S proved optimality; `solver bound (S)` — the
   best bound of exact model S (branch and bound / LP relaxation) at its time limit;
   `combinatorial: ...` — computed from the instance alone (`edgebench/runner/bounds.py`);
-* **wall**: the certification runs' wall time on the set's instances (one worker, one thread).
+* **wall**: the certification runs' wall time on the set's instances (one worker, one thread), summed over every round of every certification suite (a manifest's `certification` key keeps each round, keyed by its runs, so folding one store twice counts it once).
 
 | set | family | instances | certified | closed | open | mean gap | bound kinds | wall (s) |
 | --- | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: |

@@ -29,6 +29,7 @@ Gaps (documented in ``docs/runner.md``), for a feasible run with referee value `
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import math
 import re
@@ -359,6 +360,26 @@ def certificate(objective: float | None, bound: float | None, sense: str) -> tup
     return False, abs(objective - bound) / den, "open"
 
 
+def certification_tally(cert: dict[str, Any], runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """A set's certification tally (manifest key ``certification``) after folding ``runs`` (the
+    store's runs on the set's instances: ``suite``, ``wall``, ``key``). Per suite, each round is
+    keyed by a fingerprint of its run keys, so folding the same store again changes nothing, while
+    another store of the same suite (a later round) adds a round; ``runs`` and ``wall_s`` are the
+    sums over the rounds. A suite's tally written before rounds were kept counts as one round,
+    ``"earlier"``."""
+    out = dict(cert)
+    for suite in sorted({r["suite"] or "" for r in runs}):
+        mine = [r for r in runs if (r["suite"] or "") == suite]
+        fp = hashlib.sha256("\n".join(sorted(str(r["key"]) for r in mine)).encode()).hexdigest()[:16]
+        prev = dict(out.get(suite) or {})
+        rounds = dict(prev.get("rounds") or ({"earlier": {"runs": prev["runs"], "wall_s": prev["wall_s"]}}
+                                             if "runs" in prev else {}))
+        rounds[fp] = {"runs": len(mine), "wall_s": round(sum(r["wall"] or 0.0 for r in mine), 1)}
+        out[suite] = {"runs": sum(v["runs"] for v in rounds.values()),
+                      "wall_s": round(sum(v["wall_s"] for v in rounds.values()), 1), "rounds": rounds}
+    return out
+
+
 def write_manifests(store, data_dir: str | Path | None = None, *, refresh_bounds: bool = False,
                     keep_bounds: bool = False) -> list[str]:
     """Write the store's best-known values into the ``best_known`` fields of every instance
@@ -382,7 +403,7 @@ def write_manifests(store, data_dir: str | Path | None = None, *, refresh_bounds
     d = Path(data_dir) if data_dir is not None else sets.DATA_DIR
     best = table_from_runs(store)
     walls: dict[str, list] = {}
-    for r in store.runs(("instance_hash", "wall", "suite")):
+    for r in store.runs(("instance_hash", "wall", "suite", "key")):
         walls.setdefault(r["instance_hash"], []).append(r)
     changes: list[str] = []
     writes: list[tuple[Path, str]] = []
@@ -442,10 +463,7 @@ def write_manifests(store, data_dir: str | Path | None = None, *, refresh_bounds
                                f"bound {old.get('bound')} -> {bk['bound']}, {bk['status']}")
         runs = [r for e in manifest.get("instances", []) for r in walls.get(e.get("hash"), [])]
         if runs:
-            cert = dict(manifest.get("certification") or {})
-            for suite in sorted({r["suite"] or "" for r in runs}):
-                cert[suite] = {"runs": sum(1 for r in runs if (r["suite"] or "") == suite),
-                               "wall_s": round(sum(r["wall"] or 0.0 for r in runs if (r["suite"] or "") == suite), 1)}
+            cert = certification_tally(manifest.get("certification") or {}, runs)
             if cert != manifest.get("certification"):
                 manifest["certification"] = cert
                 touched = True

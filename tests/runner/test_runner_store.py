@@ -154,6 +154,36 @@ def test_write_manifests_keep_bounds_takes_the_objective_and_leaves_the_bound(tm
                  "--data-dir", str(data)]) == 2
 
 
+def test_certification_tally_adds_rounds_and_is_idempotent():
+    """Folding the same store twice changes nothing; another store of the same suite adds a round;
+    a tally written before rounds were kept counts as one round ("earlier")."""
+    one = [{"suite": "certify", "wall": 10.0, "key": "a"}, {"suite": "certify", "wall": 5.0, "key": "b"}]
+    two = [{"suite": "certify", "wall": 100.0, "key": "c"}, {"suite": "other", "wall": 1.0, "key": "d"}]
+    t1 = B.certification_tally({}, one)
+    assert (t1["certify"]["runs"], t1["certify"]["wall_s"]) == (2, 15.0)
+    assert B.certification_tally(t1, one) == t1
+    t2 = B.certification_tally(t1, two)
+    assert (t2["certify"]["runs"], t2["certify"]["wall_s"], len(t2["certify"]["rounds"])) == (3, 115.0, 2)
+    assert (t2["other"]["runs"], t2["other"]["wall_s"]) == (1, 1.0)
+    assert B.certification_tally(t2, two) == t2
+    legacy = B.certification_tally({"certify": {"runs": 4, "wall_s": 40.0}}, one)
+    assert legacy["certify"]["rounds"]["earlier"] == {"runs": 4, "wall_s": 40.0}
+    assert (legacy["certify"]["runs"], legacy["certify"]["wall_s"]) == (6, 55.0)
+
+
+def test_write_manifests_adds_a_second_round_to_the_tally(tmp_path):
+    data, path, inst = _uncertified_example(tmp_path)
+    for db, key in (("r1.sqlite", "x"), ("r2.sqlite", "y")):
+        with Store.open(tmp_path / db) as st:
+            r = _solved(inst, "random", key)
+            r.update(suite="certify-x", wall=2.5)
+            st.add_run(r)
+            B.write_manifests(st, data)
+            B.write_manifests(st, data)  # the same store again: the tally is unchanged
+    cert = json.loads(path.read_text())["certification"]["certify-x"]
+    assert (cert["runs"], cert["wall_s"], len(cert["rounds"])) == (2, 5.0, 2)
+
+
 def test_an_optimal_status_whose_own_bound_is_below_its_value_proves_only_the_bound():
     # CP-SAT optimal for durations rounded up to ticks: the reported bound is the proven one
     assert B.candidates(row("t", 1.05, status="optimal", proven=1, bound=1.04)) == (1.05, 1.04)
