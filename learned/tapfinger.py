@@ -61,7 +61,8 @@ from edgebench.registry import Result, make_result, register
 __all__ = ["ModelConfig", "EnvLayout", "build_graph", "make_model", "act", "act_batch", "void_allowed", "run_episode", "load_checkpoint",
            "save_checkpoint", "CHECKPOINT_DIR", "nearest_checkpoint", "SOLVERS", "masks_from_obs", "graph_arrays", "flat_graph",
            "hetero_attention_layer", "EDGE_TYPES", "NODE_TYPES", "resolve_device", "pick_max",
-           "acting_model", "TIE_TOL", "bind_layout", "generic_layout", "winner_cells"]
+           "acting_model", "TIE_TOL", "bind_layout", "generic_layout", "winner_cells",
+           "decision_records"]
 
 CHECKPOINT_DIR = Path(__file__).resolve().parent / "checkpoints"
 CHECKPOINT_FORMAT = "edgebench-tapfinger-v1"
@@ -822,9 +823,9 @@ def act_batch(model, envs: list, obs_list: list[dict], lay: EnvLayout, rng: np.r
             m[e, ns[win]] = 1
             if greedy and len(ns) > 1:
                 margin[e] = min(margin[e], gap)
-    # each agent's chosen slot's allowed cells (E, N, grid) (void picks: the last slot's, unused)
-    own = masks.reshape(E, N, P, -1)[np.arange(E)[:, None], np.arange(N)[None, :], np.minimum(slot, P - 1)]
-    cells = winner_cells(envs, ids, slot, m, own, lay) if model.cfg.inputs == "generic" else None
+    chosen = decision_records(envs, ids, masks, slot, m, lay, generic=model.cfg.inputs == "generic",
+                              slot_ok=slot_ok)
+    own, cells = chosen["alloc_ok"], chosen.get("cells")
     alloc = np.zeros((E, N), dtype=np.int64)
     if sample_all:  # the winners' allocation heads only, all drawn at once
         win = np.flatnonzero(m.reshape(-1))
@@ -876,6 +877,25 @@ def act_batch(model, envs: list, obs_list: list[dict], lay: EnvLayout, rng: np.r
     if cells is not None:
         rec["cells"] = cells
     return all_actions, rec
+
+
+def decision_records(envs: list, ids: np.ndarray, masks: np.ndarray, slot: np.ndarray, m: np.ndarray,
+                     lay: EnvLayout, *, generic: bool, slot_ok: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """What an update reads of a joint decision beyond its actions, from the states' masks (E,
+    N, P, C+1, G+1), pending ids (E, N, P), the chosen slots (E, N; P = void) and the winners m
+    (E, N): "slot_ok" (E, N, P: the slots with an allowed allocation; ``slot_ok`` when the
+    caller has it), "alloc_ok" (E, N, grid: each agent's chosen slot's allowed cells; void
+    picks: the last slot's, unused) and, for generic inputs, "cells" (the winners' compact cell
+    features, :func:`winner_cells`). The one builder of these records: the MAPPO rollout
+    (:func:`act_batch`) and the expert's replay (``train_tapfinger.replay_expert``, behaviour
+    cloning and DAgger) both call it, with the env in the state decided on."""
+    E, N, P = len(envs), lay.n, lay.pending_size
+    flat = masks.reshape(E, N, P, -1)
+    own = flat[np.arange(E)[:, None], np.arange(N)[None, :], np.minimum(slot, P - 1)]
+    rec = {"slot_ok": flat.any(-1) if slot_ok is None else slot_ok, "alloc_ok": own}
+    if generic:
+        rec["cells"] = winner_cells(envs, ids, slot, m, own, lay)
+    return rec
 
 
 def winner_cells(envs: list, ids: np.ndarray, slot: np.ndarray, m: np.ndarray, own: np.ndarray,

@@ -191,7 +191,7 @@ def add_train_parser(train_sub) -> argparse.ArgumentParser:
     p.add_argument("--inputs", choices=("onehot", "generic"), default="onehot",
                    help="task inputs: onehot (default; the preset's task types, an allocation head sized to its grid) "
                         "or generic (type-free features from the performance model and a per-cell allocation head: "
-                        "the model plays any placement instance; MAPPO only)")
+                        "the model plays any placement instance; MAPPO, behaviour cloning and DAgger)")
     p.add_argument("--sparse-alloc", action="store_true",
                    help="generic inputs: the allocation head scores the allowed cells only in training (about 2.5x "
                         "the update's throughput; the same values in exact arithmetic, not the default's trajectory "

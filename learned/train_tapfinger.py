@@ -14,6 +14,9 @@ model (``placement-milp``, cached as JSON), each schedule is replayed through th
 (:func:`replay_expert`, which reproduces the exact objective) and the policy is fitted to the
 expert's pointer and allocation choices (cross-entropy on the masked logits) and its value head
 to the expert's returns (:func:`behaviour_cloning`); MAPPO then fine-tunes for ``steps``.
+Generic inputs too: the replay records what the MAPPO rollout records of a decision, with the
+same builder (:func:`tapfinger.decision_records`: the chosen slots' allowed cells and the
+expert's starts' compact cell features), and the BC loss reads them as the update does.
 Optional DAgger rounds (``dagger_rounds`` / ``dagger_instances``): the student plays new
 training instances, the exact model is re-solved from some of the states it visits with the
 tasks it already started fixed (:func:`expert_from_state`), the continuations are replayed and
@@ -237,23 +240,17 @@ def _logp_entropy_packed(model, batch: dict, idx: np.ndarray, *, critic_grad: bo
     logits, z, clus, values = model(batch["obs"][idx], batch["ids"][idx], None, batch["void_ok"][idx],
                                     critic_grad=critic_grad, packed=True, slot_ok=batch["slot_ok"][idx])
     B, N, P, d = z.shape
-    slot_np, m_np = batch["slot"][idx], batch["m"][idx]
-    slot = torch.as_tensor(slot_np, device=dev)
+    m_np = batch["m"][idx]
+    slot = torch.as_tensor(batch["slot"][idx], device=dev)
     m = torch.as_tensor(m_np, device=dev).float()
     logp_s = torch.log_softmax(logits, -1)
     lp_slot = logp_s.gather(-1, slot.unsqueeze(-1)).squeeze(-1)
     ent_slot = -(logp_s.exp() * logp_s).sum(-1)
-    win = np.flatnonzero(m_np.reshape(-1))
     lp_alloc = z.new_zeros(B * N)
     ent_alloc = z.new_zeros(B * N)
-    if len(win):
-        wt = torch.as_tensor(win, device=dev)
-        hj = z.reshape(B * N, P, d)[wt, torch.as_tensor(slot_np.reshape(-1)[win], device=dev)]
-        ok = torch.as_tensor(batch["alloc_ok"][idx].reshape(B * N, -1)[win], device=dev)
-        cells = tf.batch_cells(batch, idx) if "cells" in batch else None
-        a_logits = model.alloc_head(hj, clus.reshape(B * N, d)[wt], ok, cells, compact=True)
+    if m_np.any():
+        wt, a_logits, chosen = _winner_alloc_logits(model, batch, idx, z, clus)
         logp_a = torch.log_softmax(a_logits, -1)
-        chosen = torch.as_tensor(batch["alloc"][idx].reshape(-1)[win], device=dev)
         lp_alloc = lp_alloc.index_put((wt,), logp_a.gather(-1, chosen.unsqueeze(-1)).squeeze(-1))
         ent_a = -(logp_a.exp() * logp_a).sum(-1)
         if entropy_norm:
@@ -266,6 +263,27 @@ def _logp_entropy_packed(model, batch: dict, idx: np.ndarray, *, critic_grad: bo
         lp_slot = torch.zeros_like(lp_slot)
         ent_slot = torch.zeros_like(ent_slot)
     return lp_slot + m * lp_alloc, ent_slot + m * ent_alloc, values
+
+
+def _winner_alloc_logits(model, batch: dict, idx: np.ndarray, z, clus):
+    """The allocation head on the winners (m = 1) of the samples ``idx`` only, from the recorded
+    chosen slots' allowed cells (``alloc_ok``) and, for generic inputs, their compact cell
+    features (``cells``, :func:`tapfinger.decision_records`; ``sparse_alloc`` honoured): (the
+    winners' rows of the flattened (B * N) agents as a tensor, their logits (K, grid), their
+    recorded allocations (K,)). Needs at least one winner. Read by the MAPPO update (packed
+    path) and by behaviour cloning of generic models."""
+    import torch
+
+    dev = model.void.device
+    B, N, P, d = z.shape
+    win = np.flatnonzero(batch["m"][idx].reshape(-1))
+    wt = torch.as_tensor(win, device=dev)
+    hj = z.reshape(B * N, P, d)[wt, torch.as_tensor(batch["slot"][idx].reshape(-1)[win], device=dev)]
+    ok = torch.as_tensor(batch["alloc_ok"][idx].reshape(B * N, -1)[win], device=dev)
+    cells = tf.batch_cells(batch, idx) if "cells" in batch else None
+    a_logits = model.alloc_head(hj, clus.reshape(B * N, d)[wt], ok, cells, compact=True)
+    chosen = torch.as_tensor(batch["alloc"][idx].reshape(-1)[win], device=dev)
+    return wt, a_logits, chosen
 
 
 def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict[str, Any]:
@@ -281,9 +299,6 @@ def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict
     lay = tf.EnvLayout.of_env(tf.make_env(preset=args.preset, params=args.gen_params, variant=args.variant,
                                           inputs=args.model.inputs))
     generic = args.model.inputs == "generic"
-    if generic and (args.bc_instances > 0 or args.dagger_rounds > 0):
-        raise tf.InputError("the behaviour-cloning warm start and DAgger do not record the generic inputs' cell "
-                            "features yet: train a generic model with MAPPO only", field="inputs")
     if args.init:
         init_model, init_lay, _ = tf.load_checkpoint(args.init)
         lay = transfer_layout(lay, init_lay, file=str(args.init))
@@ -654,8 +669,10 @@ def replay_expert(env, lay: tf.EnvLayout, instance, tasks: list, *, seed: int = 
     arrays (leading axis = state): obs, ids, masks, void_ok, slot (P = void), alloc (flat grid
     index), m, active, reward (per agent), plus "objectives" (the referee's, None if the replay
     did not finish), "ok" (every expert action was allowed by the env mask and started as
-    planned). Only states at steps >= ``record_from`` are returned (DAgger: the schedule's
-    tasks before it are the student's)."""
+    planned), and what the MAPPO rollout records of a decision (:func:`tapfinger.decision_records`,
+    the same builder): slot_ok, alloc_ok and, with a generic layout, "cells" (compact, (K, F):
+    the expert's starts' allowed cells, in (state, agent) order). Only states at steps >=
+    ``record_from`` are returned (DAgger: the schedule's tasks before it are the student's)."""
     obs, _ = env.reset(seed=seed, options={"instance": instance})
     sim = env.sim
     P, G1 = lay.pending_size, lay.max_gpu + 1
@@ -663,8 +680,9 @@ def replay_expert(env, lay: tf.EnvLayout, instance, tasks: list, *, seed: int = 
     for j, (n, s, c, g) in enumerate(tasks):
         by_cluster.setdefault(int(n), []).append(j)
     dur = {j: sim.run_steps(j, tasks[j][2], tasks[j][3]) or 0 for j in range(len(tasks))}
+    generic = lay.inputs == "generic"
     recs: dict[str, list] = {k: [] for k in ("obs", "ids", "masks", "void_ok", "slot", "alloc", "m", "active",
-                                             "reward")}
+                                             "slot_ok", "alloc_ok", "reward") + (("cells",) if generic else ())}
     ok = True
     info: dict = {}
     while env.agents:
@@ -702,8 +720,13 @@ def replay_expert(env, lay: tf.EnvLayout, instance, tasks: list, *, seed: int = 
             recs["void_ok"].append(tf.void_allowed(env, lay, void_rule))
             recs["slot"].append(slot)
             recs["alloc"].append(alloc)
-            recs["m"].append((slot < P).astype(np.int64))
+            m = (slot < P).astype(np.int64)
+            recs["m"].append(m)
             recs["active"].append(masks.reshape(lay.n, -1).any(-1))
+            # what the MAPPO rollout records of a decision (the same builder, one env, before the step)
+            chosen = tf.decision_records([env], ids[None], masks[None], slot[None], m[None], lay, generic=generic)
+            for k, v in chosen.items():
+                recs[k].append(v if k == "cells" else v[0])
         obs, rew, _, _, infos = env.step(actions)
         if keep:
             recs["reward"].append(np.array([rew.get(a, 0.0) for a in env.possible_agents]))
@@ -711,7 +734,10 @@ def replay_expert(env, lay: tf.EnvLayout, instance, tasks: list, *, seed: int = 
         for a, j in planned.items():
             if infos[a].get("started") != j:
                 ok = False
+    cells = recs.pop("cells", None)
     out = {k: np.stack(v) if v else np.zeros((0,)) for k, v in recs.items()}
+    if cells is not None:  # compact: the winners' allowed cells, in (state, agent) order
+        out["cells"] = np.concatenate(cells)
     out["objectives"] = info.get("objectives")
     out["ok"] = ok
     return out
@@ -800,10 +826,14 @@ def behaviour_cloning(model, opt, data: dict[str, Any], args: TrainArgs, rng: np
     """Supervised warm start on the expert's states: cross-entropy of the pointer on the
     expert's slot (void included; labels the void rule forbids are left out), of the allocation
     head on the expert's (cpu, gpu) (for the agents that start a task), and the value head
-    regressed on the expert's returns. The stored masks are applied as in the policy."""
+    regressed on the expert's returns. The stored masks are applied as in the policy. Generic
+    inputs: the forward of the MAPPO update (packed when ``tapfinger.PACKED``) and its
+    allocation head on the expert's starts only, from the recorded compact cells
+    (:func:`_winner_alloc_logits`; ``sparse_alloc`` honoured); one-hot: unchanged, bit for bit."""
     import torch
 
     S = len(data["slot"])
+    generic = model.cfg.inputs == "generic"
     rows = []
     for epoch in range(args.bc_epochs if epochs is None else epochs):
         model.train()
@@ -814,7 +844,8 @@ def behaviour_cloning(model, opt, data: dict[str, Any], args: TrainArgs, rng: np
             idx = perm[s:s + args.minibatch]
             dev = model.void.device
             masks = torch.as_tensor(data["masks"][idx], device=dev)
-            logits, z, clus, values = model(data["obs"][idx], data["ids"][idx], masks, data["void_ok"][idx])
+            fast = {"packed": True, "slot_ok": data["slot_ok"][idx]} if generic and tf.PACKED else {}
+            logits, z, clus, values = model(data["obs"][idx], data["ids"][idx], masks, data["void_ok"][idx], **fast)
             slot = torch.as_tensor(data["slot"][idx], device=dev)
             lsm = torch.log_softmax(logits, -1)
             lp = lsm.gather(-1, slot.unsqueeze(-1)).squeeze(-1)
@@ -822,8 +853,16 @@ def behaviour_cloning(model, opt, data: dict[str, Any], args: TrainArgs, rng: np
             use = torch.as_tensor(data["active"][idx], device=dev) & allowed
             pl = -lp[use].mean() if use.any() else torch.zeros((), device=dev)
             m = torch.as_tensor(data["m"][idx], device=dev).bool() & allowed
-            al = model.alloc_logits(z, clus, slot, masks)
-            la = torch.log_softmax(al, -1).gather(-1, torch.as_tensor(data["alloc"][idx], device=dev).unsqueeze(-1)).squeeze(-1)
+            if generic:  # the expert's starts only (m = 1), from their compact cells
+                la = z.new_zeros(slot.numel())
+                if data["m"][idx].any():
+                    wt, a_logits, chosen = _winner_alloc_logits(model, data, idx, z, clus)
+                    lw = torch.log_softmax(a_logits, -1).gather(-1, chosen.unsqueeze(-1)).squeeze(-1)
+                    la = la.index_put((wt,), lw)
+                la = la.view(slot.shape)
+            else:
+                al = model.alloc_logits(z, clus, slot, masks)
+                la = torch.log_softmax(al, -1).gather(-1, torch.as_tensor(data["alloc"][idx], device=dev).unsqueeze(-1)).squeeze(-1)
             alo = -la[m].mean() if m.any() else torch.zeros((), device=dev)
             vl = 0.5 * ((values - torch.as_tensor(data["ret"][idx], dtype=torch.float32, device=dev)) ** 2).mean()
             loss = pl + alo + args.vf_coef * vl

@@ -174,5 +174,3 @@ def test_bad_inputs_option_in_a_checkpoint_is_one_line_and_exit_2(tmp_path, caps
         assert not out.exists()
     with pytest.raises(tf.InputError, match="graph encoder"):
         tf.make_model(tf.ModelConfig(encoder="mlp", inputs="generic"), lay)
-    with pytest.raises(tf.InputError, match="behaviour-cloning"):
-        train(TrainArgs(gen_params=SMALL, steps=0, bc_instances=1, bc_epochs=1, model=CFG), log=None)
