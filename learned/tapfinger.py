@@ -54,7 +54,7 @@ from edgebench.instances.model import Instance
 from edgebench.learned import checkpoint
 from edgebench.learned.acting import TIE_TOL, pick_max
 from edgebench.learned.provenance import sha256_file
-from edgebench.learned.tapfinger_features import CELL_FEATURES, TASK_FEATURES
+from edgebench.learned.tapfinger_features import CELL_FEATURE_SETS, TASK_FEATURES
 from edgebench.learned.tapfinger_generic import grid_maps, type_view
 from edgebench.registry import Result, make_result, register
 
@@ -99,6 +99,11 @@ class ModelConfig:
     #: cluster count: one network plays every placement instance; issue 42 item 4,
     #: :mod:`edgebench.learned.tapfinger_features`)
     inputs: Literal["onehot", "generic"] = "onehot"
+    #: generic inputs' cell features of the allocation head (:data:`tapfinger_features.CELL_FEATURE_SETS`):
+    #: "v1" (the six absolute features; every checkpoint before session 15) or "v2" (v1 plus each
+    #: cell relative to the best run time and the cheapest best-time cell among the allowed cells,
+    #: a Pareto flag and its share of the free resources); one-hot models: "v1" (unread)
+    cell_features: Literal["v1", "v2"] = "v1"
 
 
 @dataclass
@@ -492,6 +497,11 @@ def make_model(cfg: ModelConfig, lay: EnvLayout):
                 raise InputError(f"inputs must be 'onehot' or 'generic', got {cfg.inputs!r}", field="inputs")
             if cfg.inputs != lay.inputs:
                 raise InputError(f"the model's inputs are {cfg.inputs!r}, the layout's {lay.inputs!r}", field="inputs")
+            if cfg.cell_features not in CELL_FEATURE_SETS:
+                raise InputError(f"cell_features must be 'v1' or 'v2', got {cfg.cell_features!r}",
+                                 field="cell_features")
+            if cfg.cell_features != "v1" and cfg.inputs != "generic":
+                raise InputError("cell features v2 need generic inputs (--inputs generic)", field="cell_features")
             if cfg.inputs == "generic" and cfg.encoder != "graph":
                 raise InputError("generic inputs need the graph encoder (the mlp ablation reads a fixed-size "
                                  "observation)", field="encoder")
@@ -535,7 +545,7 @@ def make_model(cfg: ModelConfig, lay: EnvLayout):
             self.void = nn.Parameter(torch.zeros(d))
             if cfg.inputs == "generic":  # one shared MLP over (slot, cluster, cell features) per cell
                 self.alloc_ctx = nn.Linear(2 * d, d)
-                self.alloc_cell = nn.Linear(len(CELL_FEATURES), d, bias=False)
+                self.alloc_cell = nn.Linear(len(CELL_FEATURE_SETS[cfg.cell_features]), d, bias=False)
                 self.alloc_out = nn.Linear(d, 1)
                 # per agent: its pending slots' mean, its cluster, the mean over the clusters
                 self.critic = nn.Sequential(nn.Linear(3 * d, d), nn.Tanh(), nn.Linear(d, 1))
@@ -824,7 +834,7 @@ def act_batch(model, envs: list, obs_list: list[dict], lay: EnvLayout, rng: np.r
             if greedy and len(ns) > 1:
                 margin[e] = min(margin[e], gap)
     chosen = decision_records(envs, ids, masks, slot, m, lay, generic=model.cfg.inputs == "generic",
-                              slot_ok=slot_ok)
+                              slot_ok=slot_ok, cell_features=model.cfg.cell_features)
     own, cells = chosen["alloc_ok"], chosen.get("cells")
     alloc = np.zeros((E, N), dtype=np.int64)
     if sample_all:  # the winners' allocation heads only, all drawn at once
@@ -880,35 +890,39 @@ def act_batch(model, envs: list, obs_list: list[dict], lay: EnvLayout, rng: np.r
 
 
 def decision_records(envs: list, ids: np.ndarray, masks: np.ndarray, slot: np.ndarray, m: np.ndarray,
-                     lay: EnvLayout, *, generic: bool, slot_ok: np.ndarray | None = None) -> dict[str, np.ndarray]:
+                     lay: EnvLayout, *, generic: bool, slot_ok: np.ndarray | None = None,
+                     cell_features: str = "v1") -> dict[str, np.ndarray]:
     """What an update reads of a joint decision beyond its actions, from the states' masks (E,
     N, P, C+1, G+1), pending ids (E, N, P), the chosen slots (E, N; P = void) and the winners m
     (E, N): "slot_ok" (E, N, P: the slots with an allowed allocation; ``slot_ok`` when the
     caller has it), "alloc_ok" (E, N, grid: each agent's chosen slot's allowed cells; void
     picks: the last slot's, unused) and, for generic inputs, "cells" (the winners' compact cell
-    features, :func:`winner_cells`). The one builder of these records: the MAPPO rollout
-    (:func:`act_batch`) and the expert's replay (``train_tapfinger.replay_expert``, behaviour
-    cloning and DAgger) both call it, with the env in the state decided on."""
+    features of the set ``cell_features``, :func:`winner_cells`). The one builder of these
+    records: the MAPPO rollout (:func:`act_batch`) and the expert's replay
+    (``train_tapfinger.replay_expert``, behaviour cloning and DAgger) both call it, with the env
+    in the state decided on."""
     E, N, P = len(envs), lay.n, lay.pending_size
     flat = masks.reshape(E, N, P, -1)
     own = flat[np.arange(E)[:, None], np.arange(N)[None, :], np.minimum(slot, P - 1)]
     rec = {"slot_ok": flat.any(-1) if slot_ok is None else slot_ok, "alloc_ok": own}
     if generic:
-        rec["cells"] = winner_cells(envs, ids, slot, m, own, lay)
+        rec["cells"] = winner_cells(envs, ids, slot, m, own, lay, cell_features=cell_features)
     return rec
 
 
 def winner_cells(envs: list, ids: np.ndarray, slot: np.ndarray, m: np.ndarray, own: np.ndarray,
-                 lay: EnvLayout) -> np.ndarray:
+                 lay: EnvLayout, *, cell_features: str = "v1") -> np.ndarray:
     """Generic inputs: the allocation head's cell features of the winners' allowed cells only,
     float32 (K, F) -- the agents that won their task (m = 1) in (env, agent) order, each one's
     allowed cells (``own`` (E, N, grid): its chosen slot's mask) in grid order: the compact
-    ``cells`` of :meth:`alloc_head` (and the rollout buffer's, :func:`cell_offsets`)."""
+    ``cells`` of :meth:`alloc_head` (and the rollout buffer's, :func:`cell_offsets`). The
+    features are the set ``cell_features`` (``ModelConfig.cell_features``); "v2"'s relative
+    features take each winner's allowed cells as their reference set."""
     G1 = lay.max_gpu + 1
-    parts = [np.zeros((0, len(CELL_FEATURES)), dtype=np.float32)]
+    parts = [np.zeros((0, len(CELL_FEATURE_SETS[cell_features])), dtype=np.float32)]
     for e, n in zip(*np.nonzero(m)):
         c, g = np.divmod(np.flatnonzero(own[e, n]), G1)
-        parts.append(envs[e].cell_features_at(int(n), int(ids[e, n, slot[e, n]]), c, g))
+        parts.append(envs[e].cell_features_at(int(n), int(ids[e, n, slot[e, n]]), c, g, version=cell_features))
     return np.concatenate(parts)
 
 

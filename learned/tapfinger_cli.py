@@ -45,6 +45,8 @@ def _command(args: argparse.Namespace) -> str:
         parts.append(f"--expert {args.expert}")
     if getattr(args, "inputs", "onehot") != "onehot":
         parts.append(f"--inputs {args.inputs}")
+    if getattr(args, "cell_features", "v1") != "v1":
+        parts.append(f"--cell-features {args.cell_features}")
     for flag in ("critic_detach", "team_reward", "sparse_alloc", "entropy_norm"):
         if getattr(args, flag, False):
             parts.append(f"--{flag.replace('_', '-')}")
@@ -65,9 +67,12 @@ def train_args_from_cli(args: argparse.Namespace):
         raise InputError(exc.args[0] if exc.args else str(exc), file=CMDLINE, field="--set") from None
     if args.hidden % args.heads:
         raise InputError("--hidden must be a multiple of --heads", file=CMDLINE, field="--hidden")
+    if getattr(args, "cell_features", "v1") != "v1" and getattr(args, "inputs", "onehot") != "generic":
+        raise InputError("--cell-features v2 needs --inputs generic", file=CMDLINE, field="--cell-features")
     model = tf.ModelConfig(hidden=args.hidden, layers=args.layers, heads=args.heads, encoder=args.encoder,
                            pointer=args.pointer, conv=args.conv, void_rule=args.void_rule,
-                           inputs=getattr(args, "inputs", "onehot"))
+                           inputs=getattr(args, "inputs", "onehot"),
+                           cell_features=getattr(args, "cell_features", "v1"))
     return TrainArgs(preset=args.preset, variant=args.variant, gen_params=params, steps=args.steps, seed=args.seed,
                      num_envs=args.num_envs, rollout_steps=args.rollout_steps, lr=args.lr, ent_coef=args.ent_coef,
                      eval_every=args.eval_every, eval_episodes=args.eval_episodes, threads=args.threads,
@@ -192,6 +197,11 @@ def add_train_parser(train_sub) -> argparse.ArgumentParser:
                    help="task inputs: onehot (default; the preset's task types, an allocation head sized to its grid) "
                         "or generic (type-free features from the performance model and a per-cell allocation head: "
                         "the model plays any placement instance; MAPPO, behaviour cloning and DAgger)")
+    p.add_argument("--cell-features", choices=("v1", "v2"), default="v1",
+                   help="generic inputs: the allocation head's cell features: v1 (default; absolute: share of the "
+                        "capacity, run time, free after) or v2 (v1 plus each cell relative to the best run time and "
+                        "the cheapest best-time cell among the allowed cells, a Pareto flag, its share of the free "
+                        "resources; docs/tapfinger.md)")
     p.add_argument("--sparse-alloc", action="store_true",
                    help="generic inputs: the allocation head scores the allowed cells only in training (about 2.5x "
                         "the update's throughput; the same values in exact arithmetic, not the default's trajectory "

@@ -25,7 +25,30 @@ minimum allocation (c0, g0) = j's minimum, (1, 0) when that is (0, 0)):
 Cell features (:data:`CELL_FEATURES`, per cell (c, g) of the chosen task's cluster grid; cells
 beyond the cluster's capacity are 0 and masked): ``cpu`` c / C, ``gpu`` g / G, ``log_time``
 log_time(T(c, g)), ``ratio`` T(c, g) / T(c0, g0), ``free_cpu_after`` (free CPU - c) / C and
-``free_gpu_after`` (free GPU - g) / G, both clipped to [-1, 1].
+``free_gpu_after`` (free GPU - g) / G, both clipped to [-1, 1]. These six are the cell features
+"v1" (:data:`CELL_FEATURE_SETS`; ``ModelConfig.cell_features``, the default and every checkpoint
+before it).
+
+Cell features "v2" (:data:`CELL_FEATURES_V2`: v1's six, then seven more) describe each cell
+relative to the **other allowed cells** of the same decision -- the cells (c, g) the action mask
+allows task j on cluster n now (at least the minimum, within the free resources, finishing): with
+T the noise-free steps of :meth:`TaskFeatures.steps`, T* = min T over the allowed cells (the best
+run time reachable now) and (c*, g*) the **cheapest allowed cell reaching T*** (the smallest
+c / C + g / G among the allowed cells with T = T*; ties: fewer GPUs, then fewer CPUs):
+
+* ``speed_vs_best``: T* / T(c, g) in (0, 1] (1: the cell reaches the best run time; 0 if T is inf);
+* ``cheapest_best``: 1 at (c*, g*), else 0 (one cell per decision);
+* ``cpu_vs_cheapest``, ``gpu_vs_cheapest``: (c - c*) / C and (g - g*) / G, in [-1, 1];
+* ``dominant``: 1 if no other allowed cell is at most as large in both resources and at most as
+  long (Pareto-minimal in (cpu, gpu, T) among the allowed cells, the rule of
+  :func:`edgebench.instances.semantics.dominant_options` on the allowed set), else 0;
+* ``cpu_of_free``, ``gpu_of_free``: c / free CPU and g / free GPU, in [0, 1] (0 where nothing of
+  that resource is free).
+
+So the LNS expert's usual choice (the cheapest cell at the best run time) is the one cell with
+``cheapest_best`` 1, and its neighbours differ from it by +-1/C or +-1/G in ``*_vs_cheapest``
+-- the generic head no longer has to separate near-equal cells by weight scale (docs/tapfinger.md,
+"Behaviour cloning of generic models").
 """
 
 from __future__ import annotations
@@ -36,10 +59,15 @@ import numpy as np
 
 from edgebench.instances import semantics
 
-__all__ = ["TASK_FEATURES", "CELL_FEATURES", "TaskFeatures", "run_steps_grid", "log_time"]
+__all__ = ["TASK_FEATURES", "CELL_FEATURES", "CELL_FEATURES_V2", "CELL_FEATURE_SETS", "TaskFeatures",
+           "run_steps_grid", "log_time", "relative_cells"]
 
 TASK_FEATURES = ("log_time_min", "ratio_cpu_max", "ratio_gpu_max", "ratio_half", "ratio_full", "min_cpu", "min_gpu")
 CELL_FEATURES = ("cpu", "gpu", "log_time", "ratio", "free_cpu_after", "free_gpu_after")
+CELL_FEATURES_V2 = CELL_FEATURES + ("speed_vs_best", "cheapest_best", "cpu_vs_cheapest", "gpu_vs_cheapest",
+                                    "dominant", "cpu_of_free", "gpu_of_free")
+#: the cell feature sets by name (``ModelConfig.cell_features``)
+CELL_FEATURE_SETS = {"v1": CELL_FEATURES, "v2": CELL_FEATURES_V2}
 _LOG_MAX = math.log1p(semantics.MAX_RUN_STEPS)
 
 
@@ -177,28 +205,96 @@ class TaskFeatures:
         self._static[key] = hit
         return hit
 
-    def cells(self, j: int, n: int, free_cpu: int, free_gpu: int, max_cpu: int, max_gpu: int) -> np.ndarray:
-        """:data:`CELL_FEATURES` of every cell (c, g) of the (max_cpu + 1) x (max_gpu + 1) grid for
-        task j on cluster n with the given free resources (float32 (max_cpu+1, max_gpu+1, F);
-        cells beyond the cluster's capacity 0)."""
+    def cells(self, j: int, n: int, free_cpu: int, free_gpu: int, max_cpu: int, max_gpu: int, *,
+              version: str = "v1", allowed: np.ndarray | None = None) -> np.ndarray:
+        """The cell features ``version`` (:data:`CELL_FEATURE_SETS`) of every cell (c, g) of the
+        (max_cpu + 1) x (max_gpu + 1) grid for task j on cluster n with the given free resources
+        (float32 (max_cpu+1, max_gpu+1, F); cells beyond the cluster's capacity 0). "v2" needs
+        ``allowed`` (bool (cap_c + 1, cap_g + 1): the allowed cells, the reference set of the
+        relative features); its allowed cells get the values :meth:`cells_at` gives them, the
+        other cells their v1 features and the relative ones against the same reference."""
+        names = CELL_FEATURE_SETS[version]
         cap_c, cap_g = self.caps[n]
-        out = np.zeros((max_cpu + 1, max_gpu + 1, len(CELL_FEATURES)), dtype=np.float32)
+        out = np.zeros((max_cpu + 1, max_gpu + 1, len(names)), dtype=np.float32)
         c, g = np.meshgrid(np.arange(cap_c + 1), np.arange(cap_g + 1), indexing="ij")
-        out[:cap_c + 1, :cap_g + 1] = self.cells_at(j, n, free_cpu, free_gpu, c.ravel(), g.ravel()).reshape(
-            cap_c + 1, cap_g + 1, -1)
+        c, g = c.ravel(), g.ravel()
+        if version == "v1":
+            vals = self.cells_at(j, n, free_cpu, free_gpu, c, g)
+        else:
+            if allowed is None:
+                raise ValueError("cell features v2 need the allowed cells")
+            vals = self._cells_v1(j, n, free_cpu, free_gpu, c, g)
+            ac, ag = np.nonzero(allowed)
+            vals = np.concatenate([vals, relative_cells(self.steps(j, n), (cap_c, cap_g), free_cpu, free_gpu, c, g,
+                                                        ref=(ac, ag))], 1)
+        out[:cap_c + 1, :cap_g + 1] = vals.reshape(cap_c + 1, cap_g + 1, -1)
         return out
 
-    def cells_at(self, j: int, n: int, free_cpu: int, free_gpu: int, c: np.ndarray, g: np.ndarray) -> np.ndarray:
-        """:data:`CELL_FEATURES` of the cells (c[k], g[k]) (int arrays within cluster n's
-        capacity) for task j on cluster n with the given free resources: float32 (K, F), the
-        values :meth:`cells` gives those cells (the allocation head reads only the allowed
-        cells, :func:`edgebench.learned.tapfinger.winner_cells`)."""
+    def cells_at(self, j: int, n: int, free_cpu: int, free_gpu: int, c: np.ndarray, g: np.ndarray, *,
+                 version: str = "v1") -> np.ndarray:
+        """The cell features ``version`` (:data:`CELL_FEATURE_SETS`) of the cells (c[k], g[k])
+        (int arrays within cluster n's capacity) for task j on cluster n with the given free
+        resources: float32 (K, F), the values :meth:`cells` gives those cells (the allocation
+        head reads only the allowed cells, :func:`edgebench.learned.tapfinger.winner_cells`).
+        "v2": the cells given are the allowed cells, the reference set of the relative features
+        (:func:`relative_cells`)."""
+        if version == "v1":
+            return self._cells_v1(j, n, free_cpu, free_gpu, c, g)
+        if version != "v2":
+            raise ValueError(f"unknown cell features {version!r}")
+        rel = relative_cells(self.steps(j, n), self.caps[n], free_cpu, free_gpu, c, g)
+        return np.concatenate([self._cells_v1(j, n, free_cpu, free_gpu, c, g), rel], 1)
+
+    def _cells_v1(self, j: int, n: int, free_cpu: int, free_gpu: int, c: np.ndarray, g: np.ndarray) -> np.ndarray:
         cap_c, cap_g = self.caps[n]
         out = np.empty((len(c), len(CELL_FEATURES)), dtype=np.float32)
         out[:, :4] = self.static_cells(j, n)[c, g]
         out[:, 4] = np.clip((free_cpu - c.astype(float)) / cap_c, -1, 1)
         out[:, 5] = np.clip((free_gpu - g.astype(float)) / cap_g, -1, 1)
         return out
+
+
+def relative_cells(T: np.ndarray, cap: tuple[int, int], free_cpu: int, free_gpu: int, c: np.ndarray,
+                   g: np.ndarray, ref: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+    """The seven relative cell features of "v2" (:data:`CELL_FEATURES_V2` after the first six;
+    module docstring) of the cells (c[k], g[k]) on a cluster of capacity ``cap`` = (C, G), from
+    the steps grid ``T`` (cap_c + 1, cap_g + 1; inf: never finishes) and the free resources,
+    against the reference set ``ref`` (cpu, gpu index arrays; default: the cells given, which
+    then are the allowed ones). An empty or never-finishing reference set gives T* = inf:
+    ``speed_vs_best`` 0, no ``cheapest_best``, the ``*_vs_cheapest`` of (c*, g*) = (0, 0).
+    float32 (K, 7)."""
+    cap_c, cap_g = cap
+    c = np.asarray(c, dtype=np.int64)
+    g = np.asarray(g, dtype=np.int64)
+    rc, rg = (c, g) if ref is None else (np.asarray(ref[0], dtype=np.int64), np.asarray(ref[1], dtype=np.int64))
+    t = T[c, g]
+    tr = T[rc, rg]
+    best = float(tr.min()) if tr.size else math.inf
+    out = np.zeros((len(c), 7), dtype=np.float32)
+    cs = gs = 0
+    if np.isfinite(best):
+        out[:, 0] = np.clip(np.where(np.isfinite(t), best / np.where(np.isfinite(t), t, 1.0), 0.0), 0.0, 1.0)
+        at = np.flatnonzero(tr == best)
+        use = rc[at] / cap_c + rg[at] / cap_g
+        k = at[np.lexsort((rc[at], rg[at], use))[0]]  # the smallest use, then fewer GPUs, then fewer CPUs
+        cs, gs = int(rc[k]), int(rg[k])
+        out[:, 1] = (c == cs) & (g == gs)
+    out[:, 2] = np.clip((c - cs) / cap_c, -1, 1)
+    out[:, 3] = np.clip((g - gs) / cap_g, -1, 1)
+    # Pareto-minimal among the reference cells: no other one at most as large in both and at most as long
+    grid = np.full((cap_c + 1, cap_g + 1), np.inf)
+    grid[rc, rg] = tr
+    low = np.minimum.accumulate(np.minimum.accumulate(grid, axis=0), axis=1)
+    below = np.full_like(grid, np.inf)
+    below[1:, :] = low[:-1, :]
+    below[:, 1:] = np.minimum(below[:, 1:], low[:, :-1])
+    member = np.zeros(grid.shape, dtype=bool)
+    member[rc, rg] = True
+    out[:, 4] = member[c, g] & np.isfinite(t) & (below[c, g] > t)
+    out[:, 5] = c / free_cpu if free_cpu > 0 else 0.0
+    out[:, 6] = g / free_gpu if free_gpu > 0 else 0.0
+    out[:, 5:7] = np.clip(out[:, 5:7], 0.0, 1.0)
+    return out
 
 
 def _ratio(t: float, t0: float) -> float:

@@ -661,7 +661,7 @@ def expert_schedule(instance, *, time_limit: float = 5.0, seed: int = 0,
 
 
 def replay_expert(env, lay: tf.EnvLayout, instance, tasks: list, *, seed: int = 0,
-                  void_rule: str = "system", record_from: int = 0) -> dict[str, Any]:
+                  void_rule: str = "system", record_from: int = 0, cell_features: str = "v1") -> dict[str, Any]:
     """Replay a fixed-allocation schedule ``tasks`` [(cluster, start, cpu, gpu)] through the env
     (reset on ``instance``). At every logical step each cluster starts its next expert task whose
     start is now (shortest run first; the multi variant starts several per real step over logical
@@ -671,7 +671,8 @@ def replay_expert(env, lay: tf.EnvLayout, instance, tasks: list, *, seed: int = 
     did not finish), "ok" (every expert action was allowed by the env mask and started as
     planned), and what the MAPPO rollout records of a decision (:func:`tapfinger.decision_records`,
     the same builder): slot_ok, alloc_ok and, with a generic layout, "cells" (compact, (K, F):
-    the expert's starts' allowed cells, in (state, agent) order). Only states at steps >=
+    the expert's starts' allowed cells, in (state, agent) order; the model's ``cell_features``
+    set). Only states at steps >=
     ``record_from`` are returned (DAgger: the schedule's tasks before it are the student's)."""
     obs, _ = env.reset(seed=seed, options={"instance": instance})
     sim = env.sim
@@ -724,7 +725,8 @@ def replay_expert(env, lay: tf.EnvLayout, instance, tasks: list, *, seed: int = 
             recs["m"].append(m)
             recs["active"].append(masks.reshape(lay.n, -1).any(-1))
             # what the MAPPO rollout records of a decision (the same builder, one env, before the step)
-            chosen = tf.decision_records([env], ids[None], masks[None], slot[None], m[None], lay, generic=generic)
+            chosen = tf.decision_records([env], ids[None], masks[None], slot[None], m[None], lay, generic=generic,
+                                         cell_features=cell_features)
             for k, v in chosen.items():
                 recs[k].append(v if k == "cells" else v[0])
         obs, rew, _, _, infos = env.step(actions)
@@ -802,7 +804,8 @@ def expert_dataset(args: TrainArgs, lay: tf.EnvLayout, *, log: Callable[[str], N
         if sol["tasks"] is None:
             skipped += 1
             continue
-        rep = replay_expert(env, lay, inst, [tuple(t) for t in sol["tasks"]], void_rule=args.model.void_rule)
+        rep = replay_expert(env, lay, inst, [tuple(t) for t in sol["tasks"]], void_rule=args.model.void_rule,
+                            cell_features=args.model.cell_features)
         obj = rep["objectives"]
         if not rep["ok"] or obj is None or float(obj["total_completion_time"]) != sol["objective"]:
             skipped += 1
@@ -1002,7 +1005,7 @@ def dagger_dataset(model, args: TrainArgs, lay: tf.EnvLayout, round_: int, *,
                 skipped += 1
                 continue
             rep = replay_expert(env, lay, inst, [tuple(x) for x in sol["tasks"]], void_rule=args.model.void_rule,
-                                record_from=t)
+                                record_from=t, cell_features=args.model.cell_features)
             obj = rep["objectives"]
             if not rep["ok"] or obj is None or float(obj["total_completion_time"]) != sol["objective"] \
                     or len(rep["slot"]) == 0:

@@ -516,21 +516,28 @@ class PlacementParallelEnv(ParallelEnv):
                 row[len(RUNNING_FEATURES) + self._types[j]] = 1.0
         return {"observation": vec, "action_mask": self._mask(n)}
 
-    def cell_features(self, n: int, j: int, max_cpu: int, max_gpu: int) -> np.ndarray:
-        """Generic inputs: the allocation head's features of every cell of a (max_cpu + 1) x
-        (max_gpu + 1) grid for task j on cluster n now (:meth:`TaskFeatures.cells`)."""
+    def cell_features(self, n: int, j: int, max_cpu: int, max_gpu: int, *, version: str = "v1") -> np.ndarray:
+        """Generic inputs: the allocation head's features ``version`` ("v1" or "v2") of every cell
+        of a (max_cpu + 1) x (max_gpu + 1) grid for task j on cluster n now
+        (:meth:`TaskFeatures.cells`; "v2" relative to the cells the action mask allows j now)."""
         if self._features is None:
             raise ValueError("cell features need task_inputs='generic' and a reset")
         fc, fg, _ = self.sim.free(n)
-        return self._features.cells(j, n, fc, fg, max_cpu, max_gpu)
+        allowed = None
+        if version != "v1":
+            allowed = np.zeros(np.add(self._caps[n], 1), dtype=bool)
+            if self.sim.min_cpu[j] <= fc and self.sim.min_gpu[j] <= fg:  # as _mask (memory aside)
+                allowed[:fc + 1, :fg + 1] = self._grid_of(j, n)[:fc + 1, :fg + 1] > 0
+        return self._features.cells(j, n, fc, fg, max_cpu, max_gpu, version=version, allowed=allowed)
 
-    def cell_features_at(self, n: int, j: int, c: np.ndarray, g: np.ndarray) -> np.ndarray:
+    def cell_features_at(self, n: int, j: int, c: np.ndarray, g: np.ndarray, *, version: str = "v1") -> np.ndarray:
         """Generic inputs: :meth:`cell_features` of the cells (c[k], g[k]) only (int arrays within
-        cluster n's capacity): float32 (K, F) (:meth:`TaskFeatures.cells_at`)."""
+        cluster n's capacity; for "v2" the allowed cells, the reference of its relative features):
+        float32 (K, F) (:meth:`TaskFeatures.cells_at`)."""
         if self._features is None:
             raise ValueError("cell features need task_inputs='generic' and a reset")
         fc, fg, _ = self.sim.free(n)
-        return self._features.cells_at(j, n, fc, fg, c, g)
+        return self._features.cells_at(j, n, fc, fg, c, g, version=version)
 
     def _observe_all(self) -> dict[str, dict[str, np.ndarray]]:
         return {a: self._observe(self._index[a]) for a in self.agents}
