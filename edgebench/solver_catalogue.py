@@ -522,10 +522,13 @@ SOLVERS = [{'name': 'affinity',
                  "(branching on a task's cluster, first start and held allocation; best bound first), pruned "
                  "by the referee value of a warm start; reports the warm start and the tree's bound",
   'params': {'warm_start': "'best-known' (the shipped best known; default) or a placement solution file",
-             'nodes': 'int: nodes solved at most (default 10000)'},
+             'nodes': 'int: nodes solved at most (default 10000)',
+             'memory_mb': 'number: a memory budget, MiB: the tree stops (status timeout, with its bound) '
+                          'once the address space passes 80% of it (default none: only the limits in force, '
+                          "RLIMIT_AS and a memory cgroup's, each at 80%)"},
   'types': {},
   'choices': {},
-  'bounds': {'nodes': [1, None]},
+  'bounds': {'nodes': [1, None], 'memory_mb': [1, None]},
   'default_time_limit': 300.0,
   'proves': True,
   'open_params': False,

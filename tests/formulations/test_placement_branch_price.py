@@ -2,17 +2,22 @@
 branch_price.py): never above the referee's optimum (random tiny instances, both variants, at
 every node limit, with and without an incumbent), never below the root bound (6)+cuts, and equal
 to the optimum where the tree is searched to the end; on synthetic-3-v1 s1 (12 tasks, root 37)
-the tree proves the optimum 38.  Integer values: compared exactly (no tolerance needed)."""
+the tree proves the optimum 38; stopped on memory (a budget passed, a MemoryError in a node) its
+bound stays in [root, optimum], and its node masters are freed without the garbage collector
+(issue 46).  Integer values: compared exactly (no tolerance needed)."""
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 
+import highspy
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 
 from edgebench import registry
+from edgebench.formulations.memory import MemoryBudget
 from edgebench.formulations.placement import enum as E
 from edgebench.formulations.placement.bounds import branch_price as BP
 from edgebench.formulations.placement.bounds import ladder as PB
@@ -119,3 +124,103 @@ def test_a_time_limit_stops_the_tree_with_a_valid_bound():
     rounded = rounded_multipliers(p, d, lagrangian_multipliers(p, d))
     r = BP.branch_and_price(p, S1_OPT, deadline=Deadline(0.0), rounded=rounded)
     assert r.bound == r.root == 37 and r.stats["expired"] and r.open == 1
+
+
+# ---- memory (issue 46) -------------------------------------------------------------------
+
+
+def _budget_after(checks: int):
+    """A budget whose measure passes its limit from the (checks + 1)-th check on: the tree
+    solves exactly ``checks`` nodes (one check before each) unless it ends sooner."""
+    calls = [0]
+
+    def measure():
+        calls[0] += 1
+        return 0.0 if calls[0] <= checks else 10.0
+
+    return MemoryBudget([(1.0, "test limit", measure, "address space")])
+
+
+def _rounded(p):
+    d = PB.cluster_durations(p)
+    return rounded_multipliers(p, d, lagrangian_multipliers(p, d))
+
+
+def test_a_memory_budget_stops_the_tree_with_a_valid_bound(monkeypatch):
+    """synthetic-3-v1 s1 (root 37, optimum 38): a budget passed before node k + 1 stops the tree
+    after k nodes with its bound in [root, optimum], the stop and its reason in stats["memory"];
+    passed at once, the bound is the root's (the root node open).  A MemoryError while solving
+    a node (HiGHS's std::bad_alloc) stops it too, that node staying open."""
+    p = load_instance(S1).placement
+    rounded = _rounded(p)
+    for k in (0, 1, 5, 20):
+        r = BP.branch_and_price(p, S1_OPT, nodes=1_000, rounded=rounded, memory=_budget_after(k))
+        assert r.nodes == k and r.open >= 1, (k, r.nodes, r.open, r.stats)
+        assert 37 <= r.bound <= S1_OPT, (k, r.bound)
+        assert r.stats["memory"].startswith("stopped on memory: address space 10 MiB reached 80% of the 1 MiB "
+                                            "limit (test limit)"), r.stats["memory"]
+        assert not r.stats["expired"]
+        if k == 0:
+            assert r.bound == r.root == 37 and r.open == 1
+    solve_node, calls = BP.solve_node, [0]
+
+    def failing(*args, **kw):
+        calls[0] += 1
+        if calls[0] == 3:
+            raise MemoryError("std::bad_alloc")
+        return solve_node(*args, **kw)
+
+    monkeypatch.setattr(BP, "solve_node", failing)
+    r = BP.branch_and_price(p, S1_OPT, nodes=1_000, rounded=rounded, memory=MemoryBudget())
+    assert r.nodes == 2 and r.open >= 1 and 37 <= r.bound <= S1_OPT, (r.nodes, r.open, r.bound)
+    assert r.stats["memory"] == "stopped on memory: MemoryError while solving a node (std::bad_alloc)"
+
+
+@settings(max_examples=10, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(tiny_instances())
+def test_a_memory_stop_never_bounds_above_the_optimum(inst):
+    """Random tiny instances: stopped on memory after 0, 1 or 2 nodes, with or without an
+    incumbent, root <= bound <= the enumerated optimum."""
+    p = inst.placement
+    assume(all(PB.cluster_durations(p)) and PB.proof_applies(p))
+    try:
+        opt = int(round(E.optimum(inst, max_states=2_000)[0]))
+    except E.StateLimitError:
+        assume(False)
+    for upper in (None, opt):
+        for k in (0, 1, 2):
+            r = BP.branch_and_price(p, upper, nodes=300, memory=_budget_after(k))
+            assert r.root <= r.bound <= opt, (upper, k, r.root, r.bound, opt)
+            assert r.nodes <= k
+
+
+def test_node_masters_are_freed_without_the_garbage_collector():
+    """The cause of issue 46: highspy's Highs object is in a reference cycle, so each node's
+    master LP (about 13 MB at 192 tasks) stayed allocated until a full garbage collection; the
+    tree passed the runner's 4 GiB address-space limit so.  With the collector off, the tree
+    leaves no HiGHS object behind (before: one per node solved; the root's result keeps its own
+    master, counted before)."""
+    p = load_instance(S1).placement
+    rounded = _rounded(p)
+    gc.collect()
+    gc.disable()
+    try:
+        before = sum(isinstance(o, highspy.Highs) for o in gc.get_objects())
+        r = BP.branch_and_price(p, S1_OPT, nodes=40, rounded=rounded)
+        after = sum(isinstance(o, highspy.Highs) for o in gc.get_objects())
+    finally:
+        gc.enable()
+    assert r.nodes == 40 and after == before, (r.nodes, before, after)
+
+
+def test_solver_stops_on_its_memory_budget_with_the_warm_start_and_the_bound():
+    """placement-bnp with ``memory_mb=1`` (passed before the first node): status timeout, the
+    message says it stopped on memory, the warm start (referee value 38) with the root's bound 37."""
+    inst = load_instance(S1)
+    res = registry.solve(inst, "placement-bnp", time_limit=120, nodes=1_000, memory_mb=1)
+    sol = res.solution
+    assert sol.status == "timeout", sol.stats
+    assert sol.stats["message"].startswith("stopped on memory: address space"), sol.stats["message"]
+    assert "(memory_mb)" in sol.stats["message"] and "1 open" in sol.stats["message"]
+    ev = evaluate(inst, sol)
+    assert ev.feasible and ev.primary_value == S1_OPT == sol.objective and sol.bound == 37

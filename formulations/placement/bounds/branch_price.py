@@ -26,7 +26,13 @@ pruned.
 * best-bound node selection (ties: shallower first, then creation order — the bound rises only
   once every node of least value is gone, so diving does not raise it): deterministic under a
   node limit; a time limit only stops the search (the node under way stays open at its parent's
-  value).
+  value);
+* memory (issue 46): before each node the search checks its :class:`.MemoryBudget` (a share of
+  the ``memory_mb`` / ``RLIMIT_AS`` / cgroup limits in force) and stops as at a time limit when
+  the process is past it; a ``MemoryError`` while solving a node (HiGHS's ``std::bad_alloc``)
+  stops it too, that node staying open at its parent's value, so the bound above stays valid.
+  Each node's master LP is freed when the node is done (:meth:`.MasterLP.close`): it was the
+  memory that grew, about 13 MB per node at 192 tasks.
 """
 
 from __future__ import annotations
@@ -41,6 +47,7 @@ from edgebench.formulations.placement.bounds.lagrange import (SCALE, MasterLP, g
                                                               lagrangian_multipliers)
 from edgebench.formulations.placement.bounds.rounding import Cuts
 from edgebench.formulations.placement.bounds.trajectory import SWITCHING, Task, price_pair, rounded_multipliers, tasks_of
+from edgebench.formulations.memory import MemoryBudget
 from edgebench.formulations.placement.deadline import NEVER, Deadline, Expired
 
 #: added (2**-SCALE units) to the start multiplier of every step after a rule's latest first start
@@ -241,10 +248,18 @@ def solve_node(ctx: Context, node: Node, cutoff: int, big: float, *, rounds: int
     columns and one artificial column per task (cost ``big``, no rows: the master is feasible).
     The value is at least the node's own (its parent's); the search stops once it reaches
     ``cutoff``.  Raises :class:`.Expired` past ``expire``."""
+    master = _NodeMaster(ctx.caps, ctx.H, ctx.single, len(ctx.tasks))
+    try:
+        return _solve_node(ctx, node, master, cutoff, big, rounds, stall, expire)
+    finally:
+        master.close()  # its HiGHS model now, not at the next full garbage collection (issue 46)
+
+
+def _solve_node(ctx: Context, node: Node, master: _NodeMaster, cutoff: int, big: float, rounds: int, stall: int,
+                expire: Deadline):
     rules = node.rules
     free = Rule()
     ntasks = len(ctx.tasks)
-    master = _NodeMaster(ctx.caps, ctx.H, ctx.single, ntasks)
     for k in range(len(ctx.cuts)):
         master.add_cut(np.zeros(0, dtype=np.int64), np.zeros(0), ctx.cuts.rhs[k])
     allowed = [c for c, col in enumerate(ctx.col) if ctx.allows(c, rules.get(col[0], free))]
@@ -359,18 +374,22 @@ def branching(ctx: Context, rules: dict, shares: dict):
 
 
 def branch_and_price(payload, upper: int | None = None, *, nodes: int = NODES, deadline=None,
-                     rounded=None, rounds: int = ROUNDS, stall: int = STALL) -> Result:
+                     rounded=None, rounds: int = ROUNDS, stall: int = STALL,
+                     memory: MemoryBudget | None = None) -> Result:
     """Bound (8): branch-and-price from (6)'s root point with its rounding cuts (``rounded``:
     :func:`placement.bounds.trajectory.rounded_multipliers`' result, computed when not given).
     ``upper``: the referee value of a known schedule (any U >= the optimum is sound, a smaller
     one is not); None: no pruning by an incumbent.  Stops after ``nodes`` nodes, when no node is
-    open, or at ``deadline`` (:class:`.Deadline`, seconds from now or None); the bound is valid at
-    every stop."""
+    open, at ``deadline`` (:class:`.Deadline`, seconds from now or None), or on memory: past
+    ``memory`` (:class:`.MemoryBudget`; None: the limits in force, ``MemoryBudget.in_force()``)
+    before a node, or at a ``MemoryError`` in one (``stats["memory"]`` then says why); the bound
+    is valid at every stop."""
     if not proof_applies(payload):
         return Result(None, reason="a precondition of the trajectory bound fails (proof_applies)")
     if payload.noise_model == "additive" and payload.noise > 0:
         return Result(None, reason="additive noise: (6)'s proof does not apply")
     expire = deadline if isinstance(deadline, Deadline) else Deadline.after(deadline)
+    budget = MemoryBudget.in_force() if memory is None else memory
     durations = cluster_durations(payload)
     if not all(durations):
         return Result(None, reason="a task completes on no cluster")
@@ -380,6 +399,8 @@ def branch_and_price(payload, upper: int | None = None, *, nodes: int = NODES, d
                                           deadline=expire)
         except Expired:
             return Result(None, reason="the time limit ran out during the root bound (6) with cuts")
+        except MemoryError as exc:
+            return Result(None, reason=f"out of memory during the root bound (6) with cuts (MemoryError: {exc})")
     root = int(rounded.value)
     ctx = Context(payload, durations, rounded)
     cutoff = (1 << 62) if upper is None else int(upper)
@@ -395,17 +416,25 @@ def branch_and_price(payload, upper: int | None = None, *, nodes: int = NODES, d
     heap = [Node(root, 0, 0, {}, grid0)]
     stuck: list[int] = []  # values of nodes left open with nothing to branch on
     made, solved = 1, 0
-    stats = {"pruned": 0, "integral": 0, "stuck": 0, "expired": False, "raised": 0, "root_lp": None}
+    stats = {"pruned": 0, "integral": 0, "stuck": 0, "expired": False, "memory": None, "raised": 0,
+             "root_lp": None}
     while heap and solved < nodes:
-        node = heapq.heappop(heap)
-        if node.value >= cutoff:
+        if heap[0].value >= cutoff:
             heap.clear()
             break
+        stats["memory"] = budget.exceeded()
+        if stats["memory"] is not None:
+            break
+        node = heapq.heappop(heap)
         try:
             value, grid, sol, art = solve_node(ctx, node, cutoff, big, rounds=rounds, stall=stall, expire=expire)
         except Expired:
             heapq.heappush(heap, node)
             stats["expired"] = True
+            break
+        except MemoryError as exc:  # HiGHS's std::bad_alloc, or numpy's: the node stays open
+            heapq.heappush(heap, node)
+            stats["memory"] = f"stopped on memory: MemoryError while solving a node ({exc or 'no message'})"
             break
         solved += 1
         stats["raised"] += value > node.value
