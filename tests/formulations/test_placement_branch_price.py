@@ -196,7 +196,7 @@ def test_a_memory_stop_never_bounds_above_the_optimum(inst):
 
 def test_node_masters_are_freed_without_the_garbage_collector():
     """The cause of issue 46: highspy's Highs object is in a reference cycle, so each node's
-    master LP (about 13 MB at 192 tasks) stayed allocated until a full garbage collection; the
+    master LP (about 14 MB at 192 tasks) stayed allocated until a full garbage collection; the
     tree passed the runner's 4 GiB address-space limit so.  With the collector off, the tree
     leaves no HiGHS object behind (before: one per node solved; the root's result keeps its own
     master, counted before)."""

@@ -32,7 +32,7 @@ pruned.
   the process is past it; a ``MemoryError`` while solving a node (HiGHS's ``std::bad_alloc``)
   stops it too, that node staying open at its parent's value, so the bound above stays valid.
   Each node's master LP is freed when the node is done (:meth:`.MasterLP.close`): it was the
-  memory that grew, about 13 MB per node at 192 tasks.
+  memory that grew, about 14 MB per node at 192 tasks.
 """
 
 from __future__ import annotations

@@ -495,7 +495,7 @@ class MasterLP:
     def close(self) -> None:
         """Free HiGHS's model and solver data now (issue 46).  highspy's ``Highs`` object is in a
         reference cycle (``Highs.callbacks`` holds callback slots that hold the object), so
-        dropping the last reference to it frees nothing: its C++ model (about 13 MB for a
+        dropping the last reference to it frees nothing: its C++ model (about 14 MB for a
         192-task node master of bound (8)) waits for a full run of Python's cyclic collector,
         which counts Python objects, not megabytes, and may not come for hundreds of masters
         (placement-bnp passed the runner's 4 GiB address-space limit so).  The master uses no
