@@ -26,6 +26,8 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from edgebench.formulations.highs_model import release
+
 BACKENDS = ("ortools-scip", "ortools-cbc", "ortools-highs", "ortools-cpsat", "pulp-cbc", "pulp-highs",
             "pyomo-highs")
 INF = math.inf
@@ -398,6 +400,8 @@ def _solve_pulp(model, backend, time_limit, threads, seed, mip_gap, log) -> Line
                 bound += model.obj_const  # PuLP leaves the objective's constant out of the model it passes
         except Exception:
             bound = None
+        finally:  # PuLP keeps its highspy model on the problem: free it now, not at a garbage collection (issue 46)
+            release(getattr(prob, "solverModel", None))
     if st == "Optimal" and values is not None:
         status = "optimal" if sol_st in (None, pulp.LpSolutionOptimal) else "feasible"
     elif values is not None:
@@ -450,15 +454,19 @@ def _solve_pyomo(model, time_limit, threads, seed, mip_gap, log) -> LinearSoluti
         opt.config.time_limit = float(time_limit)
     opt.config.mip_gap = mip_gap
     opt.highs_options = {"threads": max(1, threads), "random_seed": int(seed)}
-    with native_stdout_to_stderr():
-        res = opt.solve(m)
-    tc = res.termination_condition
-    has = res.best_feasible_objective is not None
-    values = None
-    if has:
-        res.solution_loader.load_vars()
-        values = np.array([pe.value(m.x[k]) for k in range(n)], dtype=float)
-    bound = res.best_objective_bound
+    try:
+        with native_stdout_to_stderr():
+            res = opt.solve(m)
+        tc = res.termination_condition
+        has = res.best_feasible_objective is not None
+        values = None
+        if has:
+            res.solution_loader.load_vars()
+            values = np.array([pe.value(m.x[k]) for k in range(n)], dtype=float)
+        bound = res.best_objective_bound
+    finally:  # appsi keeps its highspy model (no public handle): free it now, not at a garbage collection (issue 46)
+        release(getattr(opt, "_solver_model", None))
+        opt._solver_model = None  # appsi's solver object is itself in Pyomo's cycles (its results hold it)
     if bound is not None and not math.isfinite(bound):
         bound = None
     if tc == TerminationCondition.optimal and has:

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from edgebench.formulations.highs_model import highs_model
 from edgebench.formulations.linear import LinearModel, LinearSolution, native_stdout_to_stderr, solve_linear
 from edgebench.formulations.mapping_problem import CAP_EPS, Goal, MappingProblem, solve_bandwidth
 
@@ -316,57 +317,54 @@ def _lp_extremes(model: LinearModel, cols: list[int], time_limit: float | None =
     infeasible: then nothing else is computed)."""
     import highspy
 
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    h.setOptionValue("threads", 1)
-    if time_limit is not None:
-        h.setOptionValue("time_limit", max(0.05, float(time_limit)))
-    inf = highspy.kHighsInf
-    lp = highspy.HighsLp()
-    n = model.num_vars
-    lp.num_col_, lp.num_row_ = n, len(model.rows)
-    lp.col_cost_ = np.zeros(n)
-    lp.col_lower_ = np.array([v if math.isfinite(v) else -inf for v in model.lb])
-    lp.col_upper_ = np.array([v if math.isfinite(v) else inf for v in model.ub])
-    lp.row_lower_ = np.array([v if math.isfinite(v) else -inf for v in model.row_lo])
-    lp.row_upper_ = np.array([v if math.isfinite(v) else inf for v in model.row_hi])
-    starts, idx, val = [0], [], []
-    for ii, vv in model.rows:
-        idx += ii
-        val += vv
-        starts.append(len(idx))
-    lp.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
-    lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = starts, idx, val
-    with native_stdout_to_stderr():
-        h.passModel(lp)
-    out: dict = {}
-    if objective:  # the LP maximum of the model's objective (None: LP infeasible; inf: not solved)
-        obj_idx = np.array(sorted(model.obj), dtype=np.int32)
-        sgn = -1.0 if model.sense == "max" else 1.0
-        h.changeColsCost(len(obj_idx), obj_idx, np.array([sgn * model.obj[int(k)] for k in obj_idx]))
+    limit = {} if time_limit is None else {"time_limit": max(0.05, float(time_limit))}
+    with highs_model(**limit) as h:  # freed on return, not at a garbage collection (issue 46)
+        inf = highspy.kHighsInf
+        lp = highspy.HighsLp()
+        n = model.num_vars
+        lp.num_col_, lp.num_row_ = n, len(model.rows)
+        lp.col_cost_ = np.zeros(n)
+        lp.col_lower_ = np.array([v if math.isfinite(v) else -inf for v in model.lb])
+        lp.col_upper_ = np.array([v if math.isfinite(v) else inf for v in model.ub])
+        lp.row_lower_ = np.array([v if math.isfinite(v) else -inf for v in model.row_lo])
+        lp.row_upper_ = np.array([v if math.isfinite(v) else inf for v in model.row_hi])
+        starts, idx, val = [0], [], []
+        for ii, vv in model.rows:
+            idx += ii
+            val += vv
+            starts.append(len(idx))
+        lp.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
+        lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = starts, idx, val
         with native_stdout_to_stderr():
-            h.run()
-        st = h.getModelStatus()
-        if st == highspy.HighsModelStatus.kInfeasible:
-            out["objective"] = None
-        elif st == highspy.HighsModelStatus.kOptimal:
-            out["objective"] = sgn * h.getInfo().objective_function_value + model.obj_const
-        else:
-            out["objective"] = math.inf if model.sense == "max" else -math.inf
-        h.changeColsCost(len(obj_idx), obj_idx, np.zeros(len(obj_idx)))
-        if out["objective"] is None:
-            return out
-    for k in cols:
-        ext = []
-        for sgn in (1.0, -1.0):  # minimise k, then minimise -k
-            h.changeColsCost(1, np.array([k], dtype=np.int32), np.array([sgn]))
+            h.passModel(lp)
+        out: dict = {}
+        if objective:  # the LP maximum of the model's objective (None: LP infeasible; inf: not solved)
+            obj_idx = np.array(sorted(model.obj), dtype=np.int32)
+            sgn = -1.0 if model.sense == "max" else 1.0
+            h.changeColsCost(len(obj_idx), obj_idx, np.array([sgn * model.obj[int(k)] for k in obj_idx]))
             with native_stdout_to_stderr():
                 h.run()
-            ok = h.getModelStatus() == highspy.HighsModelStatus.kOptimal
-            ext.append(h.getSolution().col_value[k] if ok else (-math.inf if sgn > 0 else math.inf))
-            h.changeColsCost(1, np.array([k], dtype=np.int32), np.array([0.0]))
-        out[k] = (float(ext[0]), float(ext[1]))
-    return out
+            st = h.getModelStatus()
+            if st == highspy.HighsModelStatus.kInfeasible:
+                out["objective"] = None
+            elif st == highspy.HighsModelStatus.kOptimal:
+                out["objective"] = sgn * h.getInfo().objective_function_value + model.obj_const
+            else:
+                out["objective"] = math.inf if model.sense == "max" else -math.inf
+            h.changeColsCost(len(obj_idx), obj_idx, np.zeros(len(obj_idx)))
+            if out["objective"] is None:
+                return out
+        for k in cols:
+            ext = []
+            for sgn in (1.0, -1.0):  # minimise k, then minimise -k
+                h.changeColsCost(1, np.array([k], dtype=np.int32), np.array([sgn]))
+                with native_stdout_to_stderr():
+                    h.run()
+                ok = h.getModelStatus() == highspy.HighsModelStatus.kOptimal
+                ext.append(h.getSolution().col_value[k] if ok else (-math.inf if sgn > 0 else math.inf))
+                h.changeColsCost(1, np.array([k], dtype=np.int32), np.array([0.0]))
+            out[k] = (float(ext[0]), float(ext[1]))
+        return out
 
 
 #: which lumpiness cuts :func:`add_lumpiness` adds: per-element deviation cuts (strong) and the

@@ -33,6 +33,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from edgebench.errors import InputError
+from edgebench.formulations.highs_model import highs_model
 from edgebench.instances import semantics
 from edgebench.instances.model import Instance
 from edgebench.solution import JobDecision, LinkDecision, MappingDecisions
@@ -389,90 +390,88 @@ def solve_bandwidth(problem: MappingProblem, g: Goal, x: Sequence[int], *, route
 
     import highspy
 
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    h.setOptionValue("threads", 1)
-    inf = highspy.kHighsInf
-    m = len(act)
-    # columns: B (m), s (1)
-    h.addVars(m + 1, np.concatenate([lo, [0.0]]), np.concatenate([hi, [inf]]))
-    cost = np.concatenate([g.alpha / vt * coefD[act] if vt else np.zeros(m), [-kappa]])
-    h.changeColsCost(m + 1, np.arange(m + 1, dtype=np.int32), cost)
-    h.changeObjectiveSense(highspy.ObjSense.kMaximize)
-    for r in used:
-        idx = np.nonzero(routes_inc[act, r] > 0)[0].astype(np.int32)
-        h.addRow(-inf, float(pr.res_bw[r]) + CAP_EPS, len(idx), idx, np.ones(len(idx)))
-    if g.d_min is not None and vt:
-        # coefD.B >= d_min * vt - d_const - d_off
-        idx = np.nonzero(coefD[act] > 0)[0].astype(np.int32)
-        rhs = g.d_min * vt - d_const - d_off
-        if len(idx):
-            h.addRow(rhs - 1e-12, inf, len(idx), idx, coefD[act][idx])
-        elif rhs > 1e-12:
-            return BandwidthResult("infeasible", None, -math.inf, -math.inf)
+    with highs_model() as h:  # freed on return, not at a garbage collection (issue 46)
+        inf = highspy.kHighsInf
+        m = len(act)
+        # columns: B (m), s (1)
+        h.addVars(m + 1, np.concatenate([lo, [0.0]]), np.concatenate([hi, [inf]]))
+        cost = np.concatenate([g.alpha / vt * coefD[act] if vt else np.zeros(m), [-kappa]])
+        h.changeColsCost(m + 1, np.arange(m + 1, dtype=np.int32), cost)
+        h.changeObjectiveSense(highspy.ObjSense.kMaximize)
+        for r in used:
+            idx = np.nonzero(routes_inc[act, r] > 0)[0].astype(np.int32)
+            h.addRow(-inf, float(pr.res_bw[r]) + CAP_EPS, len(idx), idx, np.ones(len(idx)))
+        if g.d_min is not None and vt:
+            # coefD.B >= d_min * vt - d_const - d_off
+            idx = np.nonzero(coefD[act] > 0)[0].astype(np.int32)
+            rhs = g.d_min * vt - d_const - d_off
+            if len(idx):
+                h.addRow(rhs - 1e-12, inf, len(idx), idx, coefD[act][idx])
+            elif rhs > 1e-12:
+                return BandwidthResult("infeasible", None, -math.inf, -math.inf)
 
-    def true_val(bb: np.ndarray) -> float:
-        full = b.copy()
-        full[act] = bb
-        return bandwidth_part(pr, g, routes_inc, col, full)
+        def true_val(bb: np.ndarray) -> float:
+            full = b.copy()
+            full[act] = bb
+            return bandwidth_part(pr, g, routes_inc, col, full)
 
-    def add_cut(bb: np.ndarray) -> bool:
-        if kappa == 0.0 or not pr.R:
-            return False
-        u = pr.base_ub + A @ bb
-        dv = u - u.mean()
-        nrm = float(np.linalg.norm(dv))
-        if nrm <= 1e-15:
-            return False
-        gv = dv / nrm
-        coef = A.T @ gv  # s >= gv.base + coef.B
-        idx = np.arange(m + 1, dtype=np.int32)
-        h.addRow(-inf, -float(gv @ pr.base_ub), m + 1, idx, np.concatenate([coef, [-1.0]]))
-        return True
+        def add_cut(bb: np.ndarray) -> bool:
+            if kappa == 0.0 or not pr.R:
+                return False
+            u = pr.base_ub + A @ bb
+            dv = u - u.mean()
+            nrm = float(np.linalg.norm(dv))
+            if nrm <= 1e-15:
+                return False
+            gv = dv / nrm
+            coef = A.T @ gv  # s >= gv.base + coef.B
+            idx = np.arange(m + 1, dtype=np.int32)
+            h.addRow(-inf, -float(gv @ pr.base_ub), m + 1, idx, np.concatenate([coef, [-1.0]]))
+            return True
 
-    if kappa > 0 and pr.R:
-        add_cut(hi)
-        add_cut(lo)
-        # a few sign-pattern cuts (mean absolute deviation style) at the start
-    best_val = -math.inf
-    best_b = None
-    ub = math.inf
-    it = 0
-    for it in range(1, max_iter + 1):
-        h.run()
-        st = h.getModelStatus()
-        if st == highspy.HighsModelStatus.kInfeasible:
+        if kappa > 0 and pr.R:
+            add_cut(hi)
+            add_cut(lo)
+            # a few sign-pattern cuts (mean absolute deviation style) at the start
+        best_val = -math.inf
+        best_b = None
+        ub = math.inf
+        it = 0
+        for it in range(1, max_iter + 1):
+            h.run()
+            st = h.getModelStatus()
+            if st == highspy.HighsModelStatus.kInfeasible:
+                return BandwidthResult("infeasible", None, -math.inf, -math.inf, it)
+            if st != highspy.HighsModelStatus.kOptimal:
+                break
+            sol = np.array(h.getSolution().col_value)
+            bb = np.clip(sol[:m], lo, hi)
+            lp_val = float(h.getInfo().objective_function_value)
+            const = g.alpha * (d_const + d_off) / vt if vt else g.alpha
+            ub = min(ub, lp_val + const)
+            val = true_val(bb)
+            if val > best_val:
+                best_val, best_b = val, bb
+            if ub - best_val <= tol:
+                break
+            if not add_cut(bb):
+                break
+            if it % 8 == 3 and best_b is not None and kappa > 0:
+                # polish the best point by SQP: a cut at the exact optimum closes the gap at once
+                pb = _polish(pr, g, A, act, lo, hi, used, routes_inc, coefD, vt, kappa, best_b, d_const, d_off)
+                if pb is not None:
+                    pv = true_val(pb)
+                    if pv > best_val:
+                        best_val, best_b = pv, pb
+                    if ub - best_val <= tol:
+                        break
+                    add_cut(pb)
+        if best_b is None:
             return BandwidthResult("infeasible", None, -math.inf, -math.inf, it)
-        if st != highspy.HighsModelStatus.kOptimal:
-            break
-        sol = np.array(h.getSolution().col_value)
-        bb = np.clip(sol[:m], lo, hi)
-        lp_val = float(h.getInfo().objective_function_value)
-        const = g.alpha * (d_const + d_off) / vt if vt else g.alpha
-        ub = min(ub, lp_val + const)
-        val = true_val(bb)
-        if val > best_val:
-            best_val, best_b = val, bb
-        if ub - best_val <= tol:
-            break
-        if not add_cut(bb):
-            break
-        if it % 8 == 3 and best_b is not None and kappa > 0:
-            # polish the best point by SQP: a cut at the exact optimum closes the gap at once
-            pb = _polish(pr, g, A, act, lo, hi, used, routes_inc, coefD, vt, kappa, best_b, d_const, d_off)
-            if pb is not None:
-                pv = true_val(pb)
-                if pv > best_val:
-                    best_val, best_b = pv, pb
-                if ub - best_val <= tol:
-                    break
-                add_cut(pb)
-    if best_b is None:
-        return BandwidthResult("infeasible", None, -math.inf, -math.inf, it)
-    full = b.copy()
-    full[act] = best_b
-    status = "optimal" if ub - best_val <= tol else "gap"
-    return BandwidthResult(status, full, best_val, max(ub, best_val), it)
+        full = b.copy()
+        full[act] = best_b
+        status = "optimal" if ub - best_val <= tol else "gap"
+        return BandwidthResult(status, full, best_val, max(ub, best_val), it)
 
 
 def _polish(pr: MappingProblem, g: Goal, A: np.ndarray, act: np.ndarray, lo: np.ndarray, hi: np.ndarray,

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from edgebench.formulations.highs_model import highs_model
 from edgebench.formulations.linear import LinearModel, LinearSolution, native_stdout_to_stderr
 
 
@@ -55,15 +56,9 @@ def _to_highs(model: LinearModel, integral: bool = True):
 
 
 def _highs(time_limit, threads, seed, log):
-    import highspy
-
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", bool(log))
-    h.setOptionValue("threads", max(1, int(threads)))
-    h.setOptionValue("random_seed", int(seed))
-    if time_limit is not None:
-        h.setOptionValue("time_limit", max(0.01, float(time_limit)))
-    return h
+    """A fresh HiGHS model with these settings, freed when its ``with`` block ends (issue 46)."""
+    limit = {} if time_limit is None else {"time_limit": max(0.01, float(time_limit))}
+    return highs_model(threads=threads, output=bool(log), random_seed=int(seed), **limit)
 
 
 def solve_highs(model: LinearModel, *, hint: Sequence[float] | None = None, time_limit: float | None = None,
@@ -79,42 +74,42 @@ def solve_highs(model: LinearModel, *, hint: Sequence[float] | None = None, time
     try:
         import highspy
 
-        h = _highs(time_limit, threads, seed, log)
-        h.setOptionValue("mip_rel_gap", float(mip_gap))
-        if not presolve:
-            h.setOptionValue("presolve", "off")
-        for key, value in (options or {}).items():
-            h.setOptionValue(key, value)
-        h.passModel(_to_highs(model))
-        if hint is not None:
-            sol = highspy.HighsSolution()
-            sol.col_value = list(map(float, hint))
-            sol.value_valid = True
-            h.setSolution(sol)
-        if time_limit is not None:  # the conversion above counts against the limit
-            h.setOptionValue("time_limit", max(0.01, float(time_limit) - (time.perf_counter() - t0)))
-        with native_stdout_to_stderr():
-            h.run()
-        ms = h.getModelStatus()
-        info = h.getInfo()
-        has = info.primal_solution_status == 2  # kSolutionStatusFeasible
-        values = np.array(h.getSolution().col_value, dtype=float) if has else None
-        bound = info.mip_dual_bound if any(model.integer) else info.objective_function_value
-        if bound is None or not math.isfinite(bound):
-            bound = None
-        M = highspy.HighsModelStatus
-        if ms == M.kOptimal and has:
-            status = "optimal"
-        elif ms == M.kInfeasible:
-            status = "infeasible"
-        elif has:
-            status = "feasible"
-        elif ms in (M.kTimeLimit, M.kInterrupt, M.kIterationLimit, M.kSolutionLimit):
-            status = "timeout"
-        else:
-            status = "error"
-        sol_out = LinearSolution(status, values, None, bound, 0.0, "highspy", f"HiGHS {h.modelStatusToString(ms)}",
-                                 size)
+        with _highs(time_limit, threads, seed, log) as h:
+            h.setOptionValue("mip_rel_gap", float(mip_gap))
+            if not presolve:
+                h.setOptionValue("presolve", "off")
+            for key, value in (options or {}).items():
+                h.setOptionValue(key, value)
+            h.passModel(_to_highs(model))
+            if hint is not None:
+                sol = highspy.HighsSolution()
+                sol.col_value = list(map(float, hint))
+                sol.value_valid = True
+                h.setSolution(sol)
+            if time_limit is not None:  # the conversion above counts against the limit
+                h.setOptionValue("time_limit", max(0.01, float(time_limit) - (time.perf_counter() - t0)))
+            with native_stdout_to_stderr():
+                h.run()
+            ms = h.getModelStatus()
+            info = h.getInfo()
+            has = info.primal_solution_status == 2  # kSolutionStatusFeasible
+            values = np.array(h.getSolution().col_value, dtype=float) if has else None
+            bound = info.mip_dual_bound if any(model.integer) else info.objective_function_value
+            if bound is None or not math.isfinite(bound):
+                bound = None
+            M = highspy.HighsModelStatus
+            if ms == M.kOptimal and has:
+                status = "optimal"
+            elif ms == M.kInfeasible:
+                status = "infeasible"
+            elif has:
+                status = "feasible"
+            elif ms in (M.kTimeLimit, M.kInterrupt, M.kIterationLimit, M.kSolutionLimit):
+                status = "timeout"
+            else:
+                status = "error"
+            sol_out = LinearSolution(status, values, None, bound, 0.0, "highspy", f"HiGHS {h.modelStatusToString(ms)}",
+                                     size)
     except Exception as exc:  # never raise
         return LinearSolution("error", None, None, None, time.perf_counter() - t0, "highspy",
                               f"{type(exc).__name__}: {exc}", size)
@@ -124,15 +119,16 @@ def solve_highs(model: LinearModel, *, hint: Sequence[float] | None = None, time
     return sol_out
 
 
-def _solve_lp(model: LinearModel, time_limit: float | None, threads: int, seed: int):
-    """Solve the LP relaxation with HiGHS; the Highs object when optimal, else None (never raises)."""
+def _solve_lp(model: LinearModel, time_limit: float | None, threads: int, seed: int, read: Callable[[Any], Any]):
+    """Solve the LP relaxation with HiGHS; ``read(h)`` of the solved Highs object when optimal,
+    else None (never raises).  The model is freed before the answer is returned (issue 46)."""
     try:
         import highspy
 
-        h = _highs(time_limit, threads, seed, False)
-        h.passModel(_to_highs(model, integral=False))
-        h.run()
-        return h if h.getModelStatus() == highspy.HighsModelStatus.kOptimal else None
+        with _highs(time_limit, threads, seed, False) as h:
+            h.passModel(_to_highs(model, integral=False))
+            h.run()
+            return read(h) if h.getModelStatus() == highspy.HighsModelStatus.kOptimal else None
     except Exception:
         return None
 
@@ -140,24 +136,21 @@ def _solve_lp(model: LinearModel, time_limit: float | None, threads: int, seed: 
 def lp_with_reduced_costs(model: LinearModel, *, time_limit: float | None = None, threads: int = 1,
                           seed: int = 0) -> tuple[float, np.ndarray] | None:
     """The LP relaxation's optimal value and reduced costs (None if not solved to optimality)."""
-    h = _solve_lp(model, time_limit, threads, seed)
-    if h is None:
-        return None
-    return float(h.getInfo().objective_function_value), np.array(h.getSolution().col_dual, dtype=float)
+    return _solve_lp(model, time_limit, threads, seed,
+                     lambda h: (float(h.getInfo().objective_function_value),
+                                np.array(h.getSolution().col_dual, dtype=float)))
 
 
 def lp_solution(model: LinearModel, *, time_limit: float | None = None, threads: int = 1,
                 seed: int = 0) -> tuple[float, np.ndarray] | None:
     """The LP relaxation's optimal value and primal point (None if not solved to optimality)."""
-    h = _solve_lp(model, time_limit, threads, seed)
-    if h is None:
-        return None
-    return float(h.getInfo().objective_function_value), np.array(h.getSolution().col_value, dtype=float)
+    return _solve_lp(model, time_limit, threads, seed,
+                     lambda h: (float(h.getInfo().objective_function_value),
+                                np.array(h.getSolution().col_value, dtype=float)))
 
 
 def lp_row_duals(model: LinearModel, *, time_limit: float | None = None, threads: int = 1,
                  seed: int = 0) -> np.ndarray | None:
     """The LP relaxation's row duals (HiGHS's sign: reduced cost = c - A^T duals), None if
     not solved to optimality (used by bench/probe_placement_bounds.py's Lagrangian probe)."""
-    h = _solve_lp(model, time_limit, threads, seed)
-    return None if h is None else np.array(h.getSolution().row_dual, dtype=float)
+    return _solve_lp(model, time_limit, threads, seed, lambda h: np.array(h.getSolution().row_dual, dtype=float))

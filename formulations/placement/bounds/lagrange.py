@@ -30,6 +30,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linprog
 
+from edgebench.formulations.highs_model import release
 from edgebench.formulations.placement.deadline import NEVER, Deadline, Expired
 from edgebench.instances import semantics
 
@@ -493,20 +494,13 @@ class MasterLP:
         return np.array(self.h.getSolution().col_value)
 
     def close(self) -> None:
-        """Free HiGHS's model and solver data now (issue 46).  highspy's ``Highs`` object is in a
-        reference cycle (``Highs.callbacks`` holds callback slots that hold the object), so
-        dropping the last reference to it frees nothing: its C++ model (about 14 MB for a
-        192-task node master of bound (8)) waits for a full run of Python's cyclic collector,
-        which counts Python objects, not megabytes, and may not come for hundreds of masters
-        (placement-bnp passed the runner's 4 GiB address-space limit so).  The master uses no
-        callbacks: they are switched off and the slots dropped, which breaks the cycle, so the
-        object is freed here, by reference counting.  Called when a master is done with, and when
-        it is freed (:meth:`__del__`); the master is unusable afterwards."""
+        """Free HiGHS's model and solver data now (issue 46; :func:`.highs_model.release`: highspy's
+        ``Highs`` object is in a reference cycle, so without it its C++ model, about 14 MB for a
+        192-task node master of bound (8), waited for a full run of Python's cyclic collector and
+        placement-bnp passed the runner's 4 GiB address-space limit).  Called when a master is done
+        with, and when it is freed (:meth:`__del__`); the master is unusable afterwards."""
         h, self.h = getattr(self, "h", None), None
-        if h is not None:
-            h.disableCallbacks()
-            h.callbacks = []
-            h.clear()
+        release(h)
 
     def __del__(self) -> None:
         self.close()
