@@ -28,8 +28,9 @@ def _live() -> int:
 
 
 def _left_behind(call) -> int:
-    """Live Highs objects left by N calls of ``call`` with the garbage collector off (after one
-    call first: a backend's one-time set-up may keep an object for good)."""
+    """Live Highs objects left by N calls of ``call`` with the garbage collector off, after one
+    call first: the first ``import pulp`` (inside the call) keeps an import error's traceback,
+    hence that first call's frame and its (released, empty) model, for good."""
     call()
     gc.collect()
     gc.disable()
