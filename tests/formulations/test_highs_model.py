@@ -29,8 +29,8 @@ def _live() -> int:
 
 def _left_behind(call) -> int:
     """Live Highs objects left by N calls of ``call`` with the garbage collector off, after one
-    call first: the first ``import pulp`` (inside the call) keeps an import error's traceback,
-    hence that first call's frame and its (released, empty) model, for good."""
+    call first: after the first ``import pulp`` (inside the call) something reached through
+    importlib's frames keeps that first call's frame, hence its (released, empty) model."""
     call()
     gc.collect()
     gc.disable()
