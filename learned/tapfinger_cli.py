@@ -29,7 +29,7 @@ __all__ = ["add_train_parser", "cmd_train_tapfinger", "train_args_from_cli"]
 CMDLINE = "<command line>"
 
 
-def _command(args: argparse.Namespace) -> str:
+def training_command(args: argparse.Namespace) -> str:
     """The training command line, rebuilt from the parsed options (provenance of an export)."""
     parts = ["edgebench train tapfinger", f"--preset {args.preset}", f"--variant {args.variant}",
              f"--steps {args.steps}", f"--seed {args.seed}", f"--out {args.out}"]
@@ -142,10 +142,10 @@ def cmd_train_tapfinger(args: argparse.Namespace) -> int:
     final = res["final"]
     if args.export:
         tf.save_checkpoint(args.export, res["model"], res["layout"],
-                           extra={"command": _command(args),
+                           extra={"command": training_command(args),
                                   "eval": {k: v for k, v in final.items() if isinstance(v, (int, float))},
                                   "eval_cts": list(final.get("eval_cts", [])), **init_extra})
-        write_sidecar(args.export, targs, final, _command(args), init_extra, res.get("ledger"))
+        write_sidecar(args.export, targs, final, training_command(args), init_extra, res.get("ledger"))
     sps = [h["sps"] for h in res["history"] if "sps" in h]
     print(f"done: {final.get('global_step', 0)} steps, held-out mean completion time "
           f"{first.get('eval_mean_ct', float('nan')):.3f} (random init) -> {final.get('eval_mean_ct', float('nan')):.3f}"

@@ -128,6 +128,18 @@ def tiny_instances(draw):
                 draw(st.sampled_from([0.0, 0.2])), TYPES)
 
 
+def tiny_optimum(inst) -> int:
+    """The referee's optimum of a drawn tiny instance (the brute-force oracle), as an integer;
+    the example is discarded (hypothesis ``assume``) when no task set can finish, the proofs do
+    not apply, or the enumeration passes its state cap."""
+    p = inst.placement
+    assume(all(PB.cluster_durations(p)) and PB.proof_applies(p))
+    try:
+        return int(round(E.optimum(inst, max_states=2_000)[0]))
+    except E.StateLimitError:
+        assume(False)
+
+
 @pytest.mark.slow
 @settings(max_examples=200, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(tiny_instances())

@@ -26,7 +26,7 @@ from edgebench.formulations.placement.bounds.trajectory import rounded_multiplie
 from edgebench.formulations.placement.deadline import Deadline
 from edgebench.instances.io import load_instance
 from edgebench.referee import evaluate
-from test_placement_bound import tiny_instances
+from test_placement_bound import tiny_instances, tiny_optimum
 
 S1 = Path(__file__).parents[2] / "instances/data/placement-synthetic-3-v1/placement-synthetic-3-s1-7c493faf.json"
 S1_OPT = 38  # closed: bound (7) proves it, the shipped solution attains it
@@ -182,11 +182,7 @@ def test_a_memory_stop_never_bounds_above_the_optimum(inst):
     """Random tiny instances: stopped on memory after 0, 1 or 2 nodes, with or without an
     incumbent, root <= bound <= the enumerated optimum."""
     p = inst.placement
-    assume(all(PB.cluster_durations(p)) and PB.proof_applies(p))
-    try:
-        opt = int(round(E.optimum(inst, max_states=2_000)[0]))
-    except E.StateLimitError:
-        assume(False)
+    opt = tiny_optimum(inst)
     for upper in (None, opt):
         for k in (0, 1, 2):
             r = BP.branch_and_price(p, upper, nodes=300, memory=_budget_after(k))

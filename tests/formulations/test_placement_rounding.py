@@ -23,7 +23,7 @@ from edgebench.formulations.placement.bounds import trajectory as PT
 from edgebench.formulations.placement.bounds.rounding import Cuts, _families, _pairs
 from edgebench.instances.io import load_instance
 from edgebench.referee.placement import evaluate
-from test_placement_bound import TYPES, no_solver_below, tiny_instances
+from test_placement_bound import TYPES, no_solver_below, tiny_instances, tiny_optimum
 from test_placement_exact import tiny
 from test_placement_trajectory import least_history_cost, one_task
 
@@ -189,12 +189,7 @@ def test_bound_with_cuts_never_above_the_optimum(inst, seed):
 def test_histip_with_cuts_is_exact_above_the_optimum(inst):
     """(7) reducing costs with the cuts (its default multipliers): never above the optimum for
     U = opt, equal to it with a referee-feasible schedule of that value for U = opt + 1, opt + 3."""
-    p = inst.placement
-    assume(all(PB.cluster_durations(p)) and PB.proof_applies(p))
-    try:
-        opt = int(round(E.optimum(inst, max_states=2_000)[0]))
-    except E.StateLimitError:
-        assume(False)
+    opt = tiny_optimum(inst)
     for upper in (opt, opt + 1, opt + 3):
         r = HI.histip_bound(inst, upper)
         assert r.bound is not None and r.bound <= opt, (upper, r.bound, opt, r.reason)

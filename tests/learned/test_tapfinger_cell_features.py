@@ -10,7 +10,6 @@ allocations clearly better than v1 on the tiny setting."""
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 
 import numpy as np
@@ -19,11 +18,11 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("torch_geometric")
 
-from edgebench.cli import main  # noqa: E402
+from edgebench.cli import build_parser, main  # noqa: E402
 from edgebench.errors import InputError  # noqa: E402
 from edgebench.learned import checkpoint  # noqa: E402
 from edgebench.learned import tapfinger as tf  # noqa: E402
-from edgebench.learned.tapfinger_cli import _command  # noqa: E402
+from edgebench.learned.tapfinger_cli import training_command  # noqa: E402
 from edgebench.learned.tapfinger_features import CELL_FEATURES, CELL_FEATURES_V2, relative_cells  # noqa: E402
 from edgebench.learned.train_tapfinger import TrainArgs, behaviour_cloning, expert_dataset, train  # noqa: E402
 
@@ -188,15 +187,10 @@ def test_cell_features_flag(tmp_path, capsys):
                  "--out", str(tmp_path / "cli")]) == 0
     model, _, blob = tf.load_checkpoint(tmp_path / "cli" / "last.pt")
     assert model.cfg.cell_features == "v2"
-    ns = argparse.Namespace(preset="synthetic-3", variant="single", steps=1, seed=0, out="o", set=[], inputs="generic",
-                            cell_features="v2", **{k: None for k in (
-                                "num_envs", "rollout_steps", "lr", "hidden", "layers", "heads", "conv", "void_rule",
-                                "encoder", "pointer", "eval_every", "eval_episodes", "ent_coef", "bc_instances",
-                                "bc_epochs", "bc_time_limit", "bc_lr", "bc_eval_every", "val_episodes", "val_seed_base",
-                                "init", "dagger_rounds", "dagger_instances", "dagger_cuts", "dagger_epochs", "epochs",
-                                "minibatch", "target_kl", "critic_warmup", "critic_lr")})
-    assert "--inputs generic --cell-features v2" in _command(ns)
-    assert "--cell-features" not in _command(argparse.Namespace(**{**vars(ns), "cell_features": "v1"}))
+    parse = build_parser().parse_args
+    assert "--inputs generic --cell-features v2" in training_command(
+        parse(["train", "tapfinger", "--out", "o", "--inputs", "generic", "--cell-features", "v2"]))
+    assert "--cell-features" not in training_command(parse(["train", "tapfinger", "--out", "o", "--inputs", "generic"]))
 
 
 def _bc_loss(model, data, args) -> float:
