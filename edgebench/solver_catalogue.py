@@ -847,7 +847,7 @@ SOLVERS = [{'name': 'affinity',
   'families': ['placement'],
   'description': 'TapFinger multi-agent policy (heterogeneous graph attention encoder, pointer, Bayes '
                  'conflicts) fine-tuned by MAPPO after a behaviour-cloning warm start [trained by hetero-6 '
-                 'multi: bc+mappo, 76800 env steps; hetero-6 single: bc+mappo, 20480 env steps; synthetic-3 '
+                 'multi: bc+mappo, 76800 env steps; hetero-6 single: bc+mappo, 56320 env steps; synthetic-3 '
                  'multi: bc+mappo, 28160 env steps; synthetic-6 multi: bc+mappo, 30720 env steps; testbed '
                  'single: bc+mappo, 16384 env steps]',
   'params': {'checkpoint': "path of a TapFinger checkpoint (.pt; default: the shipped one for the instance's "
@@ -883,6 +883,27 @@ SOLVERS = [{'name': 'affinity',
   'check': False,
   'applies': True,
   'provenance': ['edgebench.learned.provenance:checkpoint_records', ['tapfinger-bc']],
+  'bound': None},
+ {'name': 'tapfinger-generic-bc',
+  'module': 'edgebench.learned.tapfinger',
+  'kind': 'learned',
+  'families': ['placement'],
+  'description': 'TapFinger network with type-generic inputs (task features from the performance model, an '
+                 'allocation head over any cluster grid, v2 cell features), by imitation only of '
+                 'placement-lns: one file plays every placement instance as trained; no reinforcement '
+                 'learning [trained by hetero-6 single: bc]',
+  'params': {'checkpoint': "path of a TapFinger checkpoint (.pt; default: the shipped one for the instance's "
+                           'preset and variant, learned/checkpoints/)',
+             'greedy': 'bool, default True: argmax actions (False: sample with the solver seed)'},
+  'types': {},
+  'choices': {},
+  'bounds': {},
+  'default_time_limit': None,
+  'proves': False,
+  'open_params': False,
+  'check': False,
+  'applies': True,
+  'provenance': ['edgebench.learned.provenance:checkpoint_records', ['tapfinger-generic-bc']],
   'bound': None},
  {'name': 'tapfinger-nograph',
   'module': 'edgebench.learned.tapfinger',
@@ -929,7 +950,7 @@ SOLVERS = [{'name': 'affinity',
   'families': ['placement'],
   'description': 'TapFinger ablation (MAPPO-fine-tuned): random pending-task selection (seeded) instead of '
                  'the pointer network [trained by hetero-6 multi: bc+mappo, 76800 env steps; hetero-6 '
-                 'single: bc+mappo, 20480 env steps; synthetic-3 multi: bc+mappo, 28160 env steps; '
+                 'single: bc+mappo, 56320 env steps; synthetic-3 multi: bc+mappo, 28160 env steps; '
                  'synthetic-6 multi: bc+mappo, 30720 env steps; testbed single: bc+mappo, 16384 env steps]',
   'params': {'checkpoint': "path of a TapFinger checkpoint (.pt; default: the shipped one for the instance's "
                            'preset and variant, learned/checkpoints/)',

@@ -1113,7 +1113,8 @@ def nearest_checkpoint(instance: Instance, prefix: str, directory: Path = CHECKP
     this order, the first whose layout fits the instance (:func:`check_layout`: cluster count,
     pending window, task types, capacities within the grid) wins: the instance's preset (from
     its generator meta) and variant ("exact"), the same preset with the other variant, then
-    every other preset with the instance's variant, then with the other variant (by name). When
+    every other preset with the instance's variant, then with the other variant (by name). A
+    file with generic inputs fits every instance (it rebuilds its layout from the instance). When
     none fits, the reason names what each candidate lacks."""
     from edgebench.learned.provenance import checkpoint_records
 
@@ -1127,12 +1128,14 @@ def nearest_checkpoint(instance: Instance, prefix: str, directory: Path = CHECKP
     why = []
     for r in recs:
         path = directory / r["file"]
+        exact = r["preset"] == preset and r["variant"] == variant
+        if _layout_of_file(path).inputs == "generic":  # type- and size-free: it plays every instance
+            return path, "exact" if exact else f"nearest ({r['preset']} {r['variant']})"
         try:
             check_layout(env, _layout_of_file(path))
         except InputError as exc:
             why.append(f"{r['file']}: {exc.reason}")
             continue
-        exact = r["preset"] == preset and r["variant"] == variant
         return path, "exact" if exact else f"nearest ({r['preset']} {r['variant']})"
     for r in recs:  # no file reads it as is: the first with its cluster count and pending window, read generically
         lay = _layout_of_file(directory / r["file"])
@@ -1221,6 +1224,10 @@ SOLVERS = {
                              "placement-milp"),
     "tapfinger-nopointer-bc": ("tapfinger-bc", "random", "TapFinger no-pointer ablation (random task order) with "
                                "the imitation-only full model's allocation head"),
+    "tapfinger-generic-bc": ("tapfinger-generic-bc", None, "TapFinger network with type-generic inputs (task "
+                             "features from the performance model, an allocation head over any cluster grid, v2 cell "
+                             "features), by imitation only of placement-lns: one file plays every placement instance "
+                             "as trained; no reinforcement learning"),
 }
 
 

@@ -420,6 +420,23 @@ def test_nearest_checkpoint_or_a_generic_reading(preset, variant, expect, match)
     assert path is None and why == "no shipped no-such-policy-*.pt checkpoint"
 
 
+@pytest.mark.parametrize("preset,variant,kw,match", [
+    ("hetero-6", "single", {}, "exact (generic inputs)"),
+    ("synthetic-3", "multi", {}, "nearest (hetero-6 single) (generic inputs)"),  # 3 clusters, other types
+    ("synthetic-6", "single", {"num_tasks": 10}, "nearest (hetero-6 single) (generic inputs)"),
+])
+def test_the_generic_solver_plays_every_preset_as_trained(preset, variant, kw, match):
+    """tapfinger-generic-bc ships one file with generic inputs: the nearest rule takes it for every
+    instance (no type mapping, no grid check), and its schedule is the referee's value."""
+    inst = generate("placement", preset, seed=5, variant=variant, **({"num_tasks": 12} | kw))
+    res = registry.solve(inst, "tapfinger-generic-bc", seed=0)
+    st = res.solution.stats
+    assert res.status == "feasible"
+    assert (st["checkpoint"], st["checkpoint_match"]) == ("tapfinger-generic-bc-hetero-6-single.pt", match)
+    ev = evaluate_solution(inst, res.solution)
+    assert ev.feasible and ev.primary_value == pytest.approx(res.solution.objective, rel=1e-9)
+
+
 def test_resolve_device(monkeypatch):
     assert tf.resolve_device("cpu").type == "cpu"
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
