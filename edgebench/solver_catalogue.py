@@ -585,10 +585,17 @@ SOLVERS = [{'name': 'affinity',
              'histip': 'bool: bound (7), the exact-history integer master, after R where R stays below U '
                        '(default true)',
              'upper': "int: prove 'no schedule of value <= upper - 1' at the root (default: the incumbent's "
-                      'value; any value is sound)'},
+                      'value; any value is sound)',
+             'memory_mb': 'number: a memory budget, MiB: the search stops (status timeout, with its bound) '
+                          'once the address space passes 80% of it (default none: only the limits in force, '
+                          "RLIMIT_AS and a memory cgroup's, each at 80%)"},
   'types': {},
   'choices': {},
-  'bounds': {'max_nodes': [1, None], 'milp_share': [0, 1], 'root_share': [0, 1], 'upper': [1, None]},
+  'bounds': {'max_nodes': [1, None],
+             'milp_share': [0, 1],
+             'root_share': [0, 1],
+             'upper': [1, None],
+             'memory_mb': [1, None]},
   'default_time_limit': 300.0,
   'proves': True,
   'open_params': False,

@@ -18,6 +18,9 @@ referee); nodes with f >= incumbent are cut.  The first finished state popped is
 min(smallest f in the queue, incumbent), a bound of the referee's problem.  Before the search
 the root bound, the integer time-indexed relaxation R of :mod:`placement.bounds.timip`, tries to prove
 the incumbent optimal; the bound reported is the larger of the two.
+The search stops as at its time limit on memory too (issue 46): past 80 % of ``memory_mb`` or of
+the limits in force (:class:`.MemoryBudget`, checked before and inside each expansion) or at a
+``MemoryError`` while expanding a node, which stays queued.
 
 Reductions (proofs in docs/formulations/placement.md, "Exact model of the referee's
 problem"), applied only where the monotonicity lemma holds (table performance models, or
@@ -46,6 +49,7 @@ from edgebench.formulations.placement.problem import (
 )
 from edgebench.formulations.placement.milp import solve as milp_solve
 from edgebench.formulations.placement.bounds.ladder import BoundTooLarge
+from edgebench.formulations.memory import FRACTION, MemoryBudget
 from edgebench.formulations.placement.deadline import Deadline, Expired
 from edgebench.formulations.placement.enum import decisions_from_path
 from edgebench.formulations.placement.bounds.histip import histip_bound
@@ -109,6 +113,11 @@ def reduced_options(payload, j: int, n: int) -> list[tuple[int, int]]:
 
 #: the time limit passed inside one expansion (or while the search was being set up)
 OutOfTime = Expired
+
+
+class OutOfMemory(Exception):
+    """The memory budget passed inside one expansion (its joint moves: issue 46); the message
+    says which limit."""
 
 
 class Model:
@@ -265,13 +274,13 @@ class Model:
         return hit
 
     def children(self, t: int, states: tuple, deadline: float | None = None, g: int = 0,
-                 limit: float = math.inf):
+                 limit: float = math.inf, memory: MemoryBudget | None = None):
         """Every joint move of step t whose child could have f < ``limit`` (g: the node's
         completed cost): (next states, completions added, allocations). Partial joint moves are
         cut by the separable part of the child's f (each task's own bound after the step; the
         tasks not yet decided at their smallest): a lower bound of every completion's f.
-        Raises :class:`OutOfTime` past ``deadline`` (a step of many tasks has very many joint
-        moves)."""
+        Raises :class:`OutOfTime` past ``deadline`` and :class:`OutOfMemory` past ``memory`` (a
+        step of many tasks has very many joint moves: at 192 tasks one node's list filled 4 GiB)."""
         tn = t + 1
         active = [j for j, s in enumerate(states) if s != FIN and self.arrival[j] <= t]
         act = set(active)
@@ -289,8 +298,12 @@ class Model:
 
         def rec(i: int, cost: int, acc: int):
             calls[0] += 1
-            if deadline is not None and calls[0] % 4096 == 0 and time.perf_counter() > deadline:
-                raise OutOfTime("expanding a node")
+            if calls[0] % 4096 == 0:
+                if deadline is not None and time.perf_counter() > deadline:
+                    raise OutOfTime("expanding a node")
+                why = None if memory is None else memory.exceeded()
+                if why is not None:
+                    raise OutOfMemory(why)
             if i == len(active):
                 out.append((tuple(nxt), cost, tuple(allocs)))
                 return
@@ -318,15 +331,19 @@ class Model:
 
 def search(payload, *, deadline: Deadline | float | None = None, max_nodes: int = DEFAULT_MAX_NODES,
            reduce: bool | None = None, incumbent: tuple | None = None, slots: bool = True,
-           stop_at: float | None = None, data=None) -> dict:
+           stop_at: float | None = None, data=None, memory: MemoryBudget | None = None) -> dict:
     """A* over the referee's problem. Returns value (best found), bound (valid lower bound),
     proven, decisions, nodes, source ('search', 'greedy' or the incumbent's name).
     ``incumbent``: (referee value, decisions, name) of a known feasible schedule; ``stop_at``:
     a proven lower bound (the root's): no search once the incumbent reaches it.  Past
     ``deadline`` while the search is being set up (options, greedy, the root's bound) it returns
     the incumbent with bound -inf and ``expired`` true; during the search, the queue's bound.
-    ``data``: the instance's :func:`.placement.prepare` when the caller has it."""
+    ``data``: the instance's :func:`.placement.prepare` when the caller has it.  ``memory``
+    (:class:`.MemoryBudget`; None: the limits in force): checked before each expansion and inside
+    it; past it, or at a ``MemoryError`` in an expansion, the search stops as at its time limit
+    (the node under way stays queued, the queue's bound holds) with ``memory`` saying why."""
     J = len(payload.tasks)
+    budget = MemoryBudget.in_force() if memory is None else memory
     dl = Deadline.of(deadline)
     deadline = dl.at
     reduce = lemma_holds(payload) if reduce is None else bool(reduce)
@@ -369,6 +386,7 @@ def search(payload, *, deadline: Deadline | float | None = None, max_nodes: int 
     best_g: dict = {(0, init): 0}
     expanded = 0
     expired = False
+    stopped_on = None  # why the search stopped on memory
     while heap:
         f, neg_t, nid, g, states = heapq.heappop(heap)
         if f >= inc_value:
@@ -387,19 +405,30 @@ def search(payload, *, deadline: Deadline | float | None = None, max_nodes: int 
             inc_value, inc_dec, source = float(g), decisions_from_path(J, path[::-1]), "search"
             heap.clear()
             break
-        if (deadline is not None and time.perf_counter() > deadline) or len(nodes) > max_nodes:
+        stopped_on = budget.exceeded()
+        if (deadline is not None and time.perf_counter() > deadline) or len(nodes) > max_nodes or stopped_on:
             heapq.heappush(heap, (f, neg_t, nid, g, states))
             expired = len(nodes) <= max_nodes
             break
+        kids = None
         try:
-            kids = model.children(t, states, deadline, g, inc_value)
+            kids = model.children(t, states, deadline, g, inc_value, budget)
         except OutOfTime:
-            heapq.heappush(heap, (f, neg_t, nid, g, states))
             expired = True
+        except OutOfMemory as exc:
+            expired, stopped_on = True, str(exc)
+        except MemoryError as exc:  # a joint-move list (or a cache) hit the limit before a check
+            kids = None  # free what the expansion built
+            expired, stopped_on = True, f"stopped on memory: MemoryError while expanding a node ({exc or 'no message'})"
+        if kids is None:
+            heapq.heappush(heap, (f, neg_t, nid, g, states))
             break
         expanded += 1
         for i, (nxt, cost, allocs) in enumerate(kids):
-            if deadline is not None and i % 256 == 255 and time.perf_counter() > deadline:
+            # the clock at every child (its bound h may solve a residual slot bound, unbounded in
+            # time: 256 of them between checks could overrun the limit, issue 46), memory every 256
+            if ((deadline is not None and time.perf_counter() > deadline)
+                    or (i % 256 == 255 and (stopped_on := budget.exceeded()))):
                 # the node is not fully expanded: keep it queued so the bound stays valid
                 heapq.heappush(heap, (f, neg_t, nid, g, states))
                 expired = True
@@ -419,7 +448,8 @@ def search(payload, *, deadline: Deadline | float | None = None, max_nodes: int 
         break
     bound = min(heap[0][0], inc_value) if heap else inc_value
     out.update(value=inc_value, bound=float(bound), proven=not heap and math.isfinite(inc_value),
-               decisions=inc_dec, nodes=len(nodes), expanded=expanded, source=source, expired=expired)
+               decisions=inc_dec, nodes=len(nodes), expanded=expanded, source=source, expired=expired,
+               memory=stopped_on)
     return out
 
 
@@ -486,16 +516,22 @@ def _root_bound(instance, incumbent, upper: int | None, time_limit: float | None
                   "histip": "bool: bound (7), the exact-history integer master, after R where R stays below U "
                             "(default true)",
                   "upper": "int: prove 'no schedule of value <= upper - 1' at the root (default: the "
-                           "incumbent's value; any value is sound)"},
-          bounds={"max_nodes": (1, None), "milp_share": (0, 1), "root_share": (0, 1), "upper": (1, None)})
+                           "incumbent's value; any value is sound)",
+                  "memory_mb": f"number: a memory budget, MiB: the search stops (status timeout, with its bound) once "
+                               f"the address space passes {FRACTION:.0%} of it (default none: only the limits in "
+                               f"force, RLIMIT_AS and a memory cgroup's, each at {FRACTION:.0%})"},
+          bounds={"max_nodes": (1, None), "milp_share": (0, 1), "root_share": (0, 1), "upper": (1, None),
+                  "memory_mb": (1, None)})
 def solve(instance, *, time_limit: float | None = None, seed: int = 0, max_nodes: int = DEFAULT_MAX_NODES,
           reduce: bool | None = None, milp_share: float = MILP_SHARE, root: bool = True,
-          root_share: float = ROOT_SHARE, upper: int | None = None, histip: bool = True, **extra: Any):
+          root_share: float = ROOT_SHARE, upper: int | None = None, histip: bool = True,
+          memory_mb: float | None = None, **extra: Any):
     """Solve the referee's placement problem exactly (deterministic: ``seed`` only seeds HiGHS in
     the root bound, whose result is the same for every seed up to its time limit)."""
     t0 = time.perf_counter()
     params = {"max_nodes": max_nodes, "reduce": reduce, "milp_share": milp_share, "root": root,
-              "root_share": root_share, "upper": upper, "histip": histip}
+              "root_share": root_share, "upper": upper, "histip": histip,
+              **({} if memory_mb is None else {"memory_mb": memory_mb})}
     stats: dict[str, Any] = {"message": ""}
     if extra:
         stats["message"] = f"unknown parameters: {', '.join(sorted(extra))}"
@@ -527,7 +563,7 @@ def solve(instance, *, time_limit: float | None = None, seed: int = 0, max_nodes
             left = deadline.share(float(root_share)).remaining()
             lb, incumbent = _root_bound(instance, incumbent, upper, left, seed, stats, histip=bool(histip), data=data)
         r = search(instance.placement, deadline=deadline, max_nodes=int(max_nodes), reduce=reduce,
-                   incumbent=incumbent, stop_at=lb, data=data)
+                   incumbent=incumbent, stop_at=lb, data=data, memory=MemoryBudget.in_force(memory_mb))
         if r["decisions"] is None and r.get("expired"):
             r.update(fallback)
     except Exception as exc:  # never raise out of solve
@@ -540,6 +576,9 @@ def solve(instance, *, time_limit: float | None = None, seed: int = 0, max_nodes
         r["proven"] = r["proven"] or r["bound"] >= r["value"]
     stats.update(nodes=r["nodes"], expanded=r["expanded"], source=r["source"], reduce=r["reduce"],
                  solve_time=time.perf_counter() - t0)
+    if r.get("memory"):
+        stats["memory"] = r["memory"]
+        stats["message"] = f"{r['memory']}; the bound is the larger of the root's and the search queue's least f"
     if r["decisions"] is None:
         status = "infeasible" if r["proven"] else "timeout"
         return make_result(instance, SOLVER_NAME, status=status, seed=seed, params=params, started=t0,

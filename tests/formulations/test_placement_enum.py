@@ -10,7 +10,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from edgebench import registry
+from edgebench.formulations.memory import MemoryBudget
 from edgebench.formulations.placement import enum as E
+from edgebench.formulations.placement import exact as X
 from edgebench.instances.io import instance_from_dict
 from edgebench.referee.placement import evaluate
 from edgebench.runner.bounds import solver_bound_applies
@@ -152,6 +154,66 @@ def test_exact_model_time_limit_keeps_a_valid_bound():
     assert cut.status in ("feasible", "optimal")
     assert cut.solution.bound <= full.solution.objective + TOL
     assert cut.solution.objective >= full.solution.objective - TOL
+
+
+def _four_tasks():
+    return make_instance([(0, "fix", (1, 1), [0, 1]), (0, "lm", (1, 0), [0]), (1, "lm", (1, 1), [1]),
+                          (1, "fix", (1, 1), [1])], [(2, 1), (1, 1)], noise=0.1)
+
+
+def _budget_after(checks: int) -> MemoryBudget:
+    """A budget whose measure passes its limit from the (checks + 1)-th check on."""
+    calls = [0]
+
+    def measure():
+        calls[0] += 1
+        return 0.0 if calls[0] <= checks else 10.0
+
+    return MemoryBudget([(1.0, "test limit", measure, "address space")])
+
+
+def test_exact_model_memory_budget_stops_the_search_with_a_valid_bound(monkeypatch):
+    """Issue 46 (placement-exact filled 4 GiB expanding one node at 192 tasks): past its memory
+    budget, or at a MemoryError while expanding a node, the search stops as at its time limit:
+    the incumbent, a bound <= the optimum, and why in ``memory``; solve says so with status
+    timeout and a referee-feasible schedule."""
+    inst = _four_tasks()
+    opt = _exact(inst).solution.objective
+    for k in (0, 1):  # the whole search takes 2 expansions
+        r = X.search(inst.placement, memory=_budget_after(k))
+        assert r["expired"] and not r["proven"] and r["expanded"] <= k, (k, r)
+        assert r["bound"] <= opt + TOL and r["value"] >= opt - TOL, (k, r["bound"], r["value"])
+        assert r["memory"].startswith("stopped on memory: address space 10 MiB reached 80% of the 1 MiB "
+                                      "limit (test limit)"), r["memory"]
+    children, calls = X.Model.children, [0]
+
+    def failing(self, *args, **kw):
+        calls[0] += 1
+        if calls[0] == 2:
+            raise MemoryError("std::bad_alloc")
+        return children(self, *args, **kw)
+
+    monkeypatch.setattr(X.Model, "children", failing)
+    r = X.search(inst.placement, memory=MemoryBudget())
+    assert r["expanded"] == 1 and r["bound"] <= opt + TOL and r["value"] >= opt - TOL, r
+    assert r["memory"] == "stopped on memory: MemoryError while expanding a node (std::bad_alloc)"
+    monkeypatch.undo()
+    res = _exact(inst, memory_mb=1, root=False, milp_share=0.0)  # any process is past 0.8 MiB
+    assert res.status == "timeout", res.stats
+    assert res.stats["message"].startswith("stopped on memory: address space "), res.stats["message"]
+    assert res.solution.bound is None or res.solution.bound <= opt + TOL
+    assert evaluate(inst, res.solution.placement).feasible
+
+
+def test_exact_model_joint_moves_check_the_memory_budget():
+    """The joint-move enumeration of one node checks the budget as it checks the clock (every
+    4096 partial moves): a node of many tasks cannot fill the memory before the next check."""
+    inst = make_instance([(0, "lm", (1, 0), [0])] * 8, [(8, 8)], variant="multi")
+    model = X.Model(inst.placement, reduce=True)
+    init = tuple(None for _ in inst.placement.tasks)
+    assert len(model.children(0, init)) > 4096
+    with pytest.raises(X.OutOfMemory, match="stopped on memory"):
+        model.children(0, init, memory=_budget_after(0))
 
 
 def test_reductions_need_the_lemma():
