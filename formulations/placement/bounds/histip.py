@@ -132,6 +132,8 @@ def _pair_columns(task: Task, n: int, Lam, Mu, H: int, top: int, single: bool, c
                 nxt.setdefault(key, []).append((b, c, h))
 
         for (k, prev, s), (b, c, h) in cur.items():
+            # per group too: one step of a 192-task instance's task ran 10 s past the limit (issue 46)
+            check_deadline(deadline, "enumerating histories")
             counter[0] += b.size * (nopt + 1)
             # pause (before the start: wait)
             ok = np.array([(((t + 1 + _need(opt, int(x), k, memo) - a) << SCALE) + int(y)) <= top
@@ -166,6 +168,7 @@ def _pair_columns(task: Task, n: int, Lam, Mu, H: int, top: int, single: bool, c
         cur = {}
         live = 0
         for key, parts in nxt.items():
+            check_deadline(deadline, "enumerating histories")
             b, c, h = (np.concatenate([x[i] for x in parts]) for i in range(3))
             idx = _undominated(b, _usage(opt, h))
             cur[key] = (b[idx], c[idx], h[idx])
@@ -180,6 +183,7 @@ def _pair_columns(task: Task, n: int, Lam, Mu, H: int, top: int, single: bool, c
         groups.setdefault(s if single else -1, []).append((s, F, hist, cost))
     kept = []
     for cols in groups.values():
+        check_deadline(deadline, "enumerating histories")
         L = max(len(x[2]) for x in cols)
         hists = np.array([x[2] + (-1,) * (L - len(x[2])) for x in cols], dtype=np.int64)
         idx = _undominated(-np.array([x[1] for x in cols], dtype=np.int64), _usage(opt, hists))
