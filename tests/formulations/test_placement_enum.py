@@ -5,6 +5,8 @@ problem), and past its state cap it says so."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -214,6 +216,30 @@ def test_exact_model_joint_moves_check_the_memory_budget():
     assert len(model.children(0, init)) > 4096
     with pytest.raises(X.OutOfMemory, match="stopped on memory"):
         model.children(0, init, memory=_budget_after(0))
+
+
+def test_exact_model_reads_the_clock_at_every_child(monkeypatch):
+    """Issue 46 (a 120 s run hard-killed at 149 s): a child's bound h may take long (a residual
+    slot bound), so the search reads the clock before every child inserted, not every 256th:
+    when the first child's h passes the deadline no other child is bounded, and the search
+    stops with its incumbent and a valid bound."""
+    inst = make_instance([(0, "lm", (1, 0), [0, 1]), (0, "fix", (1, 1), [0, 1])] * 3
+                         + [(1, "lm", (1, 1), [1])] * 2, [(4, 3), (3, 4)], variant="multi", noise=0.1)
+    full = X.search(inst.placement)
+    assert full["proven"] and full["nodes"] > full["expanded"] + 1  # some node has several children
+    h, calls = X.Model.h, [0]
+
+    def slow(self, t, states):
+        if t > 0:
+            calls[0] += 1
+            time.sleep(0.3)  # past the deadline below
+        return h(self, t, states)
+
+    monkeypatch.setattr(X.Model, "h", slow)
+    r = X.search(inst.placement, deadline=time.perf_counter() + 0.2)  # a time.perf_counter() value
+    assert r["expired"] and r["decisions"] is not None, r
+    assert calls[0] == 1, calls  # every 256th child: each child of the root bounded
+    assert full["value"] - TOL <= r["value"] and r["bound"] <= full["value"] + TOL
 
 
 def test_reductions_need_the_lemma():
