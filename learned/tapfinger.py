@@ -1128,14 +1128,14 @@ def nearest_checkpoint(instance: Instance, prefix: str, directory: Path = CHECKP
     why = []
     for r in recs:
         path = directory / r["file"]
+        lay = _layout_of_file(path)
+        if lay.inputs != "generic":  # a generic file is type- and size-free: it plays every instance
+            try:
+                check_layout(env, lay)
+            except InputError as exc:
+                why.append(f"{r['file']}: {exc.reason}")
+                continue
         exact = r["preset"] == preset and r["variant"] == variant
-        if _layout_of_file(path).inputs == "generic":  # type- and size-free: it plays every instance
-            return path, "exact" if exact else f"nearest ({r['preset']} {r['variant']})"
-        try:
-            check_layout(env, _layout_of_file(path))
-        except InputError as exc:
-            why.append(f"{r['file']}: {exc.reason}")
-            continue
         return path, "exact" if exact else f"nearest ({r['preset']} {r['variant']})"
     for r in recs:  # no file reads it as is: the first with its cluster count and pending window, read generically
         lay = _layout_of_file(directory / r["file"])
