@@ -18,6 +18,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from edgebench import registry
 from edgebench.cli import main
 from edgebench.runner.results_page import render
 from edgebench.runner.store import Store
@@ -60,6 +61,15 @@ def rows(db) -> dict[str, dict]:
                     "SELECT key, rowid, solver, checkpoint, status, primary_value, started FROM runs")}
     finally:
         conn.close()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _forget_the_plugin_solver():
+    """The suite's plugin registers ``test-learned`` in this process (imported once, kept for this
+    module's tests); removed afterwards, so that later tests on this worker that list every
+    registered solver never run it."""
+    yield
+    registry._REGISTRY.pop("test-learned", None)
 
 
 @pytest.fixture()
