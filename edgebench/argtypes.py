@@ -79,6 +79,17 @@ def positive_float(text: str) -> float:
     return _positive_number(text, "a number")
 
 
+def fraction(text: str) -> float:
+    """A number from 0 to 1 (a relative tolerance)."""
+    try:
+        x = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not 0 <= x <= 1:
+        raise argparse.ArgumentTypeError(f"must be from 0 to 1, got {text!r}")
+    return x
+
+
 def seconds(text: str) -> float:
     """A number of seconds in (0, :data:`MAX_SECONDS`]."""
     return _positive_number(text, "a number of seconds", MAX_SECONDS)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import argparse
 
-from edgebench.argtypes import int_in, parse_assignments
+from edgebench.argtypes import fraction, int_in, parse_assignments
 from edgebench.argtypes import nonneg_int as _nonneg_int
 from edgebench.argtypes import positive_float as _pos_float
 from edgebench.argtypes import positive_int as _pos_int
@@ -36,7 +36,7 @@ def training_command(args: argparse.Namespace) -> str:
     parts += [f"--set {s}" for s in args.set or []]
     for opt in ("num_envs", "rollout_steps", "lr", "hidden", "layers", "heads", "conv", "void_rule", "encoder",
                 "pointer", "eval_every", "eval_episodes", "ent_coef", "bc_instances", "bc_epochs", "bc_time_limit",
-                "bc_lr", "bc_eval_every", "val_episodes", "val_seed_base", "init", "dagger_rounds", "dagger_instances",
+                "bc_lr", "bc_eval_every", "bc_window_repair", "val_episodes", "val_seed_base", "init", "dagger_rounds", "dagger_instances",
                 "dagger_cuts", "dagger_epochs", "epochs", "minibatch", "target_kl", "critic_warmup", "critic_lr"):
         if getattr(args, opt) is None:
             continue
@@ -86,6 +86,7 @@ def train_args_from_cli(args: argparse.Namespace):
                      target_kl=args.target_kl, critic_warmup=args.critic_warmup, critic_detach=args.critic_detach, critic_lr=args.critic_lr,
                      team_reward=args.team_reward, device=args.device,
                      sparse_alloc=getattr(args, "sparse_alloc", False),
+                     bc_window_repair=getattr(args, "bc_window_repair", 0.0),
                      entropy_norm=getattr(args, "entropy_norm", False))
 
 
@@ -238,6 +239,9 @@ def add_train_parser(train_sub) -> argparse.ArgumentParser:
                    help="seconds per exact solve, one thread (default 5)")
     g.add_argument("--bc-cache", default="runs/tapfinger-expert", metavar="DIR",
                    help="folder of cached expert schedules (default runs/tapfinger-expert; 'none': no cache)")
+    g.add_argument("--bc-window-repair", type=fraction, default=0.0, metavar="TOL",
+                   help="imitate window-repaired expert schedules within TOL (relative) of the expert's value: a "
+                        "start outside the agent's pending window waits until the env allows it (default 0: off)")
     g.add_argument("--bc-lr", type=_pos_float, default=None, metavar="LR", help="learning rate of the BC epochs "
                    "(default: --lr)")
     g.add_argument("--bc-eval-every", type=_nonneg_int, default=0, metavar="E",

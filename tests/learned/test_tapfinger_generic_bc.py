@@ -164,3 +164,75 @@ def test_generic_bc_and_dagger_through_train(tmp_path):
     assert [h["dagger_round"] for h in bc] == [0, 1]
     assert bc[1]["bc_states"] > bc[0]["bc_states"]
     assert all(np.isfinite(h[k]) for h in bc for k in ("bc_pointer", "bc_alloc", "bc_value"))
+
+
+WINDOW = {"num_tasks": 10, "pending_size": 2, "switching_overhead": 0, "noise": 0}
+
+
+def _replays(seed: int):
+    """(env, layout, expert schedule, exact replay, repaired replay) of one synthetic-3 single
+    instance whose agents see only 2 pending tasks each."""
+    env = tf.make_env(preset="synthetic-3", params=WINDOW, variant="single", inputs="generic")
+    lay = tf.EnvLayout.of_env(env)
+    inst = generate("placement", "synthetic-3", seed=seed, variant="single", **WINDOW)
+    sol = expert_schedule(inst, time_limit=0.5, expert="placement-lns")
+    if sol["tasks"] is None:  # the LNS's schedule re-allocates (seed 4): not a one-start schedule
+        return None
+    tasks = [tuple(t) for t in sol["tasks"]]
+    exact = replay_expert(env, lay, inst, tasks)
+    repaired = replay_expert(env, lay, inst, tasks, repair=True)
+    return env, lay, tasks, sol, exact, repaired
+
+
+def test_the_window_repair_starts_every_expert_task_as_planned_or_later():
+    """With a pending window of 2 the LNS starts tasks the agent cannot see (the exact replay
+    fails on some of seeds 0..5; seed 4's schedule re-allocates and is left out). Repaired, every such replay finishes; every expert task is
+    started once, on the expert's cluster with the expert's allocation, never before the expert's
+    start; the env's objective is the referee's of that schedule. Where the exact replay
+    succeeds, the repaired one records the same states and labels."""
+    from edgebench.referee import evaluate_decisions
+    from edgebench.solution import PlacementDecision, PlacementDecisions
+
+    failed = played = 0
+    for seed in range(6):
+        if (got := _replays(seed)) is None:
+            continue
+        env, lay, tasks, sol, exact, rep = got
+        played += 1
+        assert rep["ok"] and rep["objectives"] is not None
+        G1 = lay.max_gpu + 1
+        started: dict[int, tuple] = {}
+        for t in range(len(rep["slot"])):
+            for n in np.flatnonzero(rep["m"][t]):
+                j = int(rep["ids"][t, n, rep["slot"][t, n]])
+                assert j not in started
+                started[j] = (int(n), int(rep["alloc"][t, n]))
+        assert started == {j: (n, c * G1 + g) for j, (n, s, c, g) in enumerate(tasks)}
+        # the schedule played (the env's starts) is a fixed-allocation schedule the referee scores alike
+        starts = [env.sim.start_step(j) for j in range(len(tasks))]
+        assert all(starts[j] >= tasks[j][1] for j in range(len(tasks)))
+        dec = PlacementDecisions(tasks=tuple(PlacementDecision(cluster=tasks[j][0], start=starts[j], cpu=tasks[j][2],
+                                                               gpu=tasks[j][3]) for j in range(len(tasks))))
+        ev = evaluate_decisions(env.instance, dec)
+        assert ev.feasible
+        assert ev.objectives["total_completion_time"] == pytest.approx(rep["objectives"]["total_completion_time"],
+                                                                       rel=1e-9)
+        if exact["ok"] and exact["objectives"]["total_completion_time"] == sol["objective"]:
+            for key in ("obs", "ids", "masks", "slot", "alloc", "m", "reward", "cells"):
+                assert np.array_equal(exact[key], rep[key]), key
+        else:
+            failed += 1
+    assert played >= 4 and failed >= 1
+
+
+def test_the_window_repair_enlarges_the_expert_data(tmp_path):
+    """``bc_window_repair`` keeps the instances whose repaired replay is within the tolerance:
+    more instances than the exact replay alone, each counted once (instances + skipped = K)."""
+    base = dict(gen_params=WINDOW, bc_instances=6, bc_time_limit=0.5)
+    plain = expert_dataset(_args(tmp_path, "single", **base), _layout(_args(tmp_path, "single", **base)))
+    args = _args(tmp_path, "single", bc_window_repair=1.0, **base)
+    fixed = expert_dataset(args, _layout(args))
+    assert plain["repaired"] == 0
+    assert fixed["repaired"] >= 1 and fixed["instances"] == plain["instances"] + fixed["repaired"]
+    assert fixed["instances"] + fixed["skipped"] == 6
+    assert len(fixed["slot"]) > len(plain["slot"])
