@@ -43,6 +43,8 @@ def training_command(args: argparse.Namespace) -> str:
         parts.append(f"--{opt.replace('_', '-')} {getattr(args, opt)}")
     if getattr(args, "expert", "placement-milp") != "placement-milp":
         parts.append(f"--expert {args.expert}")
+    if getattr(args, "dagger_expert", "placement-milp") != "placement-milp":
+        parts.append(f"--dagger-expert {args.dagger_expert}")
     if getattr(args, "inputs", "onehot") != "onehot":
         parts.append(f"--inputs {args.inputs}")
     if getattr(args, "cell_features", "v1") != "v1":
@@ -82,7 +84,8 @@ def train_args_from_cli(args: argparse.Namespace):
                      bc_eval_every=args.bc_eval_every, val_episodes=args.val_episodes,
                      val_seed_base=args.val_seed_base, init=args.init, dagger_rounds=args.dagger_rounds,
                      dagger_instances=args.dagger_instances, dagger_cuts=args.dagger_cuts,
-                     dagger_epochs=args.dagger_epochs, epochs=args.epochs, minibatch=args.minibatch,
+                     dagger_epochs=args.dagger_epochs, dagger_expert=getattr(args, "dagger_expert", "placement-milp"),
+                     epochs=args.epochs, minibatch=args.minibatch,
                      target_kl=args.target_kl, critic_warmup=args.critic_warmup, critic_detach=args.critic_detach, critic_lr=args.critic_lr,
                      team_reward=args.team_reward, device=args.device,
                      sparse_alloc=getattr(args, "sparse_alloc", False),
@@ -234,7 +237,7 @@ def add_train_parser(train_sub) -> argparse.ArgumentParser:
     g.add_argument("--bc-epochs", type=int_in(0, 10_000), default=0, metavar="E", help="supervised epochs before MAPPO")
     g.add_argument("--expert", choices=("placement-milp", "placement-lns"), default="placement-milp",
                    help="the warm start's expert: the fixed-allocation MILP (default) or the LNS (near-optimal, "
-                        "gaps 0-10 %% on the library); DAgger's continuations stay the MILP's")
+                        "gaps 0-10 %% on the library); DAgger's continuations: --dagger-expert")
     g.add_argument("--bc-time-limit", type=_pos_float, default=5.0, metavar="S",
                    help="seconds per exact solve, one thread (default 5)")
     g.add_argument("--bc-cache", default="runs/tapfinger-expert", metavar="DIR",
@@ -254,11 +257,15 @@ def add_train_parser(train_sub) -> argparse.ArgumentParser:
                    help="first validation seed (default 2*10**9; disjoint from training [0, 10**9) and held-out 10**9+k)")
     g.add_argument("--init", default=None, metavar="CKPT", help="start from this checkpoint's weights (same model)")
     g.add_argument("--dagger-rounds", type=int_in(0, 1000), default=0, metavar="R",
-                   help="DAgger rounds after BC: student episodes relabelled by the exact model (default 0)")
+                   help="DAgger rounds after BC: student episodes relabelled by the expert (--dagger-expert; default 0)")
     g.add_argument("--dagger-instances", type=int_in(0, 10_000), default=0, metavar="K",
                    help="student episodes (new training instances) per DAgger round")
     g.add_argument("--dagger-cuts", type=_pos_int, default=3, metavar="C",
-                   help="states per student episode from which the exact continuation is solved (default 3)")
+                   help="states per student episode from which the expert's continuation is solved (default 3)")
     g.add_argument("--dagger-epochs", type=_nonneg_int, default=None, metavar="E",
                    help="supervised epochs on the aggregate after each round (default: --bc-epochs)")
+    g.add_argument("--dagger-expert", choices=("placement-milp", "placement-lns"), default="placement-milp",
+                   help="the expert of DAgger's continuations: the exact fixed-allocation MILP from the state "
+                        "(default) or the LNS improving the student's own continuation with its prefix frozen "
+                        "(--bc-time-limit seconds each; window repair with --bc-window-repair)")
     return p

@@ -48,7 +48,8 @@ from edgebench.learned import tapfinger as tf
 from edgebench.learned.envs.placement import PlacementVectorEnv
 
 __all__ = ["TrainArgs", "train", "evaluate", "transfer_layout", "EVAL_SEED_BASE", "expert_schedule", "replay_expert", "expert_seeds",
-           "expert_dataset", "behaviour_cloning", "expert_from_state", "student_states", "dagger_dataset"]
+           "expert_dataset", "behaviour_cloning", "expert_from_state", "student_states", "dagger_dataset",
+           "lns_from_state", "DAGGER_EXPERTS"]
 
 EVAL_SEED_BASE = 10**9
 
@@ -119,7 +120,7 @@ class TrainArgs:
     bc_time_limit: float = 5.0  # seconds per expert solve (one thread)
     #: the expert of the warm start's schedules: "placement-milp" (the fixed-allocation MILP, the
     #: first checkpoints') or "placement-lns" (the large-neighbourhood search that set most of the
-    #: library's best knowns, gaps 0-10 % to a valid bound); DAgger's continuations stay the MILP's
+    #: library's best knowns, gaps 0-10 % to a valid bound); DAgger's continuations: dagger_expert
     expert: str = "placement-milp"
     bc_cache: str | None = "runs/tapfinger-expert"  # folder of cached expert schedules (None: no cache)
     bc_lr: float | None = None  # None: lr
@@ -135,6 +136,10 @@ class TrainArgs:
     dagger_instances: int = 0  # student episodes (training instances) per round
     dagger_cuts: int = 3  # states per student episode from which the expert's continuation is solved
     dagger_epochs: int | None = None  # supervised epochs per round (None: bc_epochs)
+    #: the expert of DAgger's continuations (:data:`DAGGER_EXPERTS`): "placement-milp" (the exact
+    #: fixed-allocation model, :func:`expert_from_state`) or "placement-lns" (the LNS improving the
+    #: student's own continuation, :func:`lns_from_state`; window repair with bc_window_repair > 0)
+    dagger_expert: str = "placement-milp"
     #: the window repair of the expert's schedules (:func:`replay_expert` ``repair``): a start the
     #: agent cannot make (the task is not among its cluster's first pending_size pending tasks) is
     #: delayed until it can; the repaired schedule is imitated when its referee value is within this
@@ -938,7 +943,25 @@ def behaviour_cloning(model, opt, data: dict[str, Any], args: TrainArgs, rng: np
     return rows
 
 
-# ---- DAgger: the exact model re-solved from the states the student visits ---------------------
+# ---- DAgger: the expert's continuation from the states the student visits ---------------------
+
+#: the experts of DAgger's continuations (``TrainArgs.dagger_expert``)
+DAGGER_EXPERTS = ("placement-milp", "placement-lns")
+
+
+def _started_option(payload, data, j: int, n: int, c: int, g: int):
+    """The placement option of task j started on cluster n at (c, g) (its memory demand there and
+    its run time at that allocation; need not be a dominant option); ValueError when it never
+    finishes."""
+    from edgebench.formulations import placement as pm
+    from edgebench.instances import semantics
+
+    task = payload.tasks[j]
+    mem = task.minimum.memory if (task.minimum.memory is not None and data.capacity[n][2] is not None) else 0
+    d = semantics.fixed_run_steps(payload, j, c, g)
+    if d is None:
+        raise ValueError(f"task {j} never finishes at ({c}, {g})")
+    return pm.Option(int(n), int(c), int(g), int(mem or 0), int(d))
 
 
 def expert_from_state(instance, started: dict[int, tuple[int, int, int, int]], t: int, *,
@@ -955,7 +978,6 @@ def expert_from_state(instance, started: dict[int, tuple[int, int, int, int]], t
     import dataclasses
 
     from edgebench.formulations import placement as pm
-    from edgebench.instances import semantics
 
     payload = instance.placement
     data = pm.prepare(payload)
@@ -964,12 +986,7 @@ def expert_from_state(instance, started: dict[int, tuple[int, int, int, int]], t
     for j, (n, s, c, g) in started.items():
         if s >= t:
             raise ValueError(f"task {j} starts at {s}, not before the state's step {t}")
-        task = payload.tasks[j]
-        mem = task.minimum.memory if (task.minimum.memory is not None and data.capacity[n][2] is not None) else 0
-        d = semantics.fixed_run_steps(payload, j, c, g)
-        if d is None:
-            raise ValueError(f"task {j} never finishes at ({c}, {g})")
-        fixed[j] = (pm.Option(int(n), int(c), int(g), int(mem or 0), int(d)), int(s))
+        fixed[j] = (_started_option(payload, data, j, n, c, g), int(s))
     # a started task's allocation need not be one of the dominant options: listed for the checks
     options = [list(o) if fixed[j] is None or fixed[j][0] in o else list(o) + [fixed[j][0]]
                for j, o in enumerate(data.options)]
@@ -996,6 +1013,62 @@ def expert_from_state(instance, started: dict[int, tuple[int, int, int, int]], t
     return {"status": status, "objective": float(pm.schedule_objective(orig, sched)), "tasks": tasks}
 
 
+def lns_from_state(instance, tasks: list, t: int, *, time_limit: float | None = 5.0, seed: int = 0,
+                   iterations: int | None = None) -> dict[str, Any]:
+    """The LNS's continuation from a state (``dagger_expert`` placement-lns): ``tasks`` is the
+    student's complete fixed-allocation schedule of the episode [(cluster, start, cpu, gpu)]; the
+    tasks it started before step ``t`` (the prefix) keep their cluster, start and allocation and
+    no other task starts before ``t``. The search (:func:`placement.search.lns.improve` with
+    ``frozen`` = the prefix, ``not_before`` = t; one thread, seeded, ``time_limit`` seconds or
+    ``iterations`` neighbourhoods, no re-allocating moves) starts from the better of the student's
+    schedule and the list-scheduling completion of the prefix (:func:`placement.repair_schedule`;
+    the student's on a tie). The better, by the referee (:func:`edgebench.referee.evaluate_decisions`),
+    of the search's result and the student's schedule is returned: {"status" ("improved" or
+    "student"), "objective" (the referee's total completion time), "tasks", "student_objective"
+    (the referee's, of the student's schedule), "start" ("student" or "list"), "neighbourhoods"}.
+    A student schedule that is not a feasible fixed-allocation schedule is a ValueError."""
+    import dataclasses
+
+    from edgebench.formulations import placement as pm
+    from edgebench.formulations.placement.search import lns
+    from edgebench.referee import evaluate_decisions
+
+    payload = instance.placement
+    data = pm.prepare(payload)
+    J = data.num_tasks
+    if len(tasks) != J:
+        raise ValueError(f"{len(tasks)} tasks in the student's schedule, the instance has {J}")
+    student = [(_started_option(payload, data, j, n, c, g), int(s)) for j, (n, s, c, g) in enumerate(tasks)]
+    # the student's allocations need not be dominant options: listed for the checks and the hint
+    data = dataclasses.replace(data, options=[o if student[j][0] in o else o + [student[j][0]]
+                                              for j, o in enumerate(data.options)])
+    if bad := pm.schedule_violations(data, student):
+        raise ValueError(f"the student's schedule is not feasible: {bad[0]}")
+    prefix = {j for j in range(J) if student[j][1] < t}
+    shifted = dataclasses.replace(data, arrivals=[a if j in prefix else max(a, t) for j, a in enumerate(data.arrivals)])
+    listed = pm.repair_schedule(shifted, [student[j] if j in prefix else None for j in range(J)])
+    start, source = student, "student"
+    if pm.schedule_objective(data, listed) < pm.schedule_objective(data, student):
+        start, source = listed, "list"
+    deadline = None if time_limit is None else time.perf_counter() + float(time_limit)
+    sched, info = lns.improve(data, start, seed=seed, deadline=deadline, iterations=iterations,
+                              types=[x.type for x in payload.tasks], frozen=prefix, not_before=t)
+
+    def referee(sch) -> float | None:
+        ev = evaluate_decisions(instance, pm.to_decisions(sch))
+        return float(ev.objectives["total_completion_time"]) if ev.feasible else None
+
+    own = referee(student)
+    if own is None:
+        raise ValueError("the referee rejects the student's schedule")
+    val = referee(sched)
+    out = {"status": "student", "objective": own, "tasks": [tuple(x) for x in tasks], "student_objective": own,
+           "start": source, "neighbourhoods": info["neighbourhoods"]}
+    if val is not None and val < own:
+        out.update(status="improved", objective=val, tasks=[(o.cluster, s, o.cpu, o.gpu) for o, s in sched])
+    return out
+
+
 def student_states(env) -> dict[int, tuple[int, int, int, int]]:
     """The tasks started so far in an env's episode: {task: (cluster, start, cpu, gpu)}."""
     sim = env.sim
@@ -1008,16 +1081,30 @@ def dagger_dataset(model, args: TrainArgs, lay: tf.EnvLayout, round_: int, *,
     """One DAgger round: the (greedy) student plays ``args.dagger_instances`` new training
     instances (seeds in [0, 10**9) from ``default_rng([seed, 20062, round])``); in each episode
     ``args.dagger_cuts`` of the steps at which it started a task (after its first) are drawn,
-    and from each such step t the exact model's continuation is solved
-    (:func:`expert_from_state`: the student's tasks started before t fixed; cached as JSON under
-    ``bc_cache``/dagger) and replayed through the env; the states from step t on, with the
-    expert's labels, are returned (the arrays of :func:`expert_dataset`) plus "instances",
-    "cuts", "skipped" (continuations whose replay did not reproduce the expert's objective or
-    whose solve only found the list-scheduling completion), "student_mean_ct"."""
+    and from each such step t the expert's continuation is solved (the student's tasks started
+    before t fixed; cached as JSON under ``bc_cache``/dagger) and replayed through the env; the
+    states from step t on, with the expert's labels, are returned (the arrays of
+    :func:`expert_dataset`) plus "instances", "cuts", "skipped" (continuations whose replay did
+    not reproduce the expert's objective or whose solve only found the list-scheduling
+    completion), "student_mean_ct".
+
+    ``args.dagger_expert``: "placement-milp" (:func:`expert_from_state`, the exact model) or
+    "placement-lns" (:func:`lns_from_state`: the LNS improving the student's own continuation,
+    ``bc_time_limit`` seconds; its cache key also holds the expert and the student's whole
+    schedule, so the two never collide). With the LNS, a continuation the exact replay does not
+    reproduce is replayed with the window repair when ``bc_window_repair`` > 0 and kept within
+    that tolerance of the LNS's value, as :func:`expert_dataset` does (counted in "repaired"), and
+    "improved" counts the kept continuations the LNS made better than the student's (the others
+    label the student's own actions from t on); an episode that did not start every task
+    (timed out) has no schedule to improve: its cuts are skipped."""
     import hashlib
 
     from edgebench.instances.generators import generate
 
+    if args.dagger_expert not in DAGGER_EXPERTS:
+        raise tf.InputError(f"unknown DAgger expert {args.dagger_expert!r} (one of {list(DAGGER_EXPERTS)})",
+                            field="dagger_expert")
+    lns = args.dagger_expert == "placement-lns"
     rng = np.random.default_rng([args.seed, 20_062, round_])
     seeds = [int(x) for x in rng.integers(0, EVAL_SEED_BASE, size=args.dagger_instances)]
     cache = Path(args.bc_cache) / "dagger" if args.bc_cache else None
@@ -1027,7 +1114,7 @@ def dagger_dataset(model, args: TrainArgs, lay: tf.EnvLayout, round_: int, *,
     gamma = args.resolved_gamma()
     parts: list[dict[str, Any]] = []
     student: list[float] = []
-    cuts = skipped = 0
+    cuts = skipped = repaired = improved = 0
     for i, seed in enumerate(seeds):
         inst = generate("placement", args.preset, seed=seed, variant=args.variant, **args.gen_params)
         ep = tf.run_episode(model, env, lay, seed=0, greedy=True, instance=inst)
@@ -1039,14 +1126,24 @@ def dagger_dataset(model, args: TrainArgs, lay: tf.EnvLayout, round_: int, *,
         chosen = sorted(int(x) for x in rng.choice(times, size=min(args.dagger_cuts, len(times)), replace=False))
         for t in chosen:
             prefix = {j: v for j, v in started.items() if v[1] < t}
-            spec = json.dumps({"preset": args.preset, "variant": args.variant, "params": args.gen_params, "seed": seed,
-                               "t": t, "prefix": sorted(prefix.items()), "time_limit": args.bc_time_limit},
-                              sort_keys=True, default=str)
+            key = {"preset": args.preset, "variant": args.variant, "params": args.gen_params, "seed": seed,
+                   "t": t, "prefix": sorted(prefix.items()), "time_limit": args.bc_time_limit}
+            if lns:  # the MILP's keys stay those of the earlier caches
+                key.update(expert=args.dagger_expert, student=sorted(started.items()))
+            spec = json.dumps(key, sort_keys=True, default=str)
             path = cache / f"{hashlib.sha256(spec.encode()).hexdigest()[:20]}.json" if cache is not None else None
+            if lns and len(started) < env.sim.num_tasks:  # the episode ran out: no student schedule to improve
+                cuts += 1
+                skipped += 1
+                continue
             if path is not None and path.is_file():
                 sol = json.loads(path.read_text())
             else:
-                sol = expert_from_state(inst, prefix, t, time_limit=args.bc_time_limit)
+                if lns:
+                    sol = lns_from_state(inst, [started[j] for j in range(len(started))], t,
+                                         time_limit=args.bc_time_limit)
+                else:
+                    sol = expert_from_state(inst, prefix, t, time_limit=args.bc_time_limit)
                 if path is not None:
                     tmp = path.with_name(path.name + ".tmp")
                     tmp.write_text(json.dumps(sol))
@@ -1055,13 +1152,24 @@ def dagger_dataset(model, args: TrainArgs, lay: tf.EnvLayout, round_: int, *,
             if sol["status"] == "heuristic":
                 skipped += 1
                 continue
-            rep = replay_expert(env, lay, inst, [tuple(x) for x in sol["tasks"]], void_rule=args.model.void_rule,
+            tasks = [tuple(x) for x in sol["tasks"]]
+            rep = replay_expert(env, lay, inst, tasks, void_rule=args.model.void_rule,
                                 record_from=t, cell_features=args.model.cell_features)
             obj = rep["objectives"]
             if not rep["ok"] or obj is None or float(obj["total_completion_time"]) != sol["objective"] \
                     or len(rep["slot"]) == 0:
-                skipped += 1
-                continue
+                if not lns or args.bc_window_repair <= 0:
+                    skipped += 1
+                    continue
+                rep = replay_expert(env, lay, inst, tasks, void_rule=args.model.void_rule, record_from=t,
+                                    cell_features=args.model.cell_features, repair=True)
+                obj = rep["objectives"]
+                if (not rep["ok"] or obj is None or len(rep["slot"]) == 0
+                        or float(obj["total_completion_time"]) > sol["objective"] * (1 + args.bc_window_repair)):
+                    skipped += 1
+                    continue
+                repaired += 1
+            improved += lns and sol["status"] == "improved"
             rep["ret"] = _returns(rep.pop("reward") * args.reward_scale, gamma)
             del rep["objectives"], rep["ok"]
             parts.append(rep)
@@ -1070,4 +1178,6 @@ def dagger_dataset(model, args: TrainArgs, lay: tf.EnvLayout, round_: int, *,
     data: dict[str, Any] = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]} if parts else {}
     data.update({"instances": len(seeds), "cuts": cuts, "skipped": skipped,
                  "student_mean_ct": float(np.mean(student)) if student else float("nan")})
+    if lns:
+        data.update(repaired=repaired, improved=improved)
     return data

@@ -236,3 +236,137 @@ def test_the_window_repair_enlarges_the_expert_data(tmp_path):
     assert fixed["repaired"] >= 1 and fixed["instances"] == plain["instances"] + fixed["repaired"]
     assert fixed["instances"] + fixed["skipped"] == 6
     assert len(fixed["slot"]) > len(plain["slot"])
+
+
+# ---- DAgger with the LNS as the expert (session 16; docs/tapfinger.md "Validation split and DAgger") ----
+
+
+def _student(variant: str, seed: int, params=None):
+    """(env, layout, instance, the student's complete schedule, its env value): a random-init
+    generic model plays one instance greedily."""
+    from edgebench.learned.train_tapfinger import student_states
+
+    params = params or {"num_tasks": 16}
+    env = tf.make_env(preset="synthetic-3", params=params, variant=variant, inputs="generic")
+    lay = tf.EnvLayout.of_env(env)
+    torch.manual_seed(0)
+    model = tf.make_model(CFG, lay)
+    inst = generate("placement", "synthetic-3", seed=seed, variant=variant, **params)
+    ep = tf.run_episode(model, env, lay, seed=0, greedy=True, instance=inst)
+    assert ep["done"]
+    started = student_states(env)
+    return env, lay, inst, [started[j] for j in range(len(started))], ep["objectives"]["total_completion_time"]
+
+
+@pytest.mark.parametrize("variant", ["single", "multi"])
+def test_lns_continuation_keeps_the_student_prefix_and_never_loses_to_the_student(variant):
+    """The LNS continuation expert (:func:`lns_from_state`) from a third and two thirds of the
+    student's start steps, on three 16-task instances: by the referee's decisions, every prefix
+    task (started before t by the student) keeps its (cluster, start, cpu, gpu) and every other
+    task starts at t or later; the referee finds it feasible, its value is the one returned and
+    at most the student's (whose referee value is the env's); the LNS improves on the student in
+    most cuts (an untrained student is poor; measured: all 12, from the list-scheduling completion
+    of the prefix), and its replay from t reproduces its value."""
+    from edgebench.learned.train_tapfinger import lns_from_state
+    from edgebench.referee import evaluate_decisions
+    from edgebench.solution import PlacementDecision, PlacementDecisions
+
+    improved = cuts = 0
+    for seed in range(3):
+        env, lay, inst, tasks, own = _student(variant, seed)
+        times = sorted({s for _, s, _, _ in tasks})
+        for t in (times[len(times) // 3], times[2 * len(times) // 3]):
+            sol = lns_from_state(inst, tasks, t, time_limit=None, iterations=6)
+            assert sol["student_objective"] == pytest.approx(own, abs=1e-9)
+            dec = PlacementDecisions(tasks=tuple(PlacementDecision(cluster=n, start=s, cpu=c, gpu=g)
+                                                 for n, s, c, g in sol["tasks"]))
+            ev = evaluate_decisions(inst, dec)
+            assert ev.feasible, ev.violations[:3]
+            assert float(ev.objectives["total_completion_time"]) == pytest.approx(sol["objective"], abs=1e-9)
+            assert sol["objective"] <= own + 1e-9
+            for j, x in enumerate(sol["tasks"]):
+                if tasks[j][1] < t:
+                    assert tuple(x) == tuple(tasks[j]), (j, x, tasks[j])
+                else:
+                    assert x[1] >= t, (j, x, t)
+            rep = replay_expert(env, lay, inst, [tuple(x) for x in sol["tasks"]], record_from=t)
+            assert rep["ok"] and rep["objectives"]["total_completion_time"] == sol["objective"] and len(rep["slot"])
+            cuts += 1
+            improved += sol["status"] == "improved"
+    assert improved >= cuts // 2
+
+
+def test_generic_dagger_with_the_lns_expert_through_train(tmp_path):
+    """``train`` runs a generic BC warm start and one DAgger round whose continuations are the
+    LNS's (``dagger_expert`` placement-lns, window repair on): the DAgger states are added, and
+    every cached continuation is at least as good as the student's, by the referee; the MILP's
+    continuations of the same round go to other cache files (the keys never collide)."""
+    import dataclasses
+    import json
+
+    from edgebench.learned.train_tapfinger import dagger_dataset
+
+    args = _args(tmp_path, "single", bc_epochs=1, val_episodes=1, dagger_rounds=1, dagger_instances=2,
+                 dagger_cuts=2, dagger_epochs=1, dagger_expert="placement-lns", bc_window_repair=0.05)
+    res = train(args, log=None)
+    bc = [h for h in res["history"] if h.get("bc_epoch")]
+    assert [h["dagger_round"] for h in bc] == [0, 1]
+    assert bc[1]["bc_states"] > bc[0]["bc_states"]
+    files = {p.name for p in (tmp_path / "cache" / "dagger").glob("*.json")}
+    sols = [json.loads((tmp_path / "cache" / "dagger" / f).read_text()) for f in files]
+    assert len(sols) >= 3
+    assert all(s["objective"] <= s["student_objective"] + 1e-9 for s in sols)
+    assert any(s["status"] == "improved" for s in sols)
+    # the same round (the exported student) from the cache, then the MILP's continuations
+    again = dagger_dataset(res["model"], args, res["layout"], 0)
+    assert again["cuts"] == 4 and again["improved"] + again["skipped"] <= again["cuts"]
+    milp = dagger_dataset(res["model"], dataclasses.replace(args, dagger_expert="placement-milp"), res["layout"], 0)
+    assert milp["cuts"] == 4 and "improved" not in milp
+    both = {p.name for p in (tmp_path / "cache" / "dagger").glob("*.json")}
+    assert files < both and len(both) >= len(files) + 3
+
+
+def test_lns_dagger_window_repair_keeps_more_continuations(tmp_path):
+    """With a pending window of 2 (16 tasks), some LNS continuations start a task the agent
+    cannot see yet: without ``bc_window_repair`` they are skipped; with it (tolerance 1.0, the
+    same continuations from the shared cache) they are replayed repaired and kept, each cut
+    counted once (measured: 7 of 18 cuts skipped, then 7 repaired)."""
+    import torch as th
+
+    from edgebench.learned.train_tapfinger import dagger_dataset
+
+    base = dict(gen_params={**WINDOW, "num_tasks": 16}, bc_time_limit=1.0, dagger_instances=6, dagger_cuts=3,
+                dagger_expert="placement-lns")
+    out = {}
+    for tol in (0.0, 1.0):
+        args = _args(tmp_path, "single", bc_window_repair=tol, **base)
+        lay = _layout(args)
+        th.manual_seed(0)
+        out[tol] = dagger_dataset(tf.make_model(CFG, lay), args, lay, 0)
+    plain, fixed = out[0.0], out[1.0]
+    assert plain["cuts"] == fixed["cuts"] == 18
+    assert plain["repaired"] == 0 and plain["skipped"] >= 1
+    assert fixed["repaired"] >= 1
+    assert fixed["cuts"] - fixed["skipped"] == plain["cuts"] - plain["skipped"] + fixed["repaired"]
+    assert len(fixed["slot"]) > len(plain["slot"])
+
+
+def test_dagger_expert_default_is_the_milp_and_is_recorded_only_when_set():
+    """The default stays the MILP (whose DAgger rounds test_tapfinger.py's
+    test_dagger_round_and_validation_selection and test_generic_bc_and_dagger_through_train
+    run): not in the recorded command by default, ``--dagger-expert placement-lns`` reaches
+    TrainArgs and the command; an unknown expert is refused by the parser."""
+    from edgebench.cli import build_parser
+    from edgebench.learned.tapfinger_cli import train_args_from_cli, training_command
+
+    parse = build_parser().parse_args
+    base = ["train", "tapfinger", "--out", "o", "--set", "num_tasks=8"]
+    ns = parse(base)
+    assert TrainArgs().dagger_expert == ns.dagger_expert == "placement-milp"
+    assert train_args_from_cli(ns).dagger_expert == "placement-milp"
+    assert "--dagger-expert" not in training_command(ns)
+    ns = parse(base + ["--dagger-expert", "placement-lns"])
+    assert train_args_from_cli(ns).dagger_expert == "placement-lns"
+    assert "--dagger-expert placement-lns" in training_command(ns)
+    with pytest.raises(SystemExit):
+        parse(base + ["--dagger-expert", "random"])

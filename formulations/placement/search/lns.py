@@ -27,6 +27,10 @@ kinds of :mod:`placement.search.neighbourhoods` by adaptive weights; or one kind
 re-allocating moves of :mod:`placement.search.grow` after the search. Every candidate returned is
 scored by the referee.
 
+Continuations (TapFinger's DAgger expert, docs/tapfinger.md): :func:`improve` with ``frozen``
+tasks (never freed) and ``not_before`` (no other task starts before that step) improves the
+rest of a schedule whose prefix is fixed.
+
 Seeded: the neighbourhoods are drawn from ``numpy.random.default_rng(seed)``. With
 ``iterations`` (a number of neighbourhoods) and sub-problems that finish within their own
 limit, the same seed gives the same schedule; under a wall-clock limit alone the number of
@@ -35,9 +39,10 @@ neighbourhoods depends on the machine (as for every time-limited solver).
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Collection, Sequence
 
 import numpy as np
 
@@ -139,10 +144,12 @@ def to_schedule(payload, data: PlacementData, decisions) -> Schedule | None:
     return None if schedule_violations(data, fixed) else fixed
 
 
-def neighbourhood(rng: np.random.Generator, data: PlacementData, cur: Schedule, block: int) -> set[int]:
+def neighbourhood(rng: np.random.Generator, data: PlacementData, cur: Schedule, block: int,
+                  movable: Sequence[int] | None = None) -> set[int]:
     """The tasks freed by the classic move: ``block`` tasks nearest a random step, all
-    clusters or (half the draws) one (:func:`placement.search.neighbourhoods.window`)."""
-    return window(rng, data, cur, block)
+    clusters or (half the draws) one (:func:`placement.search.neighbourhoods.window`), among
+    ``movable`` (None: all)."""
+    return window(rng, data, cur, block, movable=movable)
 
 
 def _move_kinds(moves: str) -> tuple[str, ...]:
@@ -156,22 +163,44 @@ def _move_kinds(moves: str) -> tuple[str, ...]:
 def improve(data: PlacementData, cur: Schedule, *, seed: int, deadline: float | None, iterations: int | None,
             block: int = BLOCK, slack: int = SLACK, stall: int = STALL, sub_limit: float = SUB_LIMIT,
             moves: str = DEFAULT_MOVES, types: list[str] | None = None,
-            cutoff: str = DEFAULT_CUTOFF) -> tuple[Schedule, dict[str, Any]]:
+            cutoff: str = DEFAULT_CUTOFF, frozen: Collection[int] = (),
+            not_before: int | None = None) -> tuple[Schedule, dict[str, Any]]:
     """The LNS loop (module docstring); returns the best schedule and counters. ``moves``:
     ``classic`` (windows / clusters, half each), ``adaptive`` (every kind of
-    :data:`placement.search.neighbourhoods.KINDS`, chosen by adaptive weights) or one kind."""
-    rng = np.random.default_rng(seed)
+    :data:`placement.search.neighbourhoods.KINDS`, chosen by adaptive weights) or one kind.
+
+    A continuation (DAgger's expert, docs/tapfinger.md): the tasks in ``frozen`` are never freed
+    (they keep their (option, start) of ``cur``: constants of every sub-problem), and with
+    ``not_before`` no other task starts before that step (the sub-problems see its arrival as
+    max(arrival, ``not_before``), which shifts the objective by a constant; ``cur`` must respect
+    it: ValueError otherwise). The counters are on ``data``'s own arrivals. Without both, the
+    search is the one above, bit for bit."""
     J = data.num_tasks
+    frozen = set(frozen)
+    movable = None if not frozen else [j for j in range(J) if j not in frozen]
+    orig = data
+    if not_before is not None:
+        late = [j for j in range(J) if j not in frozen and cur[j][1] < not_before]
+        if late:
+            raise ValueError(f"task {late[0]} starts at {cur[late[0]][1]}, before not_before {not_before}")
+        data = dataclasses.replace(data, arrivals=[a if j in frozen else max(a, not_before)
+                                                   for j, a in enumerate(data.arrivals)])
+    rng = np.random.default_rng(seed)
+    K = J if movable is None else len(movable)
     cur_val = schedule_objective(data, cur)
-    info: dict[str, Any] = {"lns_start": cur_val, "neighbourhoods": 0, "improved": 0}
+    info: dict[str, Any] = {"lns_start": schedule_objective(orig, cur), "neighbourhoods": 0, "improved": 0}
+    if not K:  # everything frozen: nothing to search
+        info["lns_end"] = info["lns_start"]
+        return cur, info
     chooser = Adaptive(_move_kinds(moves))
-    blk, fails, build = min(block, J), 0, 0.0
+    blk, fails, build = min(block, K), 0, 0.0
     while iterations is None or info["neighbourhoods"] < iterations:
         rem = None if deadline is None else deadline - time.perf_counter()
         if rem is not None and rem <= 0.5 + BUILD_MARGIN * build:
             break  # building the next sub-problem (not time-limited) would pass the deadline
         kind = chooser.choose(rng)
-        free = neighbourhood(rng, data, cur, blk) if kind == "classic" else destroy(kind, rng, data, cur, blk, types)
+        free = (neighbourhood(rng, data, cur, blk, movable) if kind == "classic"
+                else destroy(kind, rng, data, cur, blk, types, movable))
         fixed = [None if j in free else cur[j] for j in range(J)]
         last = [data.arrivals[j] + max(slack, cur[j][1] - data.arrivals[j] + 1) for j in range(J)]
         tb = time.perf_counter()
@@ -200,11 +229,11 @@ def improve(data: PlacementData, cur: Schedule, *, seed: int, deadline: float | 
                 info["improved"] += 1
         chooser.update(kind, better)
         if better:
-            blk, fails = min(block, J), 0
+            blk, fails = min(block, K), 0
             info["cycles"] = 0
         else:
             fails += 1
-            top = min(J, 4 * block)
+            top = min(K, 4 * block)
             if fails >= stall and blk >= top:
                 # the largest blocks improve nothing any more: the classic search stops; the
                 # others start again from the smallest blocks, up to CYCLES times in a row
@@ -212,11 +241,11 @@ def improve(data: PlacementData, cur: Schedule, *, seed: int, deadline: float | 
                 if kind == "classic" or info["cycles"] >= CYCLES:
                     info["converged"] = True
                     break
-                blk, fails = min(block, J), 0
+                blk, fails = min(block, K), 0
                 continue
             if fails >= stall:
                 blk, fails = min(top, blk + max(1, blk // 2)), 0
-    info["lns_end"] = cur_val
+    info["lns_end"] = schedule_objective(orig, cur)
     info["moves"] = chooser.summary()
     return cur, info
 

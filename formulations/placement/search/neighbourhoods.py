@@ -18,6 +18,10 @@ MILP. The kinds:
 success (adaptive LNS, Ropke and Pisinger 2006): after each neighbourhood the kind's weight
 moves a share ``reaction`` towards its score (``NEW_BEST`` for an improvement, ``TRIED``
 otherwise). Everything is drawn from the caller's ``numpy`` generator: seeded.
+
+``movable`` (every move): the tasks a move may free and draw its seed from (None: all; the
+search with frozen tasks, :func:`placement.search.lns.improve` ``frozen``). With None the draws
+are those of the moves without it, bit for bit.
 """
 
 from __future__ import annotations
@@ -43,29 +47,34 @@ def _nearest(cand: list[int], key, block: int) -> set[int]:
     return set(cand[:block])
 
 
+def _candidates(data: PlacementData, movable: Sequence[int] | None) -> list[int]:
+    return list(range(data.num_tasks)) if movable is None else list(movable)
+
+
 def window(rng: np.random.Generator, data: PlacementData, cur: Schedule, block: int,
-           one_cluster: bool | None = None) -> set[int]:
+           one_cluster: bool | None = None, movable: Sequence[int] | None = None) -> set[int]:
     """The ``block`` tasks nearest a random step: all clusters or (``one_cluster``; drawn
     half the time when None) one random cluster."""
-    J = data.num_tasks
-    pivot = cur[int(rng.integers(J))][1]
-    cand = list(range(J))
+    cand = _candidates(data, movable)
+    pivot = cur[cand[int(rng.integers(len(cand)))]][1]
     if one_cluster is None:
         one_cluster = bool(rng.random() < 0.5)
     if one_cluster:
-        n = cur[int(rng.integers(J))][0].cluster
+        n = cur[cand[int(rng.integers(len(cand)))]][0].cluster
         on = [j for j in cand if cur[j][0].cluster == n]
         if len(on) >= 2:
             cand = on
     return _nearest(cand, lambda j: abs(cur[j][1] - pivot), block)
 
 
-def waiting(rng: np.random.Generator, data: PlacementData, cur: Schedule, block: int) -> set[int]:
+def waiting(rng: np.random.Generator, data: PlacementData, cur: Schedule, block: int,
+            movable: Sequence[int] | None = None) -> set[int]:
     """A seed drawn by its waiting and the tasks running across its interval (module doc)."""
-    J = data.num_tasks
-    wait = np.array([cur[j][1] - data.arrivals[j] for j in range(J)], dtype=float)
-    p = wait / wait.sum() if wait.sum() > 0 else np.full(J, 1.0 / J)
-    s = int(rng.choice(J, p=p))
+    cand = _candidates(data, movable)
+    K = len(cand)
+    wait = np.array([cur[j][1] - data.arrivals[j] for j in cand], dtype=float)
+    p = wait / wait.sum() if wait.sum() > 0 else np.full(K, 1.0 / K)
+    s = cand[int(rng.choice(K, p=p))]
     lo, hi = data.arrivals[s], cur[s][1] + cur[s][0].steps
     mid = (lo + hi) / 2
     clusters = {o.cluster for o in data.options[s]}
@@ -77,14 +86,15 @@ def waiting(rng: np.random.Generator, data: PlacementData, cur: Schedule, block:
         gap = max(0, t - hi, lo - (t + o.steps))  # 0: its run overlaps the seed's interval
         return (0 if o.cluster in clusters else CLUSTER_PENALTY) + gap + abs(t - mid) / (1 + hi - lo)
 
-    return _nearest(list(range(J)), key, block)
+    return _nearest(cand, key, block)
 
 
 def related(rng: np.random.Generator, data: PlacementData, cur: Schedule, block: int,
-            types: Sequence[str] | None = None) -> set[int]:
+            types: Sequence[str] | None = None, movable: Sequence[int] | None = None) -> set[int]:
     """Shaw removal: a random seed and the tasks most related to it (module doc)."""
     J = data.num_tasks
-    s = int(rng.integers(J))
+    cand = _candidates(data, movable)
+    s = cand[int(rng.integers(len(cand)))]
     clusters = {o.cluster for o in data.options[s]}
 
     def key(j: int) -> float:
@@ -93,20 +103,20 @@ def related(rng: np.random.Generator, data: PlacementData, cur: Schedule, block:
                 + (0 if types is None or types[j] == types[s] else TYPE_PENALTY)
                 + (0 if shared else CLUSTER_PENALTY) - (J + 1) * (j == s))
 
-    return _nearest(list(range(J)), key, block)
+    return _nearest(cand, key, block)
 
 
 def destroy(kind: str, rng: np.random.Generator, data: PlacementData, cur: Schedule, block: int,
-            types: Sequence[str] | None = None) -> set[int]:
-    """The tasks freed by move ``kind`` (one of :data:`KINDS`)."""
+            types: Sequence[str] | None = None, movable: Sequence[int] | None = None) -> set[int]:
+    """The tasks freed by move ``kind`` (one of :data:`KINDS`), among ``movable`` (None: all)."""
     if kind == "window":
-        return window(rng, data, cur, block, one_cluster=False)
+        return window(rng, data, cur, block, one_cluster=False, movable=movable)
     if kind == "cluster":
-        return window(rng, data, cur, block, one_cluster=True)
+        return window(rng, data, cur, block, one_cluster=True, movable=movable)
     if kind == "wait":
-        return waiting(rng, data, cur, block)
+        return waiting(rng, data, cur, block, movable)
     if kind == "related":
-        return related(rng, data, cur, block, types)
+        return related(rng, data, cur, block, types, movable)
     raise ValueError(f"unknown neighbourhood kind {kind!r} (known: {', '.join(KINDS)})")
 
 
