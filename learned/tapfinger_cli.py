@@ -34,6 +34,7 @@ def training_command(args: argparse.Namespace) -> str:
     parts = ["edgebench train tapfinger", f"--preset {args.preset}", f"--variant {args.variant}",
              f"--steps {args.steps}", f"--seed {args.seed}", f"--out {args.out}"]
     parts += [f"--set {s}" for s in args.set or []]
+    parts += [f"--val-set {s}" for s in getattr(args, "val_set", None) or []]
     for opt in ("num_envs", "rollout_steps", "lr", "hidden", "layers", "heads", "conv", "void_rule", "encoder",
                 "pointer", "eval_every", "eval_episodes", "ent_coef", "bc_instances", "bc_epochs", "bc_time_limit",
                 "bc_lr", "bc_eval_every", "bc_window_repair", "val_episodes", "val_seed_base", "init", "dagger_rounds", "dagger_instances",
@@ -67,6 +68,12 @@ def train_args_from_cli(args: argparse.Namespace):
         generate("placement", args.preset, seed=0, **params)  # bad presets / overrides fail before training
     except InputError as exc:
         raise InputError(exc.args[0] if exc.args else str(exc), file=CMDLINE, field="--set") from None
+    val_params = parse_assignments(getattr(args, "val_set", None), "--val-set")
+    if val_params:
+        try:
+            generate("placement", args.preset, seed=0, **{**params, **val_params})
+        except InputError as exc:
+            raise InputError(exc.args[0] if exc.args else str(exc), file=CMDLINE, field="--val-set") from None
     if args.hidden % args.heads:
         raise InputError("--hidden must be a multiple of --heads", file=CMDLINE, field="--hidden")
     if getattr(args, "cell_features", "v1") != "v1" and getattr(args, "inputs", "onehot") != "generic":
@@ -82,7 +89,7 @@ def train_args_from_cli(args: argparse.Namespace):
                      bc_epochs=args.bc_epochs, bc_time_limit=args.bc_time_limit, expert=args.expert,
                      bc_cache=None if args.bc_cache == "none" else args.bc_cache, bc_lr=args.bc_lr,
                      bc_eval_every=args.bc_eval_every, val_episodes=args.val_episodes,
-                     val_seed_base=args.val_seed_base, init=args.init, dagger_rounds=args.dagger_rounds,
+                     val_seed_base=args.val_seed_base, val_params=val_params, init=args.init, dagger_rounds=args.dagger_rounds,
                      dagger_instances=args.dagger_instances, dagger_cuts=args.dagger_cuts,
                      dagger_epochs=args.dagger_epochs, dagger_expert=getattr(args, "dagger_expert", "placement-milp"),
                      epochs=args.epochs, minibatch=args.minibatch,
@@ -253,6 +260,9 @@ def add_train_parser(train_sub) -> argparse.ArgumentParser:
     g.add_argument("--val-episodes", type=int_in(0, 10_000), default=0, metavar="K",
                    help="validation seeds --val-seed-base + k, k < K: the BC/DAgger weights best on them are kept "
                         "(default 0: no selection, the last weights)")
+    g.add_argument("--val-set", action="append", metavar="KEY=VALUE",
+                   help="a generator parameter of the validation instances over --set (repeatable), e.g. "
+                        "num_tasks=384: select at the held-out scale while training on shorter episodes")
     g.add_argument("--val-seed-base", type=_nonneg_int, default=2 * 10**9, metavar="B",
                    help="first validation seed (default 2*10**9; disjoint from training [0, 10**9) and held-out 10**9+k)")
     g.add_argument("--init", default=None, metavar="CKPT", help="start from this checkpoint's weights (same model)")

@@ -129,6 +129,10 @@ class TrainArgs:
     # training seeds [0, 10**9) and the held-out 10**9 + k; 0 episodes: no selection (the last weights)
     val_seed_base: int = 2 * 10**9
     val_episodes: int = 0
+    #: generator parameters of the validation instances over the run's (``gen_params``), e.g.
+    #: {"num_tasks": 384}: select the weights at the held-out scale while training on shorter
+    #: episodes (empty: the training instances' parameters)
+    val_params: dict[str, Any] = field(default_factory=dict)
     init: str | None = None  # start from this checkpoint's weights (same model configuration)
     # DAgger: rounds of (student episodes on new training instances, expert continuations from their
     # states, aggregation, bc on the aggregate); the expert is placement's exact model re-solved
@@ -151,17 +155,20 @@ class TrainArgs:
 
 
 def evaluate(model, args: TrainArgs, lay: tf.EnvLayout, *, episodes: int | None = None,
-             greedy: bool = True, seed_base: int = EVAL_SEED_BASE) -> dict[str, float]:
-    """Episodes on the held-out seeds 10**9 + k (``seed_base`` + k; greedy, or sampled with seed k):
+             greedy: bool = True, seed_base: int = EVAL_SEED_BASE,
+             params: dict[str, Any] | None = None) -> dict[str, float]:
+    """Episodes on the held-out seeds 10**9 + k (``seed_base`` + k; greedy, or sampled with seed k)
+    of instances generated with ``params`` (None: ``args.gen_params``):
     mean completion time (steps) over episodes, fraction of episodes that finished every task,
     ms per decision, the per-episode mean completion times ("eval_cts") and the smallest greedy
     decision margin ("decision_margin", :func:`tapfinger.pick_max`)."""
     from edgebench.instances.generators import generate
 
-    env = tf.make_env(preset=args.preset, params=args.gen_params, variant=args.variant, lay=lay)
+    params = args.gen_params if params is None else params
+    env = tf.make_env(preset=args.preset, params=params, variant=args.variant, lay=lay)
     cts, dones, dt, margin = [], [], [], math.inf
     for k in range(episodes or args.eval_episodes):
-        inst = generate("placement", args.preset, seed=seed_base + k, **args.gen_params)
+        inst = generate("placement", args.preset, seed=seed_base + k, **params)
         out = tf.run_episode(model, env, lay, seed=k, greedy=greedy, instance=inst)
         cts.append(out["mean_ct"])
         dones.append(out["done"])
@@ -170,6 +177,13 @@ def evaluate(model, args: TrainArgs, lay: tf.EnvLayout, *, episodes: int | None 
     return {"eval_mean_ct": float(np.mean(cts)), "eval_done": float(np.mean(dones)),
             "ms_per_decision": 1000.0 * float(np.mean(dt)), "eval_cts": [float(c) for c in cts],
             "decision_margin": margin}
+
+
+def validate(model, args: TrainArgs, lay: tf.EnvLayout) -> dict[str, float]:
+    """The validation episodes of model selection: seeds ``val_seed_base`` + k, k <
+    ``val_episodes``, instances with ``gen_params`` updated by ``val_params``."""
+    return evaluate(model, args, lay, episodes=args.val_episodes, seed_base=args.val_seed_base,
+                    params={**args.gen_params, **args.val_params})
 
 
 def transfer_layout(own: tf.EnvLayout, init: tf.EnvLayout, *, file: str) -> tf.EnvLayout:
@@ -455,7 +469,7 @@ def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict
         def select(row: dict[str, Any]) -> None:
             """Validation (model selection): the best weights on the validation seeds are kept."""
             nonlocal val_best, val_state
-            v = evaluate(model, args, lay, episodes=args.val_episodes, seed_base=args.val_seed_base)
+            v = validate(model, args, lay)
             row["val_mean_ct"] = v["eval_mean_ct"]
             if v["eval_mean_ct"] < val_best:
                 val_best = v["eval_mean_ct"]
@@ -522,7 +536,7 @@ def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict
     # MAPPO model selection on the validation seeds (val_episodes > 0): the weights at the start of
     # MAPPO (update `rl_sel["update"]` = the warm start) are a candidate; OUT/rl_best.pt keeps the best
     def select_rl(row: dict[str, Any]) -> None:
-        v = evaluate(model, args, lay, episodes=args.val_episodes, seed_base=args.val_seed_base)
+        v = validate(model, args, lay)
         row["val_mean_ct"] = v["eval_mean_ct"]
         # during the critic warm-up the actor (hence the value) is unchanged: a tie keeps the newer critic
         if v["eval_mean_ct"] < rl_sel["val"] or (v["eval_mean_ct"] == rl_sel["val"] and update <= args.critic_warmup):

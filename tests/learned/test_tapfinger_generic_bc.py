@@ -370,3 +370,34 @@ def test_dagger_expert_default_is_the_milp_and_is_recorded_only_when_set():
     assert "--dagger-expert placement-lns" in training_command(ns)
     with pytest.raises(SystemExit):
         parse(base + ["--dagger-expert", "random"])
+
+
+def test_validation_instances_take_val_set_over_set():
+    """``--val-set num_tasks=14`` reaches TrainArgs.val_params and the recorded command; model
+    selection (:func:`validate`) plays the validation seeds on instances of 14 tasks while the
+    run's own instances keep 10 (the values equal an evaluation of those instances); a bad key is
+    one InputError naming --val-set."""
+    from edgebench.cli import build_parser
+    from edgebench.errors import InputError
+    from edgebench.learned.tapfinger_cli import train_args_from_cli, training_command
+    from edgebench.learned.train_tapfinger import evaluate, validate
+
+    parse = build_parser().parse_args
+    base = ["train", "tapfinger", "--out", "o", "--set", "num_tasks=10", "--inputs", "generic", "--val-episodes", "2"]
+    assert train_args_from_cli(parse(base)).val_params == {}
+    ns = parse(base + ["--val-set", "num_tasks=14"])
+    args = train_args_from_cli(ns)
+    assert args.val_params == {"num_tasks": 14} and args.gen_params["num_tasks"] == 10
+    assert "--val-set num_tasks=14" in training_command(ns)
+    with pytest.raises(InputError) as err:
+        train_args_from_cli(parse(base + ["--val-set", "no_such_param=1"]))
+    assert err.value.field == "--val-set"
+    lay = _layout(args)
+    torch.manual_seed(0)
+    model = tf.make_model(args.model, lay)
+    got = validate(model, args, lay)
+    want = evaluate(model, args, lay, episodes=2, seed_base=args.val_seed_base, params={**args.gen_params,
+                                                                                          "num_tasks": 14})
+    assert got["eval_cts"] == want["eval_cts"]
+    short = evaluate(model, args, lay, episodes=2, seed_base=args.val_seed_base)
+    assert short["eval_cts"] != got["eval_cts"]
