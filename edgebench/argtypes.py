@@ -79,6 +79,17 @@ def positive_float(text: str) -> float:
     return _positive_number(text, "a number")
 
 
+def nonneg_float(text: str) -> float:
+    """A finite number >= 0."""
+    try:
+        x = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not 0 <= x < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a non-negative number, got {text!r}")
+    return x
+
+
 def fraction(text: str) -> float:
     """A number from 0 to 1 (a relative tolerance)."""
     try:

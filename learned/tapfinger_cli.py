@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import argparse
 
-from edgebench.argtypes import fraction, int_in, parse_assignments
+from edgebench.argtypes import fraction, int_in, nonneg_float as _nonneg_float, parse_assignments
 from edgebench.argtypes import nonneg_int as _nonneg_int
 from edgebench.argtypes import positive_float as _pos_float
 from edgebench.argtypes import positive_int as _pos_int
@@ -37,11 +37,13 @@ def training_command(args: argparse.Namespace) -> str:
     parts += [f"--val-set {s}" for s in getattr(args, "val_set", None) or []]
     for opt in ("num_envs", "rollout_steps", "lr", "hidden", "layers", "heads", "conv", "void_rule", "encoder",
                 "pointer", "eval_every", "eval_episodes", "ent_coef", "bc_instances", "bc_epochs", "bc_time_limit",
-                "bc_lr", "bc_eval_every", "bc_window_repair", "val_episodes", "val_seed_base", "init", "dagger_rounds", "dagger_instances",
+                "bc_lr", "bc_eval_every", "bc_value_coef", "val_episodes", "val_seed_base", "init", "dagger_rounds", "dagger_instances",
                 "dagger_cuts", "dagger_epochs", "epochs", "minibatch", "target_kl", "critic_warmup", "critic_lr"):
         if getattr(args, opt) is None:
             continue
         parts.append(f"--{opt.replace('_', '-')} {getattr(args, opt)}")
+    if getattr(args, "bc_window_repair", 0.0):
+        parts.append(f"--bc-window-repair {args.bc_window_repair}")
     if getattr(args, "expert", "placement-milp") != "placement-milp":
         parts.append(f"--expert {args.expert}")
     if getattr(args, "dagger_expert", "placement-milp") != "placement-milp":
@@ -97,6 +99,7 @@ def train_args_from_cli(args: argparse.Namespace):
                      team_reward=args.team_reward, device=args.device,
                      sparse_alloc=getattr(args, "sparse_alloc", False),
                      bc_window_repair=getattr(args, "bc_window_repair", 0.0),
+                     bc_value_coef=getattr(args, "bc_value_coef", None),
                      entropy_norm=getattr(args, "entropy_norm", False))
 
 
@@ -252,6 +255,9 @@ def add_train_parser(train_sub) -> argparse.ArgumentParser:
     g.add_argument("--bc-window-repair", type=fraction, default=0.0, metavar="TOL",
                    help="imitate window-repaired expert schedules within TOL (relative) of the expert's value: a "
                         "start outside the agent's pending window waits until the env allows it (default 0: off)")
+    g.add_argument("--bc-value-coef", type=_nonneg_float, default=None, metavar="C",
+                   help="weight of the value regression in the BC / DAgger loss (default: the PPO value "
+                        "coefficient, 0.5; 0: the supervised phase leaves the value head alone)")
     g.add_argument("--bc-lr", type=_pos_float, default=None, metavar="LR", help="learning rate of the BC epochs "
                    "(default: --lr)")
     g.add_argument("--bc-eval-every", type=_nonneg_int, default=0, metavar="E",

@@ -140,6 +140,10 @@ class TrainArgs:
     dagger_instances: int = 0  # student episodes (training instances) per round
     dagger_cuts: int = 3  # states per student episode from which the expert's continuation is solved
     dagger_epochs: int | None = None  # supervised epochs per round (None: bc_epochs)
+    #: weight of the value regression in the supervised (BC / DAgger) loss (None: vf_coef). At 384
+    #: tasks the returns are large (value loss ~1,800 against cross-entropies ~2): its gradient
+    #: dominates the global grad-norm clip and the policy hardly moves; 0 leaves the value head alone
+    bc_value_coef: float | None = None
     #: the expert of DAgger's continuations (:data:`DAGGER_EXPERTS`): "placement-milp" (the exact
     #: fixed-allocation model, :func:`expert_from_state`) or "placement-lns" (the LNS improving the
     #: student's own continuation, :func:`lns_from_state`; window repair with bc_window_repair > 0)
@@ -938,7 +942,7 @@ def behaviour_cloning(model, opt, data: dict[str, Any], args: TrainArgs, rng: np
                 la = torch.log_softmax(al, -1).gather(-1, torch.as_tensor(data["alloc"][idx], device=dev).unsqueeze(-1)).squeeze(-1)
             alo = -la[m].mean() if m.any() else torch.zeros((), device=dev)
             vl = 0.5 * ((values - torch.as_tensor(data["ret"][idx], dtype=torch.float32, device=dev)) ** 2).mean()
-            loss = pl + alo + args.vf_coef * vl
+            loss = pl + alo + (args.vf_coef if args.bc_value_coef is None else args.bc_value_coef) * vl
             opt.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), args.max_grad_norm)

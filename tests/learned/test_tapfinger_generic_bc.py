@@ -401,3 +401,34 @@ def test_validation_instances_take_val_set_over_set():
     assert got["eval_cts"] == want["eval_cts"]
     short = evaluate(model, args, lay, episodes=2, seed_base=args.val_seed_base)
     assert short["eval_cts"] != got["eval_cts"]
+
+
+def test_bc_value_coef_zero_leaves_the_value_head_alone(tmp_path):
+    """``bc_value_coef=0``: the supervised epochs move the policy but not the critic's weights
+    (the value regression is off); the default (the PPO value coefficient) moves both. The CLI
+    option reaches TrainArgs and the recorded command; a negative weight is refused by the parser."""
+    from edgebench.cli import build_parser
+    from edgebench.learned.tapfinger_cli import train_args_from_cli, training_command
+
+    args = _args(tmp_path, "single")
+    lay = _layout(args)
+    data = expert_dataset(args, lay)
+    for coef, critic_moves in ((0.0, False), (None, True)):
+        torch.manual_seed(0)
+        model = tf.make_model(CFG, lay)
+        critic0 = [p.detach().clone() for p in model.critic.parameters()]
+        pointer0 = [p.detach().clone() for n, p in model.named_parameters() if not n.startswith("critic")]
+        opt = torch.optim.Adam(model.parameters(), lr=1e-2, eps=1e-5)
+        run = _args(tmp_path, "single", bc_value_coef=coef)
+        behaviour_cloning(model, opt, data, run, np.random.default_rng(1), epochs=2)
+        moved = any(not torch.equal(a, b) for a, b in zip(critic0, model.critic.parameters()))
+        assert moved == critic_moves
+        assert any(not torch.equal(a, p) for a, (n, p) in zip(pointer0, ((n, p) for n, p in model.named_parameters()
+                                                                          if not n.startswith("critic"))))
+    parse = build_parser().parse_args
+    base = ["train", "tapfinger", "--out", "o", "--set", "num_tasks=8"]
+    assert train_args_from_cli(parse(base)).bc_value_coef is None
+    ns = parse(base + ["--bc-value-coef", "0"])
+    assert train_args_from_cli(ns).bc_value_coef == 0.0 and "--bc-value-coef 0.0" in training_command(ns)
+    with pytest.raises(SystemExit):
+        parse(base + ["--bc-value-coef", "-1"])

@@ -13,6 +13,6 @@ exec bash "$(dirname "${BASH_SOURCE[0]}")/../resume.sh" tapfinger-h6s-generic-da
   --inputs generic --cell-features v2 --sparse-alloc --entropy-norm \
   --init learned/checkpoints/tapfinger-generic-bc-hetero-6-single.pt \
   --dagger-rounds 4 --dagger-instances 12 --dagger-cuts 2 --dagger-epochs 3 --dagger-expert placement-lns \
-  --bc-time-limit 8 --bc-window-repair 0.05 --bc-lr 5e-4 --bc-eval-every 1 \
+  --bc-time-limit 8 --bc-window-repair 0.05 --bc-lr 5e-4 --bc-value-coef 0 --bc-eval-every 1 \
   --num-envs 16 --rollout-steps 32 --lr 1e-4 --target-kl 0.02 \
   --eval-every 10 --eval-episodes 8 --val-episodes 16 --device cpu "$@"
