@@ -79,26 +79,25 @@ def positive_float(text: str) -> float:
     return _positive_number(text, "a number")
 
 
-def nonneg_float(text: str) -> float:
-    """A finite number >= 0."""
+def _number_in(text: str, lo: float, hi: float, what: str) -> float:
+    """A number in [lo, hi] (finite); ``what`` names the range in the message."""
     try:
         x = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not 0 <= x < float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a non-negative number, got {text!r}")
+    if not (lo <= x <= hi and x < float("inf")):
+        raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}")
     return x
+
+
+def nonneg_float(text: str) -> float:
+    """A finite number >= 0."""
+    return _number_in(text, 0.0, float("inf"), "a non-negative number")
 
 
 def fraction(text: str) -> float:
     """A number from 0 to 1 (a relative tolerance)."""
-    try:
-        x = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not 0 <= x <= 1:
-        raise argparse.ArgumentTypeError(f"must be from 0 to 1, got {text!r}")
-    return x
+    return _number_in(text, 0.0, 1.0, "from 0 to 1")
 
 
 def seconds(text: str) -> float:
