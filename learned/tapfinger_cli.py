@@ -280,8 +280,11 @@ def add_train_parser(train_sub) -> argparse.ArgumentParser:
                    help="states per student episode from which the expert's continuation is solved (default 3)")
     g.add_argument("--dagger-epochs", type=_nonneg_int, default=None, metavar="E",
                    help="supervised epochs on the aggregate after each round (default: --bc-epochs)")
-    g.add_argument("--dagger-expert", choices=("placement-milp", "placement-lns"), default="placement-milp",
+    g.add_argument("--dagger-expert", choices=("placement-milp", "placement-lns", "placement-lns-myopic"),
+                   default="placement-milp",
                    help="the expert of DAgger's continuations: the exact fixed-allocation MILP from the state "
                         "(default) or the LNS improving the student's own continuation with its prefix frozen "
-                        "(--bc-time-limit seconds each; window repair with --bc-window-repair)")
+                        "(--bc-time-limit seconds each; window repair with --bc-window-repair), or that LNS "
+                        "non-clairvoyant (placement-lns-myopic): on the tasks known at the state only, imitated "
+                        "until the next arrival")
     return p

@@ -46,10 +46,12 @@ from edgebench.instances.io import write_text_atomic
 from edgebench.learned import checkpoint, ppo
 from edgebench.learned import tapfinger as tf
 from edgebench.learned.envs.placement import PlacementVectorEnv
+from edgebench.learned.tapfinger_myopic import (continuation_start, myopic_from_state, next_arrival,
+                                                 started_option)
 
 __all__ = ["TrainArgs", "train", "evaluate", "transfer_layout", "EVAL_SEED_BASE", "expert_schedule", "replay_expert", "expert_seeds",
            "expert_dataset", "behaviour_cloning", "expert_from_state", "student_states", "dagger_dataset",
-           "lns_from_state", "DAGGER_EXPERTS"]
+           "lns_from_state", "myopic_window", "DAGGER_EXPERTS"]
 
 EVAL_SEED_BASE = 10**9
 
@@ -147,6 +149,8 @@ class TrainArgs:
     #: the expert of DAgger's continuations (:data:`DAGGER_EXPERTS`): "placement-milp" (the exact
     #: fixed-allocation model, :func:`expert_from_state`) or "placement-lns" (the LNS improving the
     #: student's own continuation, :func:`lns_from_state`; window repair with bc_window_repair > 0)
+    #: or "placement-lns-myopic" (that LNS on the tasks known at the state only, imitated until the
+    #: next arrival: :func:`tapfinger_myopic.myopic_from_state`, :func:`myopic_window`)
     dagger_expert: str = "placement-milp"
     #: the window repair of the expert's schedules (:func:`replay_expert` ``repair``): a start the
     #: agent cannot make (the task is not among its cluster's first pending_size pending tasks) is
@@ -691,7 +695,7 @@ def expert_schedule(instance, *, time_limit: float = 5.0, seed: int = 0,
 
 def replay_expert(env, lay: tf.EnvLayout, instance, tasks: list, *, seed: int = 0,
                   void_rule: str = "system", record_from: int = 0, cell_features: str = "v1",
-                  repair: bool = False) -> dict[str, Any]:
+                  repair: bool = False, stop_at: int | None = None) -> dict[str, Any]:
     """Replay a fixed-allocation schedule ``tasks`` [(cluster, start, cpu, gpu)] through the env
     (reset on ``instance``). At every logical step each cluster starts its next expert task whose
     start is now (shortest run first; the multi variant starts several per real step over logical
@@ -710,7 +714,11 @@ def replay_expert(env, lay: tf.EnvLayout, instance, tasks: list, *, seed: int = 
     schedules). Repaired, each cluster starts, among its expert tasks due by now (planned start <=
     now, in planned order), the first the env allows now (in the window, its allocation free); the
     others wait. The states and labels are those of the repaired schedule, the one actually played,
-    and "objectives" is its referee value (the caller compares it with the expert's)."""
+    and "objectives" is its referee value (the caller compares it with the expert's).
+
+    ``stop_at`` (DAgger's myopic expert): the replay stops at the first state whose step is >=
+    ``stop_at`` (neither recorded nor played; the env is left in it) and "objectives" is None;
+    None (the default): to the episode's end."""
     obs, _ = env.reset(seed=seed, options={"instance": instance})
     sim = env.sim
     P, G1 = lay.pending_size, lay.max_gpu + 1
@@ -724,6 +732,9 @@ def replay_expert(env, lay: tf.EnvLayout, instance, tasks: list, *, seed: int = 
     ok = True
     info: dict = {}
     while env.agents:
+        if stop_at is not None and sim.t >= stop_at:
+            info = {}
+            break
         o = np.stack([obs[a]["observation"] for a in env.possible_agents])
         ids = tf.pending_ids(env, lay)
         masks = tf.masks_from_obs(env, obs, lay)
@@ -964,22 +975,7 @@ def behaviour_cloning(model, opt, data: dict[str, Any], args: TrainArgs, rng: np
 # ---- DAgger: the expert's continuation from the states the student visits ---------------------
 
 #: the experts of DAgger's continuations (``TrainArgs.dagger_expert``)
-DAGGER_EXPERTS = ("placement-milp", "placement-lns")
-
-
-def _started_option(payload, data, j: int, n: int, c: int, g: int):
-    """The placement option of task j started on cluster n at (c, g) (its memory demand there and
-    its run time at that allocation; need not be a dominant option); ValueError when it never
-    finishes."""
-    from edgebench.formulations import placement as pm
-    from edgebench.instances import semantics
-
-    task = payload.tasks[j]
-    mem = task.minimum.memory if (task.minimum.memory is not None and data.capacity[n][2] is not None) else 0
-    d = semantics.fixed_run_steps(payload, j, c, g)
-    if d is None:
-        raise ValueError(f"task {j} never finishes at ({c}, {g})")
-    return pm.Option(int(n), int(c), int(g), int(mem or 0), int(d))
+DAGGER_EXPERTS = ("placement-milp", "placement-lns", "placement-lns-myopic")
 
 
 def expert_from_state(instance, started: dict[int, tuple[int, int, int, int]], t: int, *,
@@ -1004,7 +1000,7 @@ def expert_from_state(instance, started: dict[int, tuple[int, int, int, int]], t
     for j, (n, s, c, g) in started.items():
         if s >= t:
             raise ValueError(f"task {j} starts at {s}, not before the state's step {t}")
-        fixed[j] = (_started_option(payload, data, j, n, c, g), int(s))
+        fixed[j] = (started_option(payload, data, j, n, c, g), int(s))
     # a started task's allocation need not be one of the dominant options: listed for the checks
     options = [list(o) if fixed[j] is None or fixed[j][0] in o else list(o) + [fixed[j][0]]
                for j, o in enumerate(data.options)]
@@ -1056,18 +1052,14 @@ def lns_from_state(instance, tasks: list, t: int, *, time_limit: float | None = 
     J = data.num_tasks
     if len(tasks) != J:
         raise ValueError(f"{len(tasks)} tasks in the student's schedule, the instance has {J}")
-    student = [(_started_option(payload, data, j, n, c, g), int(s)) for j, (n, s, c, g) in enumerate(tasks)]
+    student = [(started_option(payload, data, j, n, c, g), int(s)) for j, (n, s, c, g) in enumerate(tasks)]
     # the student's allocations need not be dominant options: listed for the checks and the hint
     data = dataclasses.replace(data, options=[o if student[j][0] in o else o + [student[j][0]]
                                               for j, o in enumerate(data.options)])
     if bad := pm.schedule_violations(data, student):
         raise ValueError(f"the student's schedule is not feasible: {bad[0]}")
     prefix = {j for j in range(J) if student[j][1] < t}
-    shifted = dataclasses.replace(data, arrivals=[a if j in prefix else max(a, t) for j, a in enumerate(data.arrivals)])
-    listed = pm.repair_schedule(shifted, [student[j] if j in prefix else None for j in range(J)])
-    start, source = student, "student"
-    if pm.schedule_objective(data, listed) < pm.schedule_objective(data, student):
-        start, source = listed, "list"
+    start, source = continuation_start(data, [student[j] if j in prefix else None for j in range(J)], t, student)
     deadline = None if time_limit is None else time.perf_counter() + float(time_limit)
     sched, info = lns.improve(data, start, seed=seed, deadline=deadline, iterations=iterations,
                               types=[x.type for x in payload.tasks], frozen=prefix, not_before=t)
@@ -1114,7 +1106,14 @@ def dagger_dataset(model, args: TrainArgs, lay: tf.EnvLayout, round_: int, *,
     that tolerance of the LNS's value, as :func:`expert_dataset` does (counted in "repaired"), and
     "improved" counts the kept continuations the LNS made better than the student's (the others
     label the student's own actions from t on); an episode that did not start every task
-    (timed out) has no schedule to improve: its cuts are skipped."""
+    (timed out) has no schedule to improve: its cuts are skipped.
+
+    "placement-lns-myopic" (:func:`tapfinger_myopic.myopic_from_state`): the LNS plans on the
+    tasks known at t only (arrival <= t), and its plan is imitated on the states in [t, next
+    arrival) only (:func:`myopic_window`; skipped when those starts are not played as planned;
+    window repair with ``bc_window_repair`` > 0, kept only when its starts equal the plan's). Own
+    cache keys (the expert's name), counts "repaired" and "improved" (better than the LNS's
+    start). The value targets ("ret") of these states are the window's returns only (truncated)."""
     import hashlib
 
     from edgebench.instances.generators import generate
@@ -1123,6 +1122,7 @@ def dagger_dataset(model, args: TrainArgs, lay: tf.EnvLayout, round_: int, *,
         raise tf.InputError(f"unknown DAgger expert {args.dagger_expert!r} (one of {list(DAGGER_EXPERTS)})",
                             field="dagger_expert")
     lns = args.dagger_expert == "placement-lns"
+    myopic = args.dagger_expert == "placement-lns-myopic"
     rng = np.random.default_rng([args.seed, 20_062, round_])
     seeds = [int(x) for x in rng.integers(0, EVAL_SEED_BASE, size=args.dagger_instances)]
     cache = Path(args.bc_cache) / "dagger" if args.bc_cache else None
@@ -1146,7 +1146,7 @@ def dagger_dataset(model, args: TrainArgs, lay: tf.EnvLayout, round_: int, *,
             prefix = {j: v for j, v in started.items() if v[1] < t}
             key = {"preset": args.preset, "variant": args.variant, "params": args.gen_params, "seed": seed,
                    "t": t, "prefix": sorted(prefix.items()), "time_limit": args.bc_time_limit}
-            if lns:  # the MILP's keys stay those of the earlier caches
+            if lns or myopic:  # the MILP's keys stay those of the earlier caches
                 key.update(expert=args.dagger_expert, student=sorted(started.items()))
             spec = json.dumps(key, sort_keys=True, default=str)
             path = cache / f"{hashlib.sha256(spec.encode()).hexdigest()[:20]}.json" if cache is not None else None
@@ -1157,7 +1157,9 @@ def dagger_dataset(model, args: TrainArgs, lay: tf.EnvLayout, round_: int, *,
             if path is not None and path.is_file():
                 sol = json.loads(path.read_text())
             else:
-                if lns:
+                if myopic:
+                    sol = myopic_from_state(inst, started, t, time_limit=args.bc_time_limit)
+                elif lns:
                     sol = lns_from_state(inst, [started[j] for j in range(len(started))], t,
                                          time_limit=args.bc_time_limit)
                 else:
@@ -1171,6 +1173,18 @@ def dagger_dataset(model, args: TrainArgs, lay: tf.EnvLayout, round_: int, *,
                 skipped += 1
                 continue
             tasks = [tuple(x) for x in sol["tasks"]]
+            if myopic:
+                rep = myopic_window(env, lay, inst, tasks, t, void_rule=args.model.void_rule,
+                                    cell_features=args.model.cell_features, repair=args.bc_window_repair > 0)
+                if rep is None:
+                    skipped += 1
+                    continue
+                repaired += rep.pop("repaired")
+                improved += sol["status"] == "improved"
+                rep["ret"] = _returns(rep.pop("reward") * args.reward_scale, gamma)
+                del rep["objectives"], rep["ok"]
+                parts.append(rep)
+                continue
             rep = replay_expert(env, lay, inst, tasks, void_rule=args.model.void_rule,
                                 record_from=t, cell_features=args.model.cell_features)
             obj = rep["objectives"]
@@ -1196,6 +1210,29 @@ def dagger_dataset(model, args: TrainArgs, lay: tf.EnvLayout, round_: int, *,
     data: dict[str, Any] = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]} if parts else {}
     data.update({"instances": len(seeds), "cuts": cuts, "skipped": skipped,
                  "student_mean_ct": float(np.mean(student)) if student else float("nan")})
-    if lns:
+    if lns or myopic:
         data.update(repaired=repaired, improved=improved)
     return data
+
+
+def myopic_window(env, lay: tf.EnvLayout, instance, tasks: list, t: int, *, void_rule: str = "system",
+                  cell_features: str = "v1", repair: bool = False) -> dict[str, Any] | None:
+    """The labels of the myopic expert's plan ``tasks`` (:func:`myopic_from_state`: the known
+    tasks at ``t``, the student's prefix included) where they are valid: replayed through the env
+    on the full ``instance`` (:func:`replay_expert`, ``record_from`` = t) until the next arrival
+    step after t (exclusive, ``stop_at``; the end when none). Kept (the arrays of
+    :func:`replay_expert` plus "repaired") only when every expert action was allowed by the env
+    and started as planned ("ok") and the env's starts by the stop are exactly the plan's starts
+    before it (same cluster, step and allocation; nothing else started); else None. With
+    ``repair`` a window that fails replayed exactly is replayed with the window repair and kept
+    under the same test (its starts equal the plan's: only the order of the env's starts within a
+    step may differ)."""
+    stop = next_arrival(instance, t)
+    plan = {j: tuple(map(int, x)) for j, x in enumerate(tasks) if stop is None or x[1] < stop}
+    for rep_mode in ((False, True) if repair else (False,)):
+        rep = replay_expert(env, lay, instance, tasks, void_rule=void_rule, record_from=t,
+                            cell_features=cell_features, repair=rep_mode, stop_at=stop)
+        if rep["ok"] and len(rep["slot"]) and student_states(env) == plan:
+            rep["repaired"] = int(rep_mode)
+            return rep
+    return None

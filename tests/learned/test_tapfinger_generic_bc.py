@@ -432,3 +432,142 @@ def test_bc_value_coef_zero_leaves_the_value_head_alone(tmp_path):
     assert train_args_from_cli(ns).bc_value_coef == 0.0 and "--bc-value-coef 0.0" in training_command(ns)
     with pytest.raises(SystemExit):
         parse(base + ["--bc-value-coef", "-1"])
+
+
+# ---- DAgger's non-clairvoyant (myopic) LNS expert (session 16; docs/tapfinger.md "Validation split and DAgger") ----
+
+
+def _cuts(tasks):
+    """A third and two thirds of the student's start steps (as the LNS continuation test)."""
+    times = sorted({s for _, s, _, _ in tasks})
+    return times[len(times) // 3], times[2 * len(times) // 3]
+
+
+@pytest.mark.parametrize("variant", ["single", "multi"])
+def test_myopic_expert_plans_on_what_is_known_at_the_cut(variant):
+    """(a) The known-at-t instance (:func:`known_instance`) holds exactly the tasks the student's
+    env had revealed at step t (brute force: the student's schedule replayed to the state of step
+    t; the tasks started before t plus those pending on some cluster), the same task objects in
+    the same order, and the myopic expert's plan covers those tasks only (none arrives after t).
+    (b) By the referee on the known instance its plan is feasible, its value is the one returned and
+    at most the student's choices' value there; the prefix keeps (cluster, start, cpu, gpu), every
+    other task starts at t or later. Three 24-task instances, two cuts each, 6 neighbourhoods."""
+    from edgebench.learned.tapfinger_myopic import known_instance, myopic_from_state
+    from edgebench.learned.train_tapfinger import student_states
+    from edgebench.referee import evaluate_decisions
+    from edgebench.solution import PlacementDecision, PlacementDecisions
+
+    params = {"num_tasks": 24, "rate": 1.0}
+    for seed in range(3):
+        env, lay, inst, tasks, _ = _student(variant, seed, params)
+        started = dict(enumerate(tasks))
+        for t in _cuts(tasks):
+            prefix = {j: v for j, v in started.items() if v[1] < t}
+            rep = replay_expert(env, lay, inst, tasks, stop_at=t)
+            assert rep["ok"] and rep["objectives"] is None and student_states(env) == prefix
+            revealed = set(prefix) | {j for n in range(lay.n) for j in env.sim.pending(n)}
+            known = known_instance(inst, t)
+            K = len(known.placement.tasks)
+            assert set(range(K)) == revealed, (t, sorted(revealed))
+            assert known.placement.tasks == inst.placement.tasks[:K]
+            assert known.placement.model_copy(update={"tasks": inst.placement.tasks}) == inst.placement
+            assert all(x.arrival <= t for x in known.placement.tasks)
+            sol = myopic_from_state(inst, started, t, time_limit=None, iterations=6)
+            assert sol["known"] == K == len(sol["tasks"]) and sol["prefix"] == len(prefix)
+            dec = PlacementDecisions(tasks=tuple(PlacementDecision(cluster=n, start=s, cpu=c, gpu=g)
+                                                 for n, s, c, g in sol["tasks"]))
+            ev = evaluate_decisions(known, dec)
+            assert ev.feasible, ev.violations[:3]
+            assert float(ev.objectives["total_completion_time"]) == pytest.approx(sol["objective"], abs=1e-9)
+            own = PlacementDecisions(tasks=tuple(PlacementDecision(cluster=n, start=s, cpu=c, gpu=g)
+                                                 for n, s, c, g in tasks[:K]))
+            own_ev = evaluate_decisions(known, own)
+            assert own_ev.feasible  # a complete episode's choices, restricted to the known tasks
+            assert sol["student_objective"] == pytest.approx(own_ev.objectives["total_completion_time"], abs=1e-9)
+            assert sol["objective"] <= sol["student_objective"] + 1e-9
+            for j, x in enumerate(sol["tasks"]):
+                if j in prefix:
+                    assert tuple(x) == tuple(tasks[j]), (j, x, tasks[j])
+                else:
+                    assert x[1] >= t, (j, x, t)
+
+
+@pytest.mark.parametrize("variant", ["single", "multi"])
+def test_myopic_labels_lie_between_the_cut_and_the_next_arrival(variant):
+    """(c) :func:`myopic_window` records the states of steps t .. next arrival - 1 only: they are
+    the first states of the exact replay recorded from t, and the rest of that replay is the one
+    recorded from the next arrival on (single variant: one state per step, so next arrival - t
+    states); the labelled starts are exactly the plan's tasks starting in [t, next arrival), each
+    once, on its planned cluster and allocation; the env's starts by the stop are the plan's."""
+    from edgebench.learned.tapfinger_myopic import myopic_from_state, next_arrival
+    from edgebench.learned.train_tapfinger import myopic_window
+
+    params = {"num_tasks": 24, "rate": 1.0}
+    windows = 0
+    for seed in range(3):
+        env, lay, inst, tasks, _ = _student(variant, seed, params)
+        for t in _cuts(tasks):
+            sol = myopic_from_state(inst, dict(enumerate(tasks)), t, time_limit=None, iterations=6)
+            plan = [tuple(x) for x in sol["tasks"]]
+            stop = next_arrival(inst, t)
+            assert stop is None or stop > t
+            rep = myopic_window(env, lay, inst, plan, t)
+            if rep is None:
+                continue
+            windows += 1
+            if stop is not None:
+                assert sol["next_arrival"] == stop
+                # the whole known plan replayed to its end would need the later tasks: compare with
+                # the student's later choices appended (the same states before the stop)
+                full = plan + [tuple(x) for x in tasks[len(plan):]]
+                whole = replay_expert(env, lay, inst, full, record_from=t)
+                rest = replay_expert(env, lay, inst, full, record_from=stop)
+                N = len(rep["slot"])
+                assert len(whole["slot"]) == N + len(rest["slot"])
+                for k in ("obs", "ids", "masks", "slot", "alloc"):
+                    np.testing.assert_array_equal(rep[k], whole[k][:N])
+                if variant == "single":
+                    assert N == stop - t
+            G1 = lay.max_gpu + 1
+            got = sorted((int(rep["ids"][i, n, rep["slot"][i, n]]), n, int(rep["alloc"][i, n]))
+                         for i in range(len(rep["slot"])) for n in range(lay.n) if rep["slot"][i, n] < lay.pending_size)
+            want = sorted((j, x[0], x[2] * G1 + x[3]) for j, x in enumerate(plan)
+                          if x[1] >= t and (stop is None or x[1] < stop))
+            assert got == want
+    assert windows >= 4
+
+
+def test_generic_dagger_with_the_myopic_expert_through_train(tmp_path):
+    """(d) ``train`` runs a generic BC warm start and one DAgger round with ``dagger_expert``
+    placement-lns-myopic: the DAgger states are added; every cached plan is at most the student's
+    choices' value on its known instance; the same round with the clairvoyant LNS writes other
+    cache files (the keys never collide). The option reaches TrainArgs from the CLI."""
+    import dataclasses
+    import json
+
+    from edgebench.cli import build_parser
+    from edgebench.learned.tapfinger_cli import train_args_from_cli, training_command
+    from edgebench.learned.train_tapfinger import DAGGER_EXPERTS, dagger_dataset
+
+    assert DAGGER_EXPERTS == ("placement-milp", "placement-lns", "placement-lns-myopic")
+    args = _args(tmp_path, "single", gen_params={"num_tasks": 14, "rate": 1.0}, bc_epochs=1, dagger_rounds=1,
+                 dagger_instances=2, dagger_cuts=4, dagger_epochs=1, dagger_expert="placement-lns-myopic",
+                 bc_time_limit=0.6, bc_window_repair=0.05)
+    res = train(args, log=None)
+    bc = [h for h in res["history"] if h.get("bc_epoch")]
+    assert [h["dagger_round"] for h in bc] == [0, 1]
+    assert bc[1]["bc_states"] > bc[0]["bc_states"]
+    cache = tmp_path / "cache" / "dagger"
+    files = {p.name for p in cache.glob("*.json")}
+    sols = [json.loads((cache / f).read_text()) for f in files]
+    assert len(sols) >= 6
+    assert all(s["student_objective"] is None or s["objective"] <= s["student_objective"] + 1e-9 for s in sols)
+    again = dagger_dataset(res["model"], args, res["layout"], 0)
+    assert again["cuts"] == 8 and again["skipped"] < again["cuts"] and "repaired" in again
+    clair = dagger_dataset(res["model"], dataclasses.replace(args, dagger_expert="placement-lns"), res["layout"], 0)
+    assert clair["cuts"] == 8
+    both = {p.name for p in cache.glob("*.json")}
+    assert files < both
+    ns = build_parser().parse_args(["train", "tapfinger", "--out", "o", "--dagger-expert", "placement-lns-myopic"])
+    assert train_args_from_cli(ns).dagger_expert == "placement-lns-myopic"
+    assert "--dagger-expert placement-lns-myopic" in training_command(ns)
