@@ -817,6 +817,28 @@ def _repaired_start(env, agent, mask, pend: list, mine: list, tasks: list, dur: 
     return None
 
 
+def replay_labels(env, lay: tf.EnvLayout, instance, tasks: list, objective: float, args: TrainArgs, *,
+                  record_from: int = 0, repair: bool = True) -> tuple[dict[str, Any], float, bool] | None:
+    """The expert's labels of a fixed-allocation schedule ``tasks`` whose referee value is
+    ``objective``: its exact replay (:func:`replay_expert`) when every action was allowed, the
+    env's objective equals ``objective`` and some state is recorded; else, with ``repair`` and
+    ``args.bc_window_repair`` > 0, its window-repaired replay when that holds and its objective is
+    within the tolerance. Returns (replay, the played schedule's value, repaired) or None."""
+    kw = dict(void_rule=args.model.void_rule, record_from=record_from, cell_features=args.model.cell_features)
+    rep = replay_expert(env, lay, instance, tasks, **kw)
+    obj = rep["objectives"]
+    if rep["ok"] and obj is not None and len(rep["slot"]) and float(obj["total_completion_time"]) == objective:
+        return rep, objective, False
+    if not repair or args.bc_window_repair <= 0:
+        return None
+    rep = replay_expert(env, lay, instance, tasks, repair=True, **kw)
+    obj = rep["objectives"]
+    if (not rep["ok"] or obj is None or not len(rep["slot"])
+            or float(obj["total_completion_time"]) > objective * (1 + args.bc_window_repair)):
+        return None
+    return rep, float(obj["total_completion_time"]), True
+
+
 def _returns(r: np.ndarray, gamma: float) -> np.ndarray:
     """Per-agent discounted returns-to-go of a (steps, agents) reward array."""
     ret = np.zeros_like(r)
@@ -877,23 +899,12 @@ def expert_dataset(args: TrainArgs, lay: tf.EnvLayout, *, log: Callable[[str], N
             skipped += 1
             continue
         tasks = [tuple(t) for t in sol["tasks"]]
-        rep = replay_expert(env, lay, inst, tasks, void_rule=args.model.void_rule,
-                            cell_features=args.model.cell_features)
-        obj = rep["objectives"]
-        value = sol["objective"]
-        if not rep["ok"] or obj is None or float(obj["total_completion_time"]) != sol["objective"]:
-            if args.bc_window_repair <= 0:
-                skipped += 1
-                continue
-            rep = replay_expert(env, lay, inst, tasks, void_rule=args.model.void_rule,
-                                cell_features=args.model.cell_features, repair=True)
-            obj = rep["objectives"]
-            if (not rep["ok"] or obj is None
-                    or float(obj["total_completion_time"]) > sol["objective"] * (1 + args.bc_window_repair)):
-                skipped += 1
-                continue
-            value = float(obj["total_completion_time"])
-            repaired += 1
+        got = replay_labels(env, lay, inst, tasks, sol["objective"], args)
+        if got is None:
+            skipped += 1
+            continue
+        rep, value, was_repaired = got
+        repaired += was_repaired
         rep["ret"] = _returns(rep.pop("reward") * args.reward_scale, gamma)
         del rep["objectives"], rep["ok"]
         parts.append(rep)
@@ -1185,22 +1196,12 @@ def dagger_dataset(model, args: TrainArgs, lay: tf.EnvLayout, round_: int, *,
                 del rep["objectives"], rep["ok"]
                 parts.append(rep)
                 continue
-            rep = replay_expert(env, lay, inst, tasks, void_rule=args.model.void_rule,
-                                record_from=t, cell_features=args.model.cell_features)
-            obj = rep["objectives"]
-            if not rep["ok"] or obj is None or float(obj["total_completion_time"]) != sol["objective"] \
-                    or len(rep["slot"]) == 0:
-                if not lns or args.bc_window_repair <= 0:
-                    skipped += 1
-                    continue
-                rep = replay_expert(env, lay, inst, tasks, void_rule=args.model.void_rule, record_from=t,
-                                    cell_features=args.model.cell_features, repair=True)
-                obj = rep["objectives"]
-                if (not rep["ok"] or obj is None or len(rep["slot"]) == 0
-                        or float(obj["total_completion_time"]) > sol["objective"] * (1 + args.bc_window_repair)):
-                    skipped += 1
-                    continue
-                repaired += 1
+            got = replay_labels(env, lay, inst, tasks, sol["objective"], args, record_from=t, repair=lns)
+            if got is None:
+                skipped += 1
+                continue
+            rep, _, was_repaired = got
+            repaired += was_repaired
             improved += lns and sol["status"] == "improved"
             rep["ret"] = _returns(rep.pop("reward") * args.reward_scale, gamma)
             del rep["objectives"], rep["ok"]
