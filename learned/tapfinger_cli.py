@@ -48,6 +48,8 @@ def training_command(args: argparse.Namespace) -> str:
         parts.append(f"--expert {args.expert}")
     if getattr(args, "dagger_expert", "placement-milp") != "placement-milp":
         parts.append(f"--dagger-expert {args.dagger_expert}")
+    if getattr(args, "dagger_myopic_labels", "plan") != "plan":
+        parts.append(f"--dagger-myopic-labels {args.dagger_myopic_labels}")
     if getattr(args, "inputs", "onehot") != "onehot":
         parts.append(f"--inputs {args.inputs}")
     if getattr(args, "cell_features", "v1") != "v1":
@@ -78,6 +80,10 @@ def train_args_from_cli(args: argparse.Namespace):
             raise InputError(exc.args[0] if exc.args else str(exc), file=CMDLINE, field="--val-set") from None
     if args.hidden % args.heads:
         raise InputError("--hidden must be a multiple of --heads", file=CMDLINE, field="--hidden")
+    labels = getattr(args, "dagger_myopic_labels", "plan")
+    if labels != "plan" and getattr(args, "dagger_expert", "placement-milp") != "placement-lns-myopic":
+        raise InputError(f"--dagger-myopic-labels {labels} needs --dagger-expert placement-lns-myopic", file=CMDLINE,
+                         field="--dagger-myopic-labels")
     if getattr(args, "cell_features", "v1") != "v1" and getattr(args, "inputs", "onehot") != "generic":
         raise InputError("--cell-features v2 needs --inputs generic", file=CMDLINE, field="--cell-features")
     model = tf.ModelConfig(hidden=args.hidden, layers=args.layers, heads=args.heads, encoder=args.encoder,
@@ -94,6 +100,7 @@ def train_args_from_cli(args: argparse.Namespace):
                      val_seed_base=args.val_seed_base, val_params=val_params, init=args.init, dagger_rounds=args.dagger_rounds,
                      dagger_instances=args.dagger_instances, dagger_cuts=args.dagger_cuts,
                      dagger_epochs=args.dagger_epochs, dagger_expert=getattr(args, "dagger_expert", "placement-milp"),
+                     dagger_myopic_labels=labels,
                      epochs=args.epochs, minibatch=args.minibatch,
                      target_kl=args.target_kl, critic_warmup=args.critic_warmup, critic_detach=args.critic_detach, critic_lr=args.critic_lr,
                      team_reward=args.team_reward, device=args.device,
@@ -287,4 +294,8 @@ def add_train_parser(train_sub) -> argparse.ArgumentParser:
                         "(--bc-time-limit seconds each; window repair with --bc-window-repair), or that LNS "
                         "non-clairvoyant (placement-lns-myopic): on the tasks known at the state only, imitated "
                         "until the next arrival")
+    g.add_argument("--dagger-myopic-labels", choices=("plan", "played"), default="plan",
+                   help="labels of placement-lns-myopic's windows: plan (default; a window is kept only when the env "
+                        "plays the plan's starts exactly) or played (the window-repaired replay, the plan as the "
+                        "agents can play it, is kept whenever the env allows every start it makes)")
     return p

@@ -51,7 +51,7 @@ from edgebench.learned.tapfinger_myopic import (continuation_start, myopic_from_
 
 __all__ = ["TrainArgs", "train", "evaluate", "transfer_layout", "EVAL_SEED_BASE", "expert_schedule", "replay_expert", "expert_seeds",
            "expert_dataset", "behaviour_cloning", "expert_from_state", "student_states", "dagger_dataset",
-           "lns_from_state", "myopic_window", "DAGGER_EXPERTS"]
+           "lns_from_state", "myopic_window", "DAGGER_EXPERTS", "MYOPIC_LABELS"]
 
 EVAL_SEED_BASE = 10**9
 
@@ -152,6 +152,11 @@ class TrainArgs:
     #: or "placement-lns-myopic" (that LNS on the tasks known at the state only, imitated until the
     #: next arrival: :func:`tapfinger_myopic.myopic_from_state`, :func:`myopic_window`)
     dagger_expert: str = "placement-milp"
+    #: the myopic expert's labels (:data:`MYOPIC_LABELS`, :func:`myopic_window`): "plan" (a window
+    #: is kept only when the env's starts equal the plan's) or "played" (the window-repaired replay
+    #: is kept whenever the env allowed and started every start the repair chose: the plan as the
+    #: agents can play it; the repair is on whatever ``bc_window_repair``)
+    dagger_myopic_labels: str = "plan"
     #: the window repair of the expert's schedules (:func:`replay_expert` ``repair``): a start the
     #: agent cannot make (the task is not among its cluster's first pending_size pending tasks) is
     #: delayed until it can; the repaired schedule is imitated when its referee value is within this
@@ -516,9 +521,12 @@ def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict
             t_r = time.perf_counter()
             new = dagger_dataset(model, args, lay, r, log=log)
             if log:
+                named = (("repaired", "window-repaired"), ("improved", "improved"), ("exact", "exact"),
+                         ("played", "played"))
+                counts = "".join(f", {new[k]} {name}" for k, name in named if k in new)
                 log(f"dagger round {r + 1}: {new['instances']} student episodes (student mean {new['student_mean_ct']:.3f}), "
-                    f"{new['cuts']} expert continuations ({new['skipped']} skipped), {len(new.get('slot', []))} states, "
-                    f"{time.perf_counter() - t_r:.0f} s")
+                    f"{new['cuts']} expert continuations ({new['skipped']} skipped{counts}), "
+                    f"{len(new.get('slot', []))} states, {time.perf_counter() - t_r:.0f} s")
             if len(new.get("slot", [])) == 0:
                 continue
             keys = [k for k in new if isinstance(new[k], np.ndarray)]
@@ -987,6 +995,8 @@ def behaviour_cloning(model, opt, data: dict[str, Any], args: TrainArgs, rng: np
 
 #: the experts of DAgger's continuations (``TrainArgs.dagger_expert``)
 DAGGER_EXPERTS = ("placement-milp", "placement-lns", "placement-lns-myopic")
+#: the myopic expert's labels (``TrainArgs.dagger_myopic_labels``, :func:`myopic_window`)
+MYOPIC_LABELS = ("plan", "played")
 
 
 def expert_from_state(instance, started: dict[int, tuple[int, int, int, int]], t: int, *,
@@ -1122,9 +1132,12 @@ def dagger_dataset(model, args: TrainArgs, lay: tf.EnvLayout, round_: int, *,
     "placement-lns-myopic" (:func:`tapfinger_myopic.myopic_from_state`): the LNS plans on the
     tasks known at t only (arrival <= t), and its plan is imitated on the states in [t, next
     arrival) only (:func:`myopic_window`; skipped when those starts are not played as planned;
-    window repair with ``bc_window_repair`` > 0, kept only when its starts equal the plan's). Own
-    cache keys (the expert's name), counts "repaired" and "improved" (better than the LNS's
-    start). The value targets ("ret") of these states are the window's returns only (truncated)."""
+    window repair with ``bc_window_repair`` > 0, kept only when its starts equal the plan's; with
+    ``dagger_myopic_labels`` "played" the window-repaired replay is kept whenever the env played
+    every start the repair chose). Own cache keys (the expert's name; the same plans for both
+    labels), counts "repaired", "improved" (better than the LNS's start), "exact" (kept windows
+    whose starts equal the plan's) and "played" (kept windows whose starts differ: "played" labels
+    only). The value targets ("ret") of these states are the window's returns only (truncated)."""
     import hashlib
 
     from edgebench.instances.generators import generate
@@ -1132,6 +1145,9 @@ def dagger_dataset(model, args: TrainArgs, lay: tf.EnvLayout, round_: int, *,
     if args.dagger_expert not in DAGGER_EXPERTS:
         raise tf.InputError(f"unknown DAgger expert {args.dagger_expert!r} (one of {list(DAGGER_EXPERTS)})",
                             field="dagger_expert")
+    if args.dagger_myopic_labels not in MYOPIC_LABELS:
+        raise tf.InputError(f"unknown myopic labels {args.dagger_myopic_labels!r} (one of {list(MYOPIC_LABELS)})",
+                            field="dagger_myopic_labels")
     lns = args.dagger_expert == "placement-lns"
     myopic = args.dagger_expert == "placement-lns-myopic"
     rng = np.random.default_rng([args.seed, 20_062, round_])
@@ -1143,7 +1159,7 @@ def dagger_dataset(model, args: TrainArgs, lay: tf.EnvLayout, round_: int, *,
     gamma = args.resolved_gamma()
     parts: list[dict[str, Any]] = []
     student: list[float] = []
-    cuts = skipped = repaired = improved = 0
+    cuts = skipped = repaired = improved = exact = played = 0
     for i, seed in enumerate(seeds):
         inst = generate("placement", args.preset, seed=seed, variant=args.variant, **args.gen_params)
         ep = tf.run_episode(model, env, lay, seed=0, greedy=True, instance=inst)
@@ -1186,11 +1202,15 @@ def dagger_dataset(model, args: TrainArgs, lay: tf.EnvLayout, round_: int, *,
             tasks = [tuple(x) for x in sol["tasks"]]
             if myopic:
                 rep = myopic_window(env, lay, inst, tasks, t, void_rule=args.model.void_rule,
-                                    cell_features=args.model.cell_features, repair=args.bc_window_repair > 0)
+                                    cell_features=args.model.cell_features, repair=args.bc_window_repair > 0,
+                                    labels=args.dagger_myopic_labels)
                 if rep is None:
                     skipped += 1
                     continue
                 repaired += rep.pop("repaired")
+                same = rep.pop("exact")
+                exact += same
+                played += 1 - same
                 improved += sol["status"] == "improved"
                 rep["ret"] = _returns(rep.pop("reward") * args.reward_scale, gamma)
                 del rep["objectives"], rep["ok"]
@@ -1213,27 +1233,46 @@ def dagger_dataset(model, args: TrainArgs, lay: tf.EnvLayout, round_: int, *,
                  "student_mean_ct": float(np.mean(student)) if student else float("nan")})
     if lns or myopic:
         data.update(repaired=repaired, improved=improved)
+    if myopic:
+        data.update(exact=exact, played=played)
     return data
 
 
 def myopic_window(env, lay: tf.EnvLayout, instance, tasks: list, t: int, *, void_rule: str = "system",
-                  cell_features: str = "v1", repair: bool = False) -> dict[str, Any] | None:
+                  cell_features: str = "v1", repair: bool = False, labels: str = "plan") -> dict[str, Any] | None:
     """The labels of the myopic expert's plan ``tasks`` (:func:`myopic_from_state`: the known
     tasks at ``t``, the student's prefix included) where they are valid: replayed through the env
     on the full ``instance`` (:func:`replay_expert`, ``record_from`` = t) until the next arrival
     step after t (exclusive, ``stop_at``; the end when none). Kept (the arrays of
-    :func:`replay_expert` plus "repaired") only when every expert action was allowed by the env
-    and started as planned ("ok") and the env's starts by the stop are exactly the plan's starts
-    before it (same cluster, step and allocation; nothing else started); else None. With
-    ``repair`` a window that fails replayed exactly is replayed with the window repair and kept
-    under the same test (its starts equal the plan's: only the order of the env's starts within a
-    step may differ)."""
+    :func:`replay_expert` plus "repaired" and "exact", each 0 or 1) only when every expert action
+    was allowed by the env and started as planned ("ok") and the env's starts by the stop are
+    exactly the plan's starts before it (same cluster, step and allocation; nothing else started;
+    "exact" = 1); else None. With ``repair`` a window that fails replayed exactly is replayed with
+    the window repair and kept under the same test (its starts equal the plan's: only the order of
+    the env's starts within a step may differ).
+
+    ``labels`` "played" (:data:`MYOPIC_LABELS`; the repair is then on whatever ``repair``): a
+    window that fails that test is kept as its window-repaired replay whenever the env allowed and
+    started every start the repair chose ("ok"), some state is recorded and the env's starts
+    before t are the plan's (the student's prefix: the states are the student's from t on), even
+    when its starts in [t, stop) differ from the plan's ("exact" = 0): the labels are the plan as
+    the agents can play it (each cluster starts, among its due planned tasks, the first the env
+    allows; the others wait; a cluster with no due task it can start waits, as planned)."""
+    if labels not in MYOPIC_LABELS:
+        raise tf.InputError(f"unknown myopic labels {labels!r} (one of {list(MYOPIC_LABELS)})",
+                            field="dagger_myopic_labels")
     stop = next_arrival(instance, t)
     plan = {j: tuple(map(int, x)) for j, x in enumerate(tasks) if stop is None or x[1] < stop}
-    for rep_mode in ((False, True) if repair else (False,)):
+    prefix = {j: x for j, x in plan.items() if x[1] < t}
+    played = labels == "played"
+    for rep_mode in ((False, True) if repair or played else (False,)):
         rep = replay_expert(env, lay, instance, tasks, void_rule=void_rule, record_from=t,
                             cell_features=cell_features, repair=rep_mode, stop_at=stop)
-        if rep["ok"] and len(rep["slot"]) and student_states(env) == plan:
-            rep["repaired"] = int(rep_mode)
+        if not rep["ok"] or not len(rep["slot"]):
+            continue
+        starts = student_states(env)
+        same = starts == plan
+        if same or (played and rep_mode and {j: x for j, x in starts.items() if x[1] < t} == prefix):
+            rep["repaired"], rep["exact"] = int(rep_mode), int(same)
             return rep
     return None

@@ -571,3 +571,195 @@ def test_generic_dagger_with_the_myopic_expert_through_train(tmp_path):
     ns = build_parser().parse_args(["train", "tapfinger", "--out", "o", "--dagger-expert", "placement-lns-myopic"])
     assert train_args_from_cli(ns).dagger_expert == "placement-lns-myopic"
     assert "--dagger-expert placement-lns-myopic" in training_command(ns)
+
+
+# ---- the myopic expert's labels as the agents can play them (--dagger-myopic-labels played; session 17) ----
+
+HIDDEN = {"num_tasks": 16, "rate": 1.0, "pending_size": 2}  # the LNS's plans often start a task the agent cannot see
+
+
+def _old_myopic_window(env, lay, instance, tasks, t, *, repair):
+    """The rule of :func:`myopic_window` before ``labels`` (session 16), copied: a window is kept
+    only when its (exact, then window-repaired) replay plays the plan's starts exactly."""
+    from edgebench.learned.tapfinger_myopic import next_arrival
+    from edgebench.learned.train_tapfinger import student_states
+
+    stop = next_arrival(instance, t)
+    plan = {j: tuple(map(int, x)) for j, x in enumerate(tasks) if stop is None or x[1] < stop}
+    for rep_mode in ((False, True) if repair else (False,)):
+        rep = replay_expert(env, lay, instance, tasks, record_from=t, repair=rep_mode, stop_at=stop)
+        if rep["ok"] and len(rep["slot"]) and student_states(env) == plan:
+            rep["repaired"] = int(rep_mode)
+            return rep
+    return None
+
+
+@pytest.mark.parametrize("variant", ["single", "multi"])
+def test_played_myopic_labels_keep_the_window_as_the_agents_can_play_it(variant):
+    """(a) Seed 3, the later cut (pending window of 2): the myopic plan starts a task its agent
+    cannot see (the exact replay of the window fails), so "plan" rejects the window, with and
+    without the repair; "played" keeps its window-repaired replay (repaired 1, exact 0). Its
+    states are those of steps t .. next arrival - 1 (the first states of the repaired replay
+    recorded from t, whose rest is the one recorded from the next arrival on; single variant:
+    next arrival - t states, and the hidden task is missing from its agent's window at its
+    planned step); every start label is an action the recorded mask allows, and the env started
+    that task there, on the plan's cluster with the plan's allocation, never before the plan's
+    start, each task once; the starts before t are the student's; the env's starts differ from
+    the plan's."""
+    from edgebench.learned.tapfinger_myopic import myopic_from_state, next_arrival
+    from edgebench.learned.train_tapfinger import myopic_window, student_states
+
+    env, lay, inst, tasks, _ = _student(variant, 3, HIDDEN)
+    t = _cuts(tasks)[1]
+    sol = myopic_from_state(inst, dict(enumerate(tasks)), t, time_limit=None, iterations=6)
+    plan = [tuple(x) for x in sol["tasks"]]
+    stop = next_arrival(inst, t)
+    assert not replay_expert(env, lay, inst, plan, record_from=t, stop_at=stop)["ok"]
+    assert myopic_window(env, lay, inst, plan, t) is None
+    assert myopic_window(env, lay, inst, plan, t, repair=True) is None
+    steps: list[int] = []  # the step of every state the last replay plays (one env.step per state)
+    step, reset = env.step, env.reset
+    env.step = lambda actions: (steps.append(int(env.sim.t)), step(actions))[1]
+    env.reset = lambda **kw: (steps.clear(), reset(**kw))[1]
+    try:
+        rep = myopic_window(env, lay, inst, plan, t, labels="played")
+    finally:
+        del env.step, env.reset
+    assert rep is not None and rep["repaired"] == 1 and rep["exact"] == 0 and rep["ok"]
+    starts = student_states(env)  # the env is left at the stop
+    in_window = {j: tuple(map(int, x)) for j, x in enumerate(plan) if stop is None or x[1] < stop}
+    assert starts != in_window
+    assert {j: x for j, x in starts.items() if x[1] < t} == {j: x for j, x in enumerate(tasks) if x[1] < t}
+    # the states: steps t .. stop - 1, the first states of the repaired replay recorded from t
+    N = len(rep["slot"])
+    at = [s for s in steps if s >= t]  # the recorded states' steps (exactly the replay's states from t on)
+    end = stop if stop is not None else 10**9
+    assert N >= 1 and len(at) == N and all(t <= s < end for s in at) and at == sorted(at)
+    full = plan + [tuple(x) for x in tasks[len(plan):]]  # the later tasks arrive at the stop or after
+    whole = replay_expert(env, lay, inst, full, record_from=t, repair=True)
+    for k in ("obs", "ids", "masks", "slot", "alloc", "m"):
+        np.testing.assert_array_equal(rep[k], whole[k][:N])
+    # every start label: allowed by the recorded mask, started by the env as labelled at its state's step
+    G1, P = lay.max_gpu + 1, lay.pending_size
+    labelled = []
+    for i in range(N):
+        for n in range(lay.n):
+            s = int(rep["slot"][i, n])
+            if s == P:
+                continue
+            j, (c, g) = int(rep["ids"][i, n, s]), divmod(int(rep["alloc"][i, n]), G1)
+            assert rep["masks"][i, n].reshape(P, -1)[s, int(rep["alloc"][i, n])], (i, n, j)
+            assert starts[j] == (n, at[i], c, g), (j, starts[j], at[i])
+            assert (n, c, g) == (plan[j][0], plan[j][2], plan[j][3]) and at[i] >= plan[j][1], (j, plan[j])
+            labelled.append(j)
+    assert labelled and sorted(labelled) == sorted(j for j in starts if starts[j][1] >= t)
+    # the plan's start the agent could not make: at its planned step its task is not in its agent's window
+    first = {s: at.index(s) for s in at}
+    assert any(int(j) not in rep["ids"][first[x[1]], x[0]] for j, x in in_window.items() if x[1] >= t
+               and x[1] in first)
+
+
+def test_plan_labels_are_the_session_16_rule_bit_for_bit(tmp_path, monkeypatch):
+    """(b) The default ("plan") is the earlier rule bit for bit: on both cuts of seeds 1 and 3
+    (pending window of 2; windows kept and rejected) :func:`myopic_window` returns what the
+    copied session-16 rule returns, with and without the repair (every array equal, "exact" 1);
+    "played" keeps the same arrays wherever "plan" keeps a window. Through
+    :func:`dagger_dataset` (4 student episodes, 8 cuts each, the plans of 6 neighbourhoods, not
+    timed, so that they are reproducible): the default TrainArgs and an explicit "plan" give
+    equal arrays, every kept window exact; "played" keeps the same exact windows plus its played
+    ones (cuts - skipped = exact + played; measured: plan 31 of 32 kept, 62 states; played 32,
+    one of them played, 65 states)."""
+    import dataclasses
+
+    from edgebench.learned import train_tapfinger
+    from edgebench.learned.tapfinger_myopic import myopic_from_state
+    from edgebench.learned.train_tapfinger import dagger_dataset, myopic_window
+
+    kept = rejected = 0
+    for seed in (1, 3):
+        env, lay, inst, tasks, _ = _student("single", seed, HIDDEN)
+        for t in _cuts(tasks):
+            plan = [tuple(x) for x in myopic_from_state(inst, dict(enumerate(tasks)), t, time_limit=None,
+                                                        iterations=6)["tasks"]]
+            for repair in (False, True):
+                old = _old_myopic_window(env, lay, inst, plan, t, repair=repair)
+                new = myopic_window(env, lay, inst, plan, t, repair=repair)
+                assert (old is None) == (new is None)
+                kept += new is not None
+                rejected += new is None
+                if new is None:
+                    continue
+                assert new.pop("exact") == 1 and set(new) == set(old)
+                for k in old:
+                    np.testing.assert_array_equal(new[k], old[k], err_msg=k)
+                played = myopic_window(env, lay, inst, plan, t, repair=repair, labels="played")
+                for k in old:
+                    np.testing.assert_array_equal(played[k], old[k], err_msg=k)
+    assert kept >= 2 and rejected >= 1
+    monkeypatch.setattr(train_tapfinger, "myopic_from_state", lambda inst, started, t, time_limit: myopic_from_state(
+        inst, started, t, time_limit=None, iterations=6))
+    args = _args(tmp_path, "single", gen_params=HIDDEN, dagger_instances=4, dagger_cuts=8,
+                 dagger_expert="placement-lns-myopic", bc_window_repair=0.05)
+    assert args.dagger_myopic_labels == "plan"
+    lay = _layout(args)
+    out = {}
+    for name, run in (("default", args), ("plan", dataclasses.replace(args, dagger_myopic_labels="plan")),
+                      ("played", dataclasses.replace(args, dagger_myopic_labels="played"))):
+        torch.manual_seed(0)
+        out[name] = dagger_dataset(tf.make_model(CFG, lay), run, lay, 0)
+    default, plan, played = out["default"], out["plan"], out["played"]
+    assert set(default) == set(plan)
+    for k in default:
+        np.testing.assert_array_equal(default[k], plan[k], err_msg=k)
+    assert plan["cuts"] == played["cuts"] == 32
+    assert plan["exact"] == plan["cuts"] - plan["skipped"] and plan["played"] == 0
+    assert played["exact"] == plan["exact"] and played["exact"] + played["played"] == played["cuts"] - played["skipped"]
+    assert played["played"] >= 1 and len(played["slot"]) > len(plan["slot"])
+
+
+def test_played_myopic_labels_through_the_cli(tmp_path, capsys):
+    """(c) ``edgebench train tapfinger --dagger-expert placement-lns-myopic --dagger-myopic-labels
+    played`` (one DAgger round from random weights, 2 episodes of 16 tasks, pending window 2)
+    runs through; the round's log line reports the kept windows as exact and played (their sum
+    is the continuations not skipped); the option reaches args.json and the recorded command."""
+    import json
+    import re
+
+    from edgebench.cli import build_parser, main
+    from edgebench.learned.tapfinger_cli import training_command
+
+    argv = ["train", "tapfinger", "--preset", "synthetic-3", "--variant", "single", "--steps", "0",
+            "--out", str(tmp_path / "run"), "--set", "num_tasks=16", "--set", "rate=1.0", "--set", "pending_size=2",
+            "--inputs", "generic", "--hidden", "16", "--layers", "1", "--heads", "2", "--eval-episodes", "1",
+            "--device", "cpu", "--bc-cache", str(tmp_path / "cache"), "--bc-time-limit", "0.6",
+            "--dagger-rounds", "1", "--dagger-instances", "2", "--dagger-cuts", "3", "--dagger-epochs", "1",
+            "--dagger-expert", "placement-lns-myopic", "--dagger-myopic-labels", "played"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    got = re.search(r"dagger round 1: .* (\d+) expert continuations \((\d+) skipped, (\d+) window-repaired, "
+                    r"(\d+) improved, (\d+) exact, (\d+) played\), (\d+) states", out)
+    assert got, out
+    cuts, skipped, repaired, _, exact, played, states = map(int, got.groups())
+    assert cuts == 6 and exact + played == cuts - skipped and played <= repaired and states > 0
+    assert json.loads((tmp_path / "run" / "args.json").read_text())["dagger_myopic_labels"] == "played"
+    assert "--dagger-myopic-labels played" in training_command(build_parser().parse_args(argv))
+
+
+def test_bad_myopic_labels_are_one_line_and_exit_2(capsys):
+    """(d) An unknown ``--dagger-myopic-labels`` value, or "played" without the myopic expert, is
+    one line naming the option, exit 2, no traceback; the default is "plan" and is not recorded
+    in the training command."""
+    from edgebench.cli import build_parser, main
+    from edgebench.learned.tapfinger_cli import train_args_from_cli, training_command
+
+    base = ["train", "tapfinger", "--out", "o", "--set", "num_tasks=8"]
+    assert main(base + ["--dagger-expert", "placement-lns-myopic", "--dagger-myopic-labels", "exact"]) == 2
+    err = capsys.readouterr().err
+    assert "argument --dagger-myopic-labels: invalid choice: 'exact'" in err and "Traceback" not in err
+    assert main(base + ["--dagger-myopic-labels", "played"]) == 2
+    err = capsys.readouterr().err
+    assert "--dagger-myopic-labels played needs --dagger-expert placement-lns-myopic" in err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+    ns = build_parser().parse_args(base)
+    assert ns.dagger_myopic_labels == "plan" == train_args_from_cli(ns).dagger_myopic_labels
+    assert "--dagger-myopic-labels" not in training_command(ns)
