@@ -169,7 +169,7 @@ def render(folder: Path, img_prefix: str = "img/results") -> tuple[str, dict[str
     if "slice" in name.lower():  # an export named ...-slice is labelled as one, loudly
         md += ['!!! warning "A slice, not the full paper suite"',
                f"    This page shows the export `results/{name}/`: **{meta['runs']} runs**{note}. The full "
-               "paper suite plans 2,956 runs; its export will replace this one.", ""]
+               "paper suite's export will replace this one.", ""]
     elif note:
         md.append(f"Note: {meta['note']}\n")
     md.append(f"Export `results/{name}/` (export format {meta['export_version']}), created {meta.get('created')}, "
