@@ -95,6 +95,11 @@ def test_site_builds_strict_and_offline(tmp_path):
                  "notes/tapfinger-experiments.html", "search/search_index.json"):
         assert (site / page).is_file(), page
     assert "merge_stores" in (site / "api.html").read_text()
+    # the results page, generated from the newest export under results/ (issue 46): all three families
+    results = (site / "results.html").read_text()
+    for fam in ("placement", "mapping", "offloading"):
+        assert f"<b>{fam}</b>: closest to optimal" in results, fam
+        assert (site / "img" / "results" / f"profile-{fam}.png").is_file(), fam
     for html in site.rglob("*.html"):
         text = html.read_text()
         assert "fonts.googleapis" not in text and "fonts.gstatic" not in text, html
