@@ -342,6 +342,7 @@ def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict
     envs = [tf.make_env(preset=args.preset, params=args.gen_params, variant=args.variant, lay=lay)
             for _ in range(args.num_envs)]
     device = tf.resolve_device(args.device)
+    tf.make_deterministic(device)
     model = tf.make_model(args.model, lay)
     if args.sparse_alloc and not generic:
         raise tf.InputError("the sparse allocation head needs generic inputs (--inputs generic)", field="sparse_alloc")
