@@ -4,7 +4,8 @@ every node limit, with and without an incumbent), never below the root bound (6)
 to the optimum where the tree is searched to the end; on synthetic-3-v1 s1 (12 tasks, root 37)
 the tree proves the optimum 38; stopped on memory (a budget passed, a MemoryError in a node) its
 bound stays in [root, optimum], and its node masters are freed without the garbage collector
-(issue 46).  Integer values: compared exactly (no tolerance needed)."""
+(issue 46); rounding cuts separated at the nodes keep it below the brute-force optimum and price
+the column pool exactly (issue 45, item 4).  Integer values: compared exactly (no tolerance needed)."""
 
 from __future__ import annotations
 
@@ -26,7 +27,8 @@ from edgebench.formulations.placement.bounds.trajectory import rounded_multiplie
 from edgebench.formulations.placement.deadline import Deadline
 from edgebench.instances.io import load_instance
 from edgebench.referee import evaluate
-from test_placement_bound import tiny_instances, tiny_optimum
+from test_placement_bound import TYPES, brute_force, tiny_instances, tiny_optimum
+from test_placement_exact import tiny
 
 S1 = Path(__file__).parents[2] / "instances/data/placement-synthetic-3-v1/placement-synthetic-3-s1-7c493faf.json"
 S1_OPT = 38  # closed: bound (7) proves it, the shipped solution attains it
@@ -124,6 +126,86 @@ def test_a_time_limit_stops_the_tree_with_a_valid_bound():
     rounded = rounded_multipliers(p, d, lagrangian_multipliers(p, d))
     r = BP.branch_and_price(p, S1_OPT, deadline=Deadline(0.0), rounded=rounded)
     assert r.bound == r.root == 37 and r.stats["expired"] and r.open == 1
+
+
+# ---- rounding cuts separated at the nodes (issue 45, item 4) -----------------------------
+
+#: 3 tasks on one 2-cpu / 3-gpu cluster (multi): the root (6)+cuts gives 8, the referee's optimum
+#: is 9 (brute force with the switching loss, test_placement_bound.brute_force), and the node
+#: masters violate rounding cuts the root did not separate
+CUTS_TINY = ([(0, "fix", (1, 0), [0]), (1, "gpu", (0, 1), [0]), (0, "lm", (2, 1), [0])], [(2, 3)], "multi", 0.0)
+
+
+def test_node_cuts_fire_and_stay_below_the_brute_force_optimum():
+    """Cuts separated at the nodes (stats node_cuts, cut_nodes) on CUTS_TINY, with no incumbent
+    and with U = opt + 3: root <= bound <= the brute-force optimum, 9 (the tree raises the root's
+    8 to it); switched off (cut_rounds=0) no cut is added and the bound is the same.  On
+    synthetic-3-v1 s1 (root 37) the cuts fire too and the tree still proves 38 with no open node;
+    the caller's root result is left as it was (its cuts and nu), so two runs from it agree."""
+    inst = tiny(*CUTS_TINY, TYPES)
+    p = inst.placement
+    opt = int(brute_force(p, switching=True))
+    assert opt == 9
+    for upper in (None, opt + 3):
+        on = BP.branch_and_price(p, upper, nodes=200)
+        off = BP.branch_and_price(p, upper, nodes=200, cut_rounds=0)
+        assert on.stats["node_cuts"] > 0 and on.stats["cut_nodes"] > 0, on.stats
+        assert on.stats["cuts"] == off.stats["cuts"] + on.stats["node_cuts"]
+        assert off.stats["node_cuts"] == off.stats["cut_nodes"] == 0
+        for r in (on, off):
+            assert r.root == 8 and r.root <= r.bound <= opt, (upper, r.root, r.bound)
+        assert on.bound == off.bound == opt
+    s1 = load_instance(S1).placement
+    rounded = _rounded(s1)
+    ncuts, nu = len(rounded.cuts), rounded.nu.copy()
+    runs = [BP.branch_and_price(s1, S1_OPT, nodes=1_000, rounded=rounded) for _ in range(2)]
+    r = runs[0]
+    assert r.stats["node_cuts"] > 0 and r.bound == S1_OPT and r.open == 0, (r.bound, r.stats)
+    assert len(rounded.cuts) == ncuts and np.array_equal(rounded.nu, nu)
+    assert (runs[1].bound, runs[1].nodes, runs[1].stats) == (r.bound, r.nodes, r.stats)
+
+
+def test_cuts_added_later_price_the_pool_exactly():
+    """Cuts added to the pool after its columns (as a node does): every column's coefficients
+    (Context.add_cuts) are those of a column created after the cuts (Cuts.column of its usage), a
+    point from before them is padded with nu = 0, and at a point with nu > 0 on the new cuts each
+    task's price under a rule is at most every allowed pool column's exact cost."""
+    p = load_instance(S1).placement
+    d = PB.cluster_durations(p)
+    rounded = rounded_multipliers(p, d, lagrangian_multipliers(p, d))
+    ctx = BP.Context(p, d, rounded)
+    nu = rounded.nu if rounded.nu is not None else np.zeros(0, dtype=np.int64)
+    for i, t in enumerate(ctx.tasks):
+        for n, F, s, use in BP.price_restricted(ctx, i, BP.Rule(), rounded.Lam, rounded.Mu, nu, None)[1]:
+            ctx.add(i, n, F - t.a, s, use)
+    grid = np.concatenate([rounded.Lam.reshape(-1)] + ([rounded.Mu.reshape(-1)] if ctx.single else []) + [nu])
+    k0 = len(ctx.cuts)
+    steps = sorted({(ctx.col[c][1], t) for c in range(len(ctx.col)) for t in ctx.held[c]})
+    known = set(ctx.cuts.keys)
+    new = [ctx.cuts.add(n, t, 1, 1, 3) for n, t in steps if (n, t, 1, 1, 3) not in known][:40]
+    new += [ctx.cuts.add_single(n, 1, t, 1, 2) for n, t in steps[:20] if (n, t, 0, 1, 2) not in known]
+    assert len(new) > 10 and new == list(range(k0, len(ctx.cuts)))
+    hits = ctx.add_cuts(new)
+    assert hits
+    for c, col in enumerate(ctx.col):
+        n = col[1]
+        use = {(n, r, t): x for t, cg in ctx.held[c].items() for r, x in enumerate(cg) if x}
+        ks, vs = ctx.cuts.column(use)
+        assert dict(zip(col[6].tolist(), col[7].tolist())) == dict(zip(ks, [int(v) for v in vs])), c
+    padded = ctx.pad(grid)
+    assert padded.size == ctx.nbase + len(ctx.cuts) and not padded[grid.size:].any()
+    assert np.array_equal(padded[:grid.size], grid)
+    Lam, Mu, nu2 = ctx.split(padded)
+    nu2 = nu2.copy()
+    nu2[new] = 1 << 19  # half a step per unit of each new cut
+    checked = 0
+    for c, col in enumerate(ctx.col):
+        i, n, _, s = col[:4]
+        for rule in (BP.Rule(), BP.Rule(frozenset({n})), BP.Rule(lo=s, hi=s)):
+            price, found = BP.price_restricted(ctx, i, rule, Lam, Mu, nu2, None)
+            assert price <= ctx.cost(c, Lam, Mu, nu2), (c, rule)
+            checked += 1
+    assert checked > 10
 
 
 # ---- memory (issue 46) -------------------------------------------------------------------

@@ -23,6 +23,12 @@ pruned.
 * branching: on a task's cluster (the task whose cluster share is nearest 1/2), then on a task's
   first start (a split ``s <= t`` / ``s >= t + 1`` of a task with fractional starts); a node whose
   master solution is fractional in neither stays open (its value stays in the bound);
+* cuts at the nodes: once a node's column generation has converged, the rounding cuts of (6)
+  (:meth:`.Cuts.separate`) its master solution violates are added to the shared pool — valid
+  for every referee-feasible schedule, so at every node — with every pool column's coefficients,
+  to the node's master and to every later node's, and the column generation continues; up to
+  :data:`NODE_CUT_ROUNDS` rounds a node, while the pool holds fewer than :data:`CUT_LIMIT` cuts.
+  A point laid out before a cut existed gets nu = 0 on it (:meth:`Context.pad`): a valid point;
 * best-bound node selection (ties: shallower first, then creation order — the bound rises only
   once every node of least value is gone, so diving does not raise it): deterministic under a
   node limit; a time limit only stops the search (the node under way stays open at its parent's
@@ -37,6 +43,7 @@ pruned.
 
 from __future__ import annotations
 
+import copy
 import heapq
 from dataclasses import dataclass, field
 
@@ -59,6 +66,10 @@ ROUNDS = 200
 STALL = 20
 #: a master value at most this far from 0 or 1 counts as integral
 EPS = 1e-6
+#: separation rounds of the rounding cuts per node (after its column generation; 0: none, the
+#: root's cuts only), and the pool size past which the nodes separate no more
+NODE_CUT_ROUNDS = 3
+CUT_LIMIT = 2_000
 
 
 @dataclass(frozen=True)
@@ -114,21 +125,24 @@ class Result:
 
 
 class Context:
-    """What every node shares: the live tasks, the horizon H, the capacities, (6)'s rounding
-    cuts and the pool of every column generated (per column: task, cluster, F - a, first start
-    (absolute), usage rows, cut coefficients and {step: (cpu, gpu)} before H)."""
+    """What every node shares: the live tasks, the horizon H, the capacities, the rounding cuts
+    ((6)'s, then those the nodes separate) and the pool of every column generated (per column:
+    task, cluster, F - a, first start (absolute), usage rows, cut coefficients and {step: (cpu,
+    gpu)} before H)."""
 
     def __init__(self, payload, durations, rounded):
         self.tasks: list[Task] = tasks_of(payload, durations)
         self.H, self.N = rounded.H, len(payload.clusters)
         self.single = payload.variant == "single"
         self.caps = np.array([[c.capacity.cpu, c.capacity.gpu] for c in payload.clusters], dtype=np.int64)
-        self.cuts: Cuts = rounded.cuts if rounded.cuts is not None else Cuts(self.caps, self.H)
+        # a copy: the nodes add cuts, the caller's ``rounded`` (its nu) stays as it was
+        self.cuts: Cuts = copy.deepcopy(rounded.cuts) if rounded.cuts is not None else Cuts(self.caps, self.H)
         self.ncap = self.N * 2 * self.H
         self.nbase = self.ncap + (self.N * self.H if self.single else 0)
         self.col: list[tuple] = []  # (i, n, m, s, rows, vals, cut ks, cut vs)
         self.held: list[dict] = []
         self.work = [0]
+        self.node_cuts = [0, 0]  # cuts added at the nodes, nodes that added some
 
     def add(self, i: int, n: int, m: int, s: int, use: dict) -> int:
         use = {k: x for k, x in use.items() if k[2] < self.H}
@@ -138,6 +152,30 @@ class Context:
         self.col.append((i, n, int(m), int(s), rows, vals, np.array(ks, dtype=np.int64), np.array(vs, dtype=np.int64)))
         self.held.append(held_of(use))
         return len(self.col) - 1
+
+    def add_cuts(self, new: list[int]) -> dict[int, list[tuple[int, int]]]:
+        """Give every pool column its coefficients on the cuts ``new`` (just added to ``cuts``);
+        returns {pool column: [(cut, coefficient)]} of the nonzero ones."""
+        at: dict = {}
+        for k in new:
+            at.setdefault(self.cuts.keys[k][:2], []).append(k)
+        out = {}
+        for c, col in enumerate(self.col):
+            n = col[1]
+            hits = [(k, int(self.cuts.coef(k, cg[0], cg[1]))) for t, cg in sorted(self.held[c].items())
+                    for k in at.get((n, t), ())]
+            hits = [(k, v) for k, v in hits if v]
+            if hits:
+                ks = np.concatenate([col[6], np.array([k for k, _ in hits], dtype=np.int64)])
+                vs = np.concatenate([col[7], np.array([v for _, v in hits], dtype=np.int64)])
+                self.col[c] = col[:6] + (ks, vs)
+                out[c] = hits
+        return out
+
+    def pad(self, grid: np.ndarray) -> np.ndarray:
+        """A point laid out before cuts were added, with nu = 0 on them."""
+        short = self.nbase + len(self.cuts) - grid.size
+        return np.concatenate([grid, np.zeros(short, dtype=grid.dtype)]) if short > 0 else grid
 
     def allows(self, c: int, rule: Rule) -> bool:
         col = self.col[c]
@@ -242,21 +280,51 @@ class _NodeMaster(MasterLP):
 
 
 def solve_node(ctx: Context, node: Node, cutoff: int, big: float, *, rounds: int = ROUNDS, stall: int = STALL,
-               expire: Deadline = NEVER):
+               expire: Deadline = NEVER, cut_rounds: int = NODE_CUT_ROUNDS):
     """(certified value, its point, master solution {pool column: share} or None, artificial
     share per task): column generation on the node's master, seeded with the pool's allowed
-    columns and one artificial column per task (cost ``big``, no rows: the master is feasible).
-    The value is at least the node's own (its parent's); the search stops once it reaches
-    ``cutoff``.  Raises :class:`.Expired` past ``expire``."""
+    columns and one artificial column per task (cost ``big``, no rows: the master is feasible),
+    then up to ``cut_rounds`` times: separate the rounding cuts its solution violates (added to
+    ``ctx.cuts``, every node's) and continue the column generation.  The value is at least the
+    node's own (its parent's); the search stops once it reaches ``cutoff``.  Raises
+    :class:`.Expired` past ``expire``."""
     master = _NodeMaster(ctx.caps, ctx.H, ctx.single, len(ctx.tasks))
     try:
-        return _solve_node(ctx, node, master, cutoff, big, rounds, stall, expire)
+        return _solve_node(ctx, node, master, cutoff, big, rounds, stall, expire, cut_rounds)
     finally:
         master.close()  # its HiGHS model now, not at the next full garbage collection (issue 46)
 
 
+def _separate(ctx: Context, master: _NodeMaster) -> int:
+    """Separate the rounding cuts the master's last solution violates; add them to the pool and
+    to ``master`` (rows over its columns).  Returns how many were added."""
+    x = master.primal()
+    steps: dict = {}  # (n, t) -> [(share, cpu, gpu)]
+    pos: dict[int, int] = {}  # pool column -> master column
+    for j, c in enumerate(master.tags):
+        if c < 0:
+            continue
+        pos[c] = j
+        if x[j] > 1e-9:
+            n = ctx.col[c][1]
+            for t, (cpu, gpu) in sorted(ctx.held[c].items()):
+                steps.setdefault((n, t), []).append((float(x[j]), cpu, gpu))
+    new = ctx.cuts.separate(steps)
+    if not new:
+        return 0
+    rows: dict[int, tuple[list, list]] = {k: ([], []) for k in new}
+    for c, hits in ctx.add_cuts(new).items():
+        if c in pos:
+            for k, v in hits:
+                rows[k][0].append(pos[c])
+                rows[k][1].append(v)
+    for k in new:
+        master.add_cut(np.array(rows[k][0], dtype=np.int64), np.array(rows[k][1], dtype=float), ctx.cuts.rhs[k])
+    return len(new)
+
+
 def _solve_node(ctx: Context, node: Node, master: _NodeMaster, cutoff: int, big: float, rounds: int, stall: int,
-                expire: Deadline):
+                expire: Deadline, cut_rounds: int):
     rules = node.rules
     free = Rule()
     ntasks = len(ctx.tasks)
@@ -289,15 +357,31 @@ def _solve_node(ctx: Context, node: Node, master: _NodeMaster, cutoff: int, big:
         best_seen[0] = max(best_seen[0], v)
         return v, new
 
-    v0, cols = price_point(node.grid)
+    grid = ctx.pad(node.grid)
+    v0, cols = price_point(grid)
     master.add(cols)
     best = max(node.value, v0)
     if best >= cutoff:
-        return best, node.grid, None, None
-    center = node.grid.astype(float) / (1 << SCALE)
-    best, grid = generate_columns(master, center, best, node.grid, price_point, rounds=rounds, smoothing=0.5,
-                                  deadline=expire,
-                                  stop=lambda rnd, last: rnd - last >= stall or best_seen[0] >= cutoff)
+        return best, grid, None, None
+    for cr in range(cut_rounds + 1):
+        if cr:  # separate on the converged master (the pool not full); nothing new: done
+            if len(ctx.cuts) >= CUT_LIMIT:
+                break
+            if master.solve(expire) is None:
+                expire.check("solving the master LP")
+                break
+            added = _separate(ctx, master)
+            if not added:
+                break
+            ctx.node_cuts[0] += added
+            ctx.node_cuts[1] += cr == 1
+            grid = ctx.pad(grid)
+        center = grid.astype(float) / (1 << SCALE)
+        best, grid = generate_columns(master, center, best, grid, price_point, rounds=rounds, smoothing=0.5,
+                                      deadline=expire,
+                                      stop=lambda rnd, last: rnd - last >= stall or best_seen[0] >= cutoff)
+        if best >= cutoff:
+            break
     if best >= cutoff:
         return best, grid, None, None
     sol = master.solve(expire)
@@ -375,7 +459,7 @@ def branching(ctx: Context, rules: dict, shares: dict):
 
 def branch_and_price(payload, upper: int | None = None, *, nodes: int = NODES, deadline=None,
                      rounded=None, rounds: int = ROUNDS, stall: int = STALL,
-                     memory: MemoryBudget | None = None) -> Result:
+                     memory: MemoryBudget | None = None, cut_rounds: int = NODE_CUT_ROUNDS) -> Result:
     """Bound (8): branch-and-price from (6)'s root point with its rounding cuts (``rounded``:
     :func:`placement.bounds.trajectory.rounded_multipliers`' result, computed when not given).
     ``upper``: the referee value of a known schedule (any U >= the optimum is sound, a smaller
@@ -383,7 +467,9 @@ def branch_and_price(payload, upper: int | None = None, *, nodes: int = NODES, d
     open, at ``deadline`` (:class:`.Deadline`, seconds from now or None), or on memory: past
     ``memory`` (:class:`.MemoryBudget`; None: the limits in force, ``MemoryBudget.in_force()``)
     before a node, or at a ``MemoryError`` in one (``stats["memory"]`` then says why); the bound
-    is valid at every stop."""
+    is valid at every stop.  ``cut_rounds``: rounding-cut separation rounds per node (0: the
+    root's cuts only); ``stats["node_cuts"]`` counts the cuts added at the nodes,
+    ``stats["cut_nodes"]`` the nodes that added some."""
     if not proof_applies(payload):
         return Result(None, reason="a precondition of the trajectory bound fails (proof_applies)")
     if payload.noise_model == "additive" and payload.noise > 0:
@@ -427,7 +513,8 @@ def branch_and_price(payload, upper: int | None = None, *, nodes: int = NODES, d
             break
         node = heapq.heappop(heap)
         try:
-            value, grid, sol, art = solve_node(ctx, node, cutoff, big, rounds=rounds, stall=stall, expire=expire)
+            value, grid, sol, art = solve_node(ctx, node, cutoff, big, rounds=rounds, stall=stall, expire=expire,
+                                               cut_rounds=cut_rounds)
         except Expired:
             heapq.heappush(heap, node)
             stats["expired"] = True
@@ -457,7 +544,9 @@ def branch_and_price(payload, upper: int | None = None, *, nodes: int = NODES, d
             heapq.heappush(heap, Node(value, node.depth + 1, made, rules, grid))
             made += 1
     bound = min([cutoff] + [nd.value for nd in heap] + stuck)
-    stats.update(columns=len(ctx.col), work=ctx.work[0], cuts=len(ctx.cuts))
+    stats["at_bound"] = sum(v == bound for v in [nd.value for nd in heap] + stuck)  # open nodes to close next
+    stats.update(columns=len(ctx.col), work=ctx.work[0], cuts=len(ctx.cuts), node_cuts=ctx.node_cuts[0],
+                 cut_nodes=ctx.node_cuts[1])
     return Result(int(bound), root, solved, len(heap) + len(stuck), "", stats)
 
 
