@@ -469,7 +469,8 @@ def branch_and_price(payload, upper: int | None = None, *, nodes: int = NODES, d
     before a node, or at a ``MemoryError`` in one (``stats["memory"]`` then says why); the bound
     is valid at every stop.  ``cut_rounds``: rounding-cut separation rounds per node (0: the
     root's cuts only); ``stats["node_cuts"]`` counts the cuts added at the nodes,
-    ``stats["cut_nodes"]`` the nodes that added some."""
+    ``stats["cut_nodes"]`` the nodes that added some, ``stats["at_bound"]`` the open nodes whose
+    value is the bound (those left to raise before it rises)."""
     if not proof_applies(payload):
         return Result(None, reason="a precondition of the trajectory bound fails (proof_applies)")
     if payload.noise_model == "additive" and payload.noise > 0:
