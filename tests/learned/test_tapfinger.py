@@ -421,19 +421,22 @@ def test_nearest_checkpoint_or_a_generic_reading(preset, variant, expect, match)
     assert path is None and why == "no shipped no-such-policy-*.pt checkpoint"
 
 
-@pytest.mark.parametrize("preset,variant,kw,match", [
-    ("hetero-6", "single", {}, "exact (generic inputs)"),
-    ("synthetic-3", "multi", {}, "nearest (hetero-6 single) (generic inputs)"),  # 3 clusters, other types
-    ("synthetic-6", "single", {"num_tasks": 10}, "nearest (hetero-6 single) (generic inputs)"),
+@pytest.mark.parametrize("preset,variant,kw,file,match", [
+    ("hetero-6", "single", {}, "hetero-6-single", "exact (generic inputs)"),
+    ("synthetic-3", "single", {}, "synthetic-3-single", "exact (generic inputs)"),
+    ("synthetic-3", "multi", {}, "synthetic-3-single", "nearest (synthetic-3 single) (generic inputs)"),
+    # no synthetic-6 file: the other presets' files by name, the hetero-6 one first (6 clusters, other types)
+    ("synthetic-6", "single", {"num_tasks": 10}, "hetero-6-single", "nearest (hetero-6 single) (generic inputs)"),
 ])
-def test_the_generic_solver_plays_every_preset_as_trained(preset, variant, kw, match):
-    """tapfinger-generic-bc ships one file with generic inputs: the nearest rule takes it for every
-    instance (no type mapping, no grid check), and its schedule is the referee's value."""
+def test_the_generic_solver_plays_every_preset_as_trained(preset, variant, kw, file, match):
+    """tapfinger-generic-bc ships files with generic inputs (hetero-6, synthetic-3 and test-bed
+    single): the nearest rule takes the instance's preset's file, else the first by name, for
+    every instance (no type mapping, no grid check), and its schedule is the referee's value."""
     inst = generate("placement", preset, seed=5, variant=variant, **({"num_tasks": 12} | kw))
     res = registry.solve(inst, "tapfinger-generic-bc", seed=0)
     st = res.solution.stats
     assert res.status == "feasible"
-    assert (st["checkpoint"], st["checkpoint_match"]) == ("tapfinger-generic-bc-hetero-6-single.pt", match)
+    assert (st["checkpoint"], st["checkpoint_match"]) == (f"tapfinger-generic-bc-{file}.pt", match)
     ev = evaluate_solution(inst, res.solution)
     assert ev.feasible and ev.primary_value == pytest.approx(res.solution.objective, rel=1e-9)
 
