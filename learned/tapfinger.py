@@ -1242,8 +1242,8 @@ SOLVERS = {
                                "the imitation-only full model's allocation head"),
     "tapfinger-generic-bc": ("tapfinger-generic-bc", None, "TapFinger network with type-generic inputs (task "
                              "features from the performance model, an allocation head over any cluster grid, v2 cell "
-                             "features), by imitation only of placement-lns: one file plays every placement instance "
-                             "as trained; no reinforcement learning"),
+                             "features), by imitation only of placement-lns: each file plays every placement instance "
+                             "as trained (the instance's preset's file first); no reinforcement learning"),
 }
 
 
