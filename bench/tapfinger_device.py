@@ -79,8 +79,6 @@ def rate(setting: dict, device: str, updates: int, num_envs: int, rollout: int, 
         if len(parts) > 3 and parts[0] == "update" and parts[2] == "step":
             marks.append((int(parts[3].split("/")[0]), time.perf_counter(), time.process_time()))
 
-    if device.startswith("cuda"):
-        torch.cuda.synchronize()
     steps = updates * num_envs * rollout
     res = train(TrainArgs(**setting, steps=steps, seed=0, num_envs=num_envs, rollout_steps=rollout, epochs=2,
                           minibatch=128, eval_every=0, eval_episodes=1, threads=1, device=device, out=str(out)),
