@@ -245,6 +245,10 @@ PRESET_TABLE: dict[tuple[str, str], tuple[Callable[..., Any], str]] = {
     ("placement", "testbed"): _entry(
         "edgebench.instances.traces.testbed:generate_testbed", None,
         "TapFinger test-bed: measured completion-time profiles (needs traces/tapfinger_testbed_profiles.csv)"),
+    ("placement", "alibaba"): _entry(
+        "edgebench.instances.traces.alibaba_preset:generate_alibaba", None,
+        "Alibaba openb windows: num_tasks consecutive pods (default 192) on 3 sampled GPU nodes, 300 s steps, "
+        "never a window of placement-alibaba-v2 (needs the openb pod and node lists in traces/)"),
     ("mapping", "thesis"): _entry(
         f"{_PKG}.mapping:generate_mapping", "thesis",
         "CES thesis simulation: 10 physical nodes (links p=0.3, made connected), one job of 3..8 task nodes; "

@@ -13,9 +13,11 @@ so each distinct duration (in steps) becomes a resource-insensitive type ``fixed
 from __future__ import annotations
 
 import csv
+import functools
 import math
 import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -183,8 +185,67 @@ def node_capacity(node: Node) -> dict[str, int]:
     return {"cpu": node.cpu_milli // 1000, "gpu": node.gpu, "memory": node.memory_mib // 1024}
 
 
-def _fits(minimum: dict[str, int], cap: dict[str, int]) -> bool:
+def fits(minimum: dict[str, int], cap: dict[str, int]) -> bool:
     return all(minimum[r] <= cap[r] for r in ("cpu", "gpu", "memory"))
+
+
+def skip_reason(pod: Pod, caps: list[dict[str, int]]) -> str | None:
+    """None when the pod becomes a task on clusters of capacities ``caps``, else the count
+    (``meta.counts`` key) it goes to: never scheduled, never deleted, or fits no cluster."""
+    if pod.scheduled is None:
+        return "skipped_unscheduled"
+    if pod.deletion is None:
+        return "skipped_no_deletion"
+    if not any(fits(pod_minimum(pod), cap) for cap in caps):
+        return "dropped_no_fit"
+    return None
+
+
+def usable_nodes(node_list: list[Node] | tuple[Node, ...]) -> list[Node]:
+    """The nodes a cluster can be made of: at least one GPU, one core and 1 GiB."""
+    return [nd for nd in node_list if nd.gpu >= 1 and nd.cpu_milli >= 1000 and nd.memory_mib >= 1024]
+
+
+def sample_nodes(usable: list[Node], n_clusters: int, rng: np.random.Generator) -> list[Node]:
+    """``n_clusters`` distinct usable nodes, in file order (the first draw of ``convert``'s rng)."""
+    chosen = sorted(int(i) for i in rng.choice(len(usable), size=n_clusters, replace=False))
+    return [usable[i] for i in chosen]
+
+
+def time_ordered(pod_list: list[Pod] | tuple[Pod, ...]) -> list[Pod]:
+    """The pods by creation time, file order among equal times (the order windows are cut in)."""
+    order = sorted(range(len(pod_list)), key=lambda i: (pod_list[i].creation, i))
+    return [pod_list[i] for i in order]
+
+
+def file_key(path: str | os.PathLike) -> tuple[str, int, int]:
+    """(resolved path, size, modification time in ns): what the parse caches are keyed on."""
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        raise InputError(f"cannot read file: {exc.strerror or exc}", file=str(path)) from None
+    return str(Path(path).resolve()), st.st_size, st.st_mtime_ns
+
+
+@functools.lru_cache(maxsize=4)
+def _cached_pods(key: tuple[str, int, int], path: str) -> tuple[Pod, ...]:
+    return tuple(read_pods(path))
+
+
+@functools.lru_cache(maxsize=4)
+def _cached_nodes(key: tuple[str, int, int], path: str) -> tuple[Node, ...]:
+    return tuple(read_nodes(path))
+
+
+def load_pods(path: str | os.PathLike) -> tuple[Pod, ...]:
+    """:func:`read_pods`, parsed once per (file, size, modification time): the preset calls
+    the converter thousands of times in a training run (parsing the openb list takes ~0.1 s)."""
+    return _cached_pods(file_key(Path(path)), str(path))
+
+
+def load_nodes(path: str | os.PathLike) -> tuple[Node, ...]:
+    """:func:`read_nodes`, cached like :func:`load_pods`."""
+    return _cached_nodes(file_key(Path(path)), str(path))
 
 
 def convert(pods: str | os.PathLike | None = None, nodes: str | os.PathLike | None = None, *, seed: int = 0,
@@ -208,20 +269,18 @@ def convert(pods: str | os.PathLike | None = None, nodes: str | os.PathLike | No
     if p["variant"] not in ("single", "multi"):
         raise InputError(f"must be 'single' or 'multi', got {p['variant']!r}", field="params.variant")
 
-    pod_list = read_pods(pods_path)
-    node_list = read_nodes(nodes_path)
-    usable = [nd for nd in node_list if nd.gpu >= 1 and nd.cpu_milli >= 1000 and nd.memory_mib >= 1024]
+    pod_list = load_pods(pods_path)
+    node_list = load_nodes(nodes_path)
+    usable = usable_nodes(node_list)
     if len(usable) < n_clusters:
         raise InputError(f"the node list has {len(usable)} usable GPU nodes, {n_clusters} clusters asked",
                          file=str(nodes_path), field="params.clusters")
 
     rng = np.random.default_rng(seed)
-    chosen = sorted(int(i) for i in rng.choice(len(usable), size=n_clusters, replace=False))
-    sampled = [usable[i] for i in chosen]
+    sampled = sample_nodes(usable, n_clusters, rng)
     caps = [node_capacity(nd) for nd in sampled]
 
-    order = sorted(range(len(pod_list)), key=lambda i: (pod_list[i].creation, i))
-    ordered = [pod_list[i] for i in order]
+    ordered = time_ordered(pod_list)
     candidates = [pd for pd in ordered if pd.scheduled is not None and pd.deletion is not None]
     if not candidates:
         raise InputError("no pod was scheduled and deleted: nothing to convert", file=str(pods_path))
@@ -243,17 +302,12 @@ def convert(pods: str | os.PathLike | None = None, nodes: str | os.PathLike | No
         if len(tasks) >= max_tasks:
             break
         counts["pods_in_window"] += 1
-        if pd.scheduled is None:
-            counts["skipped_unscheduled"] += 1
-            continue
-        if pd.deletion is None:
-            counts["skipped_no_deletion"] += 1
+        why = skip_reason(pd, caps)
+        if why is not None:
+            counts[why] += 1
             continue
         minimum = pod_minimum(pd)
-        eligible = [n for n, cap in enumerate(caps) if _fits(minimum, cap)]
-        if not eligible:
-            counts["dropped_no_fit"] += 1
-            continue
+        eligible = [n for n, cap in enumerate(caps) if fits(minimum, cap)]
         duration = pd.deletion - pd.scheduled
         k_raw = max(1, -(-duration // step))
         k = min(k_raw, max_steps)
@@ -323,5 +377,6 @@ def sample_stats(path: str | os.PathLike | None = None, step_seconds: int = 300,
     return out
 
 
-__all__ = ["convert", "read_pods", "read_nodes", "pod_minimum", "node_capacity", "Pod", "Node", "DEFAULTS",
-           "PODS_FILE", "NODES_FILE", "sample_stats"]
+__all__ = ["convert", "read_pods", "read_nodes", "load_pods", "load_nodes", "file_key", "pod_minimum",
+           "node_capacity", "fits", "skip_reason", "usable_nodes", "sample_nodes", "time_ordered", "Pod", "Node",
+           "DEFAULTS", "PODS_FILE", "NODES_FILE", "sample_stats"]

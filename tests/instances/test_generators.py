@@ -26,6 +26,7 @@ SMALL = {
     ("placement", "hetero-6"): {"num_tasks": 24},
     ("placement", "sjf-ablation"): {"num_tasks": 24},
     ("placement", "testbed"): {},
+    ("placement", "alibaba"): {"num_tasks": 24},
     ("mapping", "thesis"): {},
     ("mapping", "thesis-queue"): {"jobs": 4},
     ("offloading", "heft-random"): {"tasks": 10},
@@ -54,6 +55,12 @@ def _gen(family: str, preset: str, seed: int = 0, **extra):
         reason = _testbed_available()
         if reason:
             pytest.skip(reason)
+    if preset == "alibaba":
+        from edgebench.instances.traces import default_traces_dir
+
+        d = default_traces_dir()
+        if d is None or not (d / "alibaba_gpu_v2023_openb_pod_list_default.csv").exists():
+            pytest.skip("the openb pod list (traces/alibaba_gpu_v2023_openb_pod_list_default.csv) not found")
     return generate(family, preset, seed=seed, **{**SMALL[(family, preset)], **extra})
 
 
