@@ -1128,13 +1128,15 @@ def nearest_checkpoint(instance: Instance, prefix: str, directory: Path = CHECKP
     (path, match) or (None, reason). Candidates (those with a provenance sidecar) are tried in
     this order, the first whose layout fits the instance (:func:`check_layout`: cluster count,
     pending window, task types, capacities within the grid) wins: the instance's preset (from
-    its generator meta) and variant ("exact"), the same preset with the other variant, then
-    every other preset with the instance's variant, then with the other variant (by name). A
+    its generator meta; a converted instance, which has none, by its converter's name, e.g.
+    ``alibaba`` for placement-alibaba-v2) and variant ("exact"), the same preset with the other
+    variant, then every other preset with the instance's variant, then with the other variant (by name). A
     file with generic inputs fits every instance (it rebuilds its layout from the instance). When
     none fits, the reason names what each candidate lacks."""
     from edgebench.learned.provenance import checkpoint_records
 
-    preset = str((instance.meta or {}).get("preset", ""))
+    meta = instance.meta or {}
+    preset = str(meta.get("preset") or meta.get("converter") or "")
     variant = instance.placement.variant
     recs = checkpoint_records(prefix, directory, sha=False)
     recs.sort(key=lambda r: (r["preset"] != preset, r["variant"] != variant, r["file"]))

@@ -4,6 +4,7 @@ no placement set of the paper suite declined by ``tapfinger``."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -97,3 +98,22 @@ def test_every_paper_placement_set_is_played_by_tapfinger(name):
     info = registry.get("tapfinger")
     for f in files:
         assert info.applies(load_instance(f), {}) is None, f.name
+
+
+def test_a_converted_instance_goes_by_its_converter_name(tmp_path):
+    """placement-alibaba-v2's instances have ``meta.converter == "alibaba"`` and no preset: a
+    ``PREFIX-alibaba-single.pt`` is their exact file, tried before the other presets' (issue 42;
+    before, it was only "nearest"). Fake directory: one shipped generic file under two names."""
+    src = tf.CHECKPOINT_DIR / "tapfinger-generic-bc-synthetic-3-single"
+    side = json.loads(src.with_suffix(".json").read_text())
+    for preset in ("alibaba", "synthetic-3"):
+        dst = tmp_path / f"tapfinger-generic-bc-{preset}-single"
+        dst.with_suffix(".pt").symlink_to(src.with_suffix(".pt"))
+        dst.with_suffix(".json").write_text(json.dumps({**side, "preset": preset}))
+    inst = load_instance(ALIBABA)
+    assert "preset" not in inst.meta and inst.meta["converter"] == "alibaba"
+    path, match = tf.nearest_checkpoint(inst, "tapfinger-generic-bc", tmp_path)
+    assert (path.name, match) == ("tapfinger-generic-bc-alibaba-single.pt", "exact")
+    s3 = generate("placement", "synthetic-3", seed=0, num_tasks=12)
+    path, match = tf.nearest_checkpoint(s3, "tapfinger-generic-bc", tmp_path)
+    assert (path.name, match) == ("tapfinger-generic-bc-synthetic-3-single.pt", "exact")
