@@ -8,7 +8,9 @@ would measure memorised windows):
 1. the set's windows are recomputed with the converter itself, from the set's recipe (its
    seeds and parameters) on the same trace files: each is the creation-time interval
    ``[window start, creation of its last task]``;
-2. the seed's nodes are drawn as ``convert`` draws them (its ``default_rng(seed)``); with them,
+2. the nodes are drawn as ``convert`` draws them, by its ``default_rng(node_seed)`` (``node_seed``
+   defaults to the seed; a fixed one keeps the clusters of every instance the same, which
+   ``edgebench train tapfinger`` needs: its environment has one action grid); with them,
    every candidate start (the creation time of a pod that was scheduled and deleted) is
    followed to the creation of its ``num_tasks``-th task; a start is allowed when that
    interval holds ``num_tasks`` tasks and is disjoint in time from every set window;
@@ -28,6 +30,7 @@ import numpy as np
 
 from edgebench.errors import InputError
 from edgebench.instances import io
+from edgebench.instances.generators import check_cells
 from edgebench.instances.model import Instance
 from edgebench.instances.sets import RECIPES
 from edgebench.instances.traces import merge_params, p_int, trace_file
@@ -55,6 +58,7 @@ PRESET_DEFAULTS: dict[str, Any] = {
     "num_tasks": None,        # tasks per instance (None = 64 x clusters); the converter's max_tasks
     "max_tasks": None,        # the converter's name for num_tasks (give one of the two)
     **{k: v for k, v in DEFAULTS.items() if k not in ("window_start", "max_tasks")},
+    "node_seed": None,        # the seed convert samples the nodes with (None = the instance's seed)
     "pods": None,             # pod list path (None = the traces folder's)
     "nodes": None,            # node list path (None = the traces folder's)
 }
@@ -111,20 +115,26 @@ def generate_alibaba(*, seed: int = 0, **overrides: Any) -> Instance:
     """Placement preset ``alibaba``: a window of ``num_tasks`` openb pods (default 64 x
     clusters) on ``clusters`` sampled GPU nodes, never overlapping the windows of
     ``placement-alibaba-v2`` (module docstring). Other parameters: those of
-    :func:`alibaba.convert` except ``window_start`` (drawn here)."""
+    :func:`alibaba.convert` except ``window_start`` (drawn here), and ``node_seed``. The
+    instance is ``convert(seed=node_seed, max_tasks=num_tasks, window_start=<drawn>, ...)``
+    with the preset's id, ``meta.preset``, ``meta.seed`` and ``meta.params``."""
     if "window_start" in overrides:
         raise InputError("the alibaba preset draws the window start itself (outside the placement-alibaba-v2 "
-                         "windows); convert a chosen window with `edgebench convert alibaba`",
+                         "windows); convert a chosen window with `edgebench convert alibaba --set window_start=S`",
                          field="params.window_start")
     p = merge_params(PRESET_DEFAULTS, overrides, what="the alibaba preset")
     if p["num_tasks"] is not None and p["max_tasks"] is not None:
         raise InputError("give num_tasks or max_tasks (the same window size), not both", field="params.num_tasks")
     seed = p_int({"seed": seed}, "seed", minimum=0)
+    node_seed = p_int(p, "node_seed", minimum=0, optional=True)
+    if node_seed is None:
+        node_seed = seed
     n_clusters = p_int(p, "clusters", minimum=1)
     size_key = "num_tasks" if p["num_tasks"] is not None else "max_tasks"
     num_tasks = p_int(p, size_key, minimum=1, optional=True)
     if num_tasks is None:
         num_tasks = 64 * n_clusters
+    check_cells(3 * n_clusters + num_tasks * (5 + n_clusters), "3 x clusters + num_tasks x (5 + clusters)")
     pods = trace_file(PODS_FILE, p["pods"], what="pod list")
     nodes = trace_file(NODES_FILE, p["nodes"], what="node list")
     held = held_windows(str(pods), str(nodes))
@@ -133,7 +143,7 @@ def generate_alibaba(*, seed: int = 0, **overrides: Any) -> Instance:
     if len(usable) < n_clusters:
         raise InputError(f"the node list has {len(usable)} usable GPU nodes, {n_clusters} clusters asked",
                          file=str(nodes), field="params.clusters")
-    sampled = sample_nodes(usable, n_clusters, np.random.default_rng(seed))  # convert's first draw
+    sampled = sample_nodes(usable, n_clusters, np.random.default_rng(node_seed))  # convert's first draw
     starts, ends = allowed_starts(time_ordered(load_pods(pods)), [node_capacity(nd) for nd in sampled],
                                   num_tasks, held)
     if len(starts) == 0:
@@ -143,19 +153,20 @@ def generate_alibaba(*, seed: int = 0, **overrides: Any) -> Instance:
     start, end = int(starts[k]), int(ends[k])
 
     conv = {key: p[key] for key in DEFAULTS if key not in ("window_start", "max_tasks")}
-    inst = convert(pods, nodes, seed=seed, **conv, window_start=start, max_tasks=num_tasks)
+    inst = convert(pods, nodes, seed=node_seed, **conv, window_start=start, max_tasks=num_tasks)
     meta = dict(inst.meta)
     got = meta["window"]
     whole = p["window_seconds"] is None  # else the window may close before its num_tasks-th task
     if (meta["sampled_nodes"] != [nd.sn for nd in sampled] or got["last_task_created"] > end
             or any(not (got["last_task_created"] < lo or start > hi) for lo, hi in held)
             or (whole and (meta["counts"]["tasks"] != num_tasks or got["last_task_created"] != end))):
-        raise RuntimeError(f"alibaba preset seed {seed}: the converter's window {got} is not the one drawn "
-                           f"({start}..{end}) outside {held}")  # the two window computations drifted apart
+        # the two window computations drifted apart: a bug, not an input error
+        raise RuntimeError(f"alibaba preset seed {seed} (nodes {node_seed}): the converter's window {got} is not "
+                           f"the one drawn ({start}..{end}) outside {held}")
     params = dict(meta["params"])
     del params["max_tasks"]
     meta.update(generator="edgebench.instances.traces.alibaba_preset:generate_alibaba", preset="alibaba",
-                params={"num_tasks": num_tasks, **params},
+                seed=seed, params={"num_tasks": num_tasks, "node_seed": node_seed, **params},
                 held_out={"set": HELD_SET, "windows": [list(w) for w in held]})
     data = inst.model_dump(mode="json")
     data.update(id=f"placement-alibaba-s{seed}", meta=meta,

@@ -98,8 +98,24 @@ def test_same_seed_same_instance_and_meta(tmp_path):
     # the instance is the converter's at the recorded parameters (nodes from the seed)
     params = dict(m["params"])
     params["max_tasks"] = params.pop("num_tasks")
+    assert params.pop("node_seed") == 7
     conv = alibaba.convert(seed=7, **params)
     assert conv.placement == a.placement
+
+
+@needs_traces
+def test_a_fixed_node_seed_keeps_the_clusters_and_still_avoids_the_set():
+    """``node_seed``: the same sampled nodes for every seed (the trainer's environment needs
+    one set of clusters), windows still drawn per seed outside the set's."""
+    held = held_windows()
+    insts = [generate("placement", "alibaba", seed=s, num_tasks=96, node_seed=0) for s in (0, 1, 2, 10**9, 2 * 10**9)]
+    clusters = {json.dumps([c.model_dump(mode="json") for c in i.placement.clusters]) for i in insts}
+    assert len(clusters) == 1 and len({i.meta["window"]["start"] for i in insts}) == 5
+    assert insts[0].meta["sampled_nodes"] == alibaba.convert(seed=0).meta["sampled_nodes"]
+    for inst in insts:
+        w = inst.meta["window"]
+        assert all(w["last_task_created"] < a or w["start"] > b for a, b in held)
+        assert inst.meta["params"]["node_seed"] == 0 and len(inst.placement.tasks) == 96
 
 
 @needs_traces
@@ -119,6 +135,7 @@ def test_num_tasks_is_the_window_size(params, tasks):
     ({"num_tasks": 0}, "params.num_tasks", "at least 1"),
     ({"num_tasks": 9000}, "params.num_tasks", "no window of 9000 tasks"),
     ({"windw": 3}, "params.windw", "unknown parameter"),
+    ({"num_tasks": 5000, "clusters": 200}, "--set", "beyond the joint limit"),
 ])
 def test_bad_parameters_are_input_errors(params, field, reason):
     with pytest.raises(InputError, match=reason) as ei:
