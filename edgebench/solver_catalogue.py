@@ -898,8 +898,8 @@ SOLVERS = [{'name': 'affinity',
   'description': 'TapFinger network with type-generic inputs (task features from the performance model, an '
                  'allocation head over any cluster grid, v2 cell features), by imitation only of '
                  "placement-lns: each file plays every placement instance as trained (the instance's "
-                 "preset's file first); no reinforcement learning [trained by hetero-6 single: bc; "
-                 'synthetic-3 single: bc; testbed single: bc]',
+                 "preset's file first); no reinforcement learning [trained by alibaba single: bc; hetero-6 "
+                 'single: bc; synthetic-3 single: bc; testbed single: bc]',
   'params': {'checkpoint': "path of a TapFinger checkpoint (.pt; default: the shipped one for the instance's "
                            'preset and variant, learned/checkpoints/)',
              'greedy': 'bool, default True: argmax actions (False: sample with the solver seed)'},

@@ -1131,17 +1131,22 @@ def nearest_checkpoint(instance: Instance, prefix: str, directory: Path = CHECKP
     its generator meta; a converted instance, which has none, by its converter's name, e.g.
     ``alibaba`` for placement-alibaba-v2) and variant ("exact"), the same preset with the other
     variant, then every other preset with the instance's variant, then with the other variant (by name). A
-    file with generic inputs fits every instance (it rebuilds its layout from the instance). When
-    none fits, the reason names what each candidate lacks."""
+    file with generic inputs fits every instance (it rebuilds its layout from the instance). A
+    file whose sidecar says ``"fallback": false`` is a candidate only for its own preset's
+    instances (a file trained on one trace's windows does not become every other preset's
+    nearest by its name). When none fits, the reason names what each candidate lacks."""
     from edgebench.learned.provenance import checkpoint_records
 
     meta = instance.meta or {}
     preset = str(meta.get("preset") or meta.get("converter") or "")
     variant = instance.placement.variant
     recs = checkpoint_records(prefix, directory, sha=False)
-    recs.sort(key=lambda r: (r["preset"] != preset, r["variant"] != variant, r["file"]))
     if not recs:
         return None, f"no shipped {prefix}-*.pt checkpoint"
+    recs = [r for r in recs if r.get("fallback", True) or r["preset"] == preset]
+    if not recs:
+        return None, f"no shipped {prefix}-*.pt checkpoint plays {preset or 'this'} instances"
+    recs.sort(key=lambda r: (r["preset"] != preset, r["variant"] != variant, r["file"]))
     env = make_env(instance)
     why = []
     for r in recs:

@@ -542,8 +542,9 @@ def test_shipped_checkpoint_reproduces_its_evaluation(path):
     assert path.stat().st_size < 2_000_000
     model, lay, blob = tf.load_checkpoint(path)
     command = blob["extra"]["command"]
-    if "--preset testbed" in command and default_traces_dir() is None:
-        pytest.skip(f"{path.name}: the test-bed preset needs the shared traces folder (../shared/traces)")
+    trace_preset = next((p for p in ("testbed", "alibaba") if f"--preset {p}" in command), None)
+    if trace_preset and default_traces_dir() is None:
+        pytest.skip(f"{path.name}: the {trace_preset} preset needs the shared traces folder (../shared/traces)")
     ns = build_parser().parse_args(shlex.split(command)[1:])
     targs = train_args_from_cli(ns)
     cts = blob["extra"]["eval_cts"]

@@ -117,3 +117,29 @@ def test_a_converted_instance_goes_by_its_converter_name(tmp_path):
     s3 = generate("placement", "synthetic-3", seed=0, num_tasks=12)
     path, match = tf.nearest_checkpoint(s3, "tapfinger-generic-bc", tmp_path)
     assert (path.name, match) == ("tapfinger-generic-bc-synthetic-3-single.pt", "exact")
+
+
+def test_a_file_without_fallback_plays_only_its_own_preset(tmp_path):
+    """A sidecar with ``"fallback": false`` (the alibaba trace file) keeps the file for its own
+    preset's instances: an instance of a preset with no file of its own gets the next file by
+    name, not this one, although "alibaba" sorts first (issue 42); with the key absent it is
+    every preset's first by name."""
+    src = tf.CHECKPOINT_DIR / "tapfinger-generic-bc-synthetic-3-single"
+    side = json.loads(src.with_suffix(".json").read_text())
+    for preset, extra in (("alibaba", {"fallback": False}), ("hetero-6", {})):
+        dst = tmp_path / f"tapfinger-generic-bc-{preset}-single"
+        dst.with_suffix(".pt").symlink_to(src.with_suffix(".pt"))
+        dst.with_suffix(".json").write_text(json.dumps({**side, "preset": preset, **extra}))
+    s6 = generate("placement", "synthetic-6", seed=0, num_tasks=12)
+    path, match = tf.nearest_checkpoint(s6, "tapfinger-generic-bc", tmp_path)
+    assert (path.name, match) == ("tapfinger-generic-bc-hetero-6-single.pt", "nearest (hetero-6 single)")
+    inst = load_instance(ALIBABA)
+    path, match = tf.nearest_checkpoint(inst, "tapfinger-generic-bc", tmp_path)
+    assert (path.name, match) == ("tapfinger-generic-bc-alibaba-single.pt", "exact")
+    (tmp_path / "tapfinger-generic-bc-hetero-6-single.json").unlink()
+    path, why = tf.nearest_checkpoint(s6, "tapfinger-generic-bc", tmp_path)
+    assert path is None and why == "no shipped tapfinger-generic-bc-*.pt checkpoint plays synthetic-6 instances"
+    side_a = tmp_path / "tapfinger-generic-bc-alibaba-single.json"
+    side_a.write_text(json.dumps({**side, "preset": "alibaba"}))
+    path, match = tf.nearest_checkpoint(s6, "tapfinger-generic-bc", tmp_path)
+    assert (path.name, match) == ("tapfinger-generic-bc-alibaba-single.pt", "nearest (alibaba single)")
