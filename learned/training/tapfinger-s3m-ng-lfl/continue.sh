@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Continue (or start) the like-for-like synthetic-3 multi MAPPO fine-tune of its no-graph ablation (issue 42, the
+# ablation target): tapfinger-h6m-lfl's recipe (lr 3e-5, team reward, critic warm-up, 216,576 env
+# steps, seed 7, selected on 16 validation seeds) in the authors' setting (no switching loss, no
+# noise; the preset's 192-task episodes), from the shipped file, so that the full model and its
+# no-graph ablation get the same training (the pair: tapfinger-s3m-lfl and tapfinger-s3m-ng-lfl,
+# identical but for --encoder and --init). State in runs/long/tapfinger-s3m-ng-lfl.
+exec bash "$(dirname "${BASH_SOURCE[0]}")/../resume.sh" tapfinger-s3m-ng-lfl \
+  --preset synthetic-3 --variant multi --steps 216576 --seed 7 \
+  --set switching_overhead=0 --set noise=0 \
+  --num-envs 16 --rollout-steps 32 --lr 3e-05 --hidden 64 --layers 2 --heads 4 --conv fused --void-rule system \
+  --encoder mlp --pointer pointer --eval-every 10 --eval-episodes 8 --ent-coef 0.0 --val-episodes 16 \
+  --init learned/checkpoints/tapfinger-nograph-mappo-synthetic-3-multi.pt --epochs 2 --minibatch 128 --target-kl 0.01 \
+  --critic-warmup 10 --critic-lr 0.001 --critic-detach --team-reward "$@"
