@@ -23,6 +23,7 @@ import sys
 from pathlib import Path
 
 from edgebench.cli import build_parser
+from edgebench.instances.generators import needs_traces
 from edgebench.instances.traces import default_traces_dir
 from edgebench.learned import tapfinger as tf
 from edgebench.learned.tapfinger_cli import train_args_from_cli
@@ -38,10 +39,10 @@ def replay(path: Path) -> tuple[dict, dict] | None:
     """(checkpoint blob, fresh evaluation) or None when its preset's input is missing."""
     model, lay, blob = tf.load_checkpoint(path)
     command = blob["extra"]["command"]
-    if "--preset testbed" in command and default_traces_dir() is None:
-        print(f"{path.name}: skipped (the test-bed preset needs ../shared/traces)")
-        return None
     targs = train_args_from_cli(build_parser().parse_args(shlex.split(command)[1:]))
+    if needs_traces("placement", targs.preset) and default_traces_dir() is None:
+        print(f"{path.name}: skipped (the {targs.preset} preset needs ../shared/traces)")
+        return None
     return blob, evaluate(model, targs, lay)
 
 

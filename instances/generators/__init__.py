@@ -28,7 +28,7 @@ from typing import Any, Callable, Mapping
 
 from edgebench.errors import InputError
 
-__all__ = ["generate", "presets", "Param", "resolve_params", "make_meta", "r4", "PRESET_TABLE", "MAX_CELLS",
+__all__ = ["generate", "presets", "needs_traces", "Param", "resolve_params", "make_meta", "r4", "PRESET_TABLE", "MAX_CELLS",
            "check_cells"]
 
 # --------------------------------------------------------------------------------------
@@ -283,6 +283,13 @@ def presets(family: str | None = None) -> dict[tuple[str, str], str]:
     if family is not None and family not in FAMILIES:
         raise InputError(f"unknown family {family!r} (expected {', '.join(FAMILIES)})", field="family")
     return {key: desc for key, (_, desc) in PRESET_TABLE.items() if family is None or key[0] == family}
+
+
+def needs_traces(family: str, preset: str) -> bool:
+    """Whether a preset reads the shared traces folder (its generator lives in
+    ``edgebench.instances.traces``), so that callers can skip it cleanly where the traces are absent."""
+    entry = PRESET_TABLE.get((family, preset))
+    return entry is not None and entry[0].target.startswith("edgebench.instances.traces.")
 
 
 def generate(family: str, preset: str, *, seed: int = 0, **overrides: Any):

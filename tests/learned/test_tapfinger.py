@@ -15,7 +15,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("torch_geometric")
 
 from edgebench import registry  # noqa: E402
-from edgebench.instances.generators import generate  # noqa: E402
+from edgebench.instances.generators import generate, needs_traces  # noqa: E402
 from edgebench.learned import acting  # noqa: E402
 from edgebench.learned import tapfinger as tf  # noqa: E402
 from edgebench.learned.train_tapfinger import TrainArgs, evaluate, train  # noqa: E402
@@ -542,11 +542,10 @@ def test_shipped_checkpoint_reproduces_its_evaluation(path):
     assert path.stat().st_size < 2_000_000
     model, lay, blob = tf.load_checkpoint(path)
     command = blob["extra"]["command"]
-    trace_preset = next((p for p in ("testbed", "alibaba") if f"--preset {p}" in command), None)
-    if trace_preset and default_traces_dir() is None:
-        pytest.skip(f"{path.name}: the {trace_preset} preset needs the shared traces folder (../shared/traces)")
     ns = build_parser().parse_args(shlex.split(command)[1:])
     targs = train_args_from_cli(ns)
+    if needs_traces("placement", targs.preset) and default_traces_dir() is None:
+        pytest.skip(f"{path.name}: the {targs.preset} preset needs the shared traces folder (../shared/traces)")
     cts = blob["extra"]["eval_cts"]
     assert len(cts) == targs.eval_episodes and np.mean(cts) == pytest.approx(blob["extra"]["eval"]["eval_mean_ct"])
     # the record promises the same decisions on any machine: made by the float64 tie rule, with a
