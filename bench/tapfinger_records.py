@@ -39,11 +39,11 @@ def replay(path: Path) -> tuple[dict, dict] | None:
     """(checkpoint blob, fresh evaluation) or None when its preset's input is missing."""
     model, lay, blob = tf.load_checkpoint(path)
     command = blob["extra"]["command"]
-    targs = train_args_from_cli(build_parser().parse_args(shlex.split(command)[1:]))
-    if needs_traces("placement", targs.preset) and default_traces_dir() is None:
-        print(f"{path.name}: skipped (the {targs.preset} preset needs ../shared/traces)")
+    ns = build_parser().parse_args(shlex.split(command)[1:])
+    if needs_traces("placement", ns.preset) and default_traces_dir() is None:
+        print(f"{path.name}: skipped (the {ns.preset} preset needs ../shared/traces)")
         return None
-    return blob, evaluate(model, targs, lay)
+    return blob, evaluate(model, train_args_from_cli(ns), lay)
 
 
 def main(argv: list[str] | None = None) -> int:

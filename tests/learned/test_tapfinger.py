@@ -543,9 +543,9 @@ def test_shipped_checkpoint_reproduces_its_evaluation(path):
     model, lay, blob = tf.load_checkpoint(path)
     command = blob["extra"]["command"]
     ns = build_parser().parse_args(shlex.split(command)[1:])
+    if needs_traces("placement", ns.preset) and default_traces_dir() is None:
+        pytest.skip(f"{path.name}: the {ns.preset} preset needs the shared traces folder (../shared/traces)")
     targs = train_args_from_cli(ns)
-    if needs_traces("placement", targs.preset) and default_traces_dir() is None:
-        pytest.skip(f"{path.name}: the {targs.preset} preset needs the shared traces folder (../shared/traces)")
     cts = blob["extra"]["eval_cts"]
     assert len(cts) == targs.eval_episodes and np.mean(cts) == pytest.approx(blob["extra"]["eval"]["eval_mean_ct"])
     # the record promises the same decisions on any machine: made by the float64 tie rule, with a
