@@ -42,6 +42,8 @@ def training_command(args: argparse.Namespace) -> str:
         if getattr(args, opt) is None:
             continue
         parts.append(f"--{opt.replace('_', '-')} {getattr(args, opt)}")
+    if getattr(args, "anneal_steps", 0):
+        parts.append(f"--anneal-lr {args.anneal_steps}")
     if getattr(args, "bc_window_repair", 0.0):
         parts.append(f"--bc-window-repair {args.bc_window_repair}")
     if getattr(args, "expert", "placement-milp") != "placement-milp":
@@ -103,6 +105,7 @@ def train_args_from_cli(args: argparse.Namespace):
                      dagger_myopic_labels=labels,
                      epochs=args.epochs, minibatch=args.minibatch,
                      target_kl=args.target_kl, critic_warmup=args.critic_warmup, critic_detach=args.critic_detach, critic_lr=args.critic_lr,
+                     anneal_steps=getattr(args, "anneal_steps", 0),
                      team_reward=args.team_reward, device=args.device,
                      sparse_alloc=getattr(args, "sparse_alloc", False),
                      bc_window_repair=getattr(args, "bc_window_repair", 0.0),
@@ -244,6 +247,9 @@ def add_train_parser(train_sub) -> argparse.ArgumentParser:
                    help="the value loss does not reach the encoder shared with the actor")
     p.add_argument("--critic-lr", type=_pos_float, default=None, metavar="LR",
                    help="learning rate of the critic's layers (default: --lr)")
+    p.add_argument("--anneal-lr", dest="anneal_steps", type=_nonneg_int, default=0, metavar="STEPS",
+                   help="decay both learning rates linearly to 0 at env step STEPS of the run's whole life "
+                        "(default 0: constant rates)")
     p.add_argument("--device", default="auto", metavar="DEV",
                    help="torch device: auto (CUDA when available, else CPU; default), cpu, cuda, cuda:K")
     p.add_argument("--team-reward", action="store_true",

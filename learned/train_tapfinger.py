@@ -99,6 +99,11 @@ class TrainArgs:
     #: the value loss does not reach the encoder shared with the actor
     critic_detach: bool = False
     critic_lr: float | None = None  # learning rate of the critic's own layers (None: lr)
+    #: linear decay of both learning rates to 0 at this many env steps of the run's whole life
+    #: (lr x max(0, 1 - global_step / anneal_steps) before each update; CleanRL's ``anneal_lr``, the
+    #: MAPPO code's linear decay); a horizon of its own, not ``steps``, so that a run stopped early and
+    #: resumed follows the same schedule. 0: off (constant rates)
+    anneal_steps: int = 0
     #: MAPPO on the team reward (every agent gets the sum of the agents' rewards, i.e. minus the
     #: tasks in the system) instead of each agent's own (minus the tasks associated with its cluster)
     team_reward: bool = False
@@ -165,6 +170,21 @@ class TrainArgs:
 
     def resolved_gamma(self) -> float:
         return self.gamma if self.gamma is not None else (1.0 if self.variant == "multi" else 0.99)
+
+
+def lr_factor(step: int, anneal_steps: int) -> float:
+    """The linear decay's factor of the learning rates for an update whose rollout began at env step
+    ``step``: ``max(0, 1 - step / anneal_steps)`` (1 at the first update)."""
+    return max(0.0, 1.0 - step / anneal_steps)
+
+
+def set_rates(opt, critic_opt, lr: float, critic_lr: float, factor: float) -> None:
+    """The rates of the PPO optimiser's two groups (actor and encoder; critic) and of the critic's
+    warm-up optimiser, each its base rate times ``factor``."""
+    for g, base in zip(opt.param_groups, (lr, critic_lr)):
+        g["lr"] = base * factor
+    for g in critic_opt.param_groups:
+        g["lr"] = critic_lr * factor
 
 
 def evaluate(model, args: TrainArgs, lay: tf.EnvLayout, *, episodes: int | None = None,
@@ -611,6 +631,8 @@ def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict
         old_logp = torch.as_tensor(batch["logp"], dtype=torch.float32, device=device)
         adv, ret = adv.to(device), ret.to(device)
         warm = update < args.critic_warmup  # critic warm-up: the actor is frozen, only the critic learns
+        if args.anneal_steps:
+            set_rates(opt, critic_opt, args.lr, critic_lr, lr_factor(global_step - T * E, args.anneal_steps))
         model.train()
 
         def loss_fn(idx):

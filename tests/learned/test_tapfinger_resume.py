@@ -94,3 +94,51 @@ def test_vector_env_restores_the_episodes_in_flight():
     with pytest.raises(ValueError):
         b.restore({**saved, "tokens": saved["tokens"][:1], "actions": saved["actions"][:1],
                    "returns": saved["returns"][:1]})
+
+
+def test_annealed_rates_follow_the_run_s_steps_across_a_resume(tmp_path):
+    """--anneal-lr STEPS: before each update both rates are base x (1 - step / STEPS), step the
+    env step at which that update's rollout began; the horizon is the option's, not --steps, so a
+    run stopped early and resumed gives the straight run's weights bit for bit."""
+    from edgebench.learned.train_tapfinger import lr_factor
+
+    per_update = BASE["num_envs"] * BASE["rollout_steps"]
+    steps = UPDATES * per_update
+    args = dict(BASE, lr=1e-3, critic_lr=2e-3, anneal_steps=steps + per_update)
+    straight = tmp_path / "straight"
+    train(TrainArgs(**args, steps=steps, out=str(straight)), log=None)
+    split = tmp_path / "split"
+    train(TrainArgs(**args, steps=steps // 2, out=str(split)), log=None)
+    train(TrainArgs(**args, steps=steps, out=str(split), resume=True), log=None)
+    a, b = last_weights(straight), last_weights(split)
+    for k in a:
+        assert np.array_equal(a[k], b[k]), k
+    # the last update's rollout began at steps - per_update: factor 2 / (UPDATES + 1)
+    factor = lr_factor(steps - per_update, steps + per_update)
+    assert factor == pytest.approx(2 / (UPDATES + 1), rel=1e-12)
+    opt = torch.load(straight / "last.pt", weights_only=True)["optimizer"]
+    assert [g["lr"] for g in opt["param_groups"]] == pytest.approx([1e-3 * factor, 2e-3 * factor], rel=1e-12)
+    # the decay changes the run (the same run at constant rates ends elsewhere)
+    const = tmp_path / "const"
+    train(TrainArgs(**dict(args, anneal_steps=0), steps=steps, out=str(const)), log=None)
+    c = last_weights(const)
+    assert any(not np.array_equal(a[k], c[k]) for k in a)
+    assert lr_factor(0, 10) == 1.0 and lr_factor(10, 10) == 0.0 and lr_factor(20, 10) == 0.0
+
+
+def test_anneal_lr_reaches_train_args_and_the_recorded_command():
+    """``--anneal-lr STEPS`` reaches TrainArgs.anneal_steps and the recorded command (absent by
+    default); a negative horizon is refused by the parser."""
+    from edgebench.cli import build_parser
+    from edgebench.learned.tapfinger_cli import train_args_from_cli, training_command
+
+    parse = build_parser().parse_args
+    base = ["train", "tapfinger", "--out", "o", "--set", "num_tasks=8"]
+    ns = parse(base)
+    assert train_args_from_cli(ns).anneal_steps == 0 == TrainArgs().anneal_steps
+    assert "--anneal-lr" not in training_command(ns)
+    ns = parse(base + ["--anneal-lr", "8000000"])
+    assert train_args_from_cli(ns).anneal_steps == 8_000_000
+    assert "--anneal-lr 8000000" in training_command(ns)
+    with pytest.raises(SystemExit):
+        parse(base + ["--anneal-lr", "-1"])
