@@ -13,6 +13,12 @@ plus its share of the update. Freshly initialised default network (hidden 64, 2 
     OMP_NUM_THREADS=1 .venv/bin/python bench/tapfinger_cpu_split.py hetero-6 \
         '{"num_tasks": 384, "switching_overhead": 0.0, "noise": 0.0, "max_eligible": 6}'
 
+``--flops PRESET PARAMS``: the update phase's floating-point operations and where its time goes
+(:func:`flops`; docs/tapfinger.md, "Where the update's time goes, counted")::
+
+    OMP_NUM_THREADS=1 .venv/bin/python bench/tapfinger_cpu_split.py --flops synthetic-3 \
+        '{"num_tasks": 192, "switching_overhead": 0.0, "noise": 0.0}'
+
 ``--inputs PRESET PARAMS``: one-hot vs generic inputs instead (:func:`inputs_side_by_side`;
 ``--trainer``: the same through ``train`` itself, :func:`trainer_side_by_side`)::
 
@@ -43,8 +49,9 @@ def set_path(new: bool) -> None:
     PlacementParallelEnv.keep_grids = new
 
 
-def one_round(model, envs, lay) -> tuple[float, float]:
-    """(rollout env steps per CPU s, update samples per CPU s) of one rollout and update."""
+def rollout(model, envs, lay) -> tuple[float, dict]:
+    """One rollout (16 envs x 32 steps of sampled ``act_batch`` and ``PlacementVectorEnv.step``):
+    (env steps per CPU s, the 512 samples as the update reads them)."""
     seeds = iter(range(10**6))
     venv = PlacementVectorEnv(envs, lambda env: env.reset(seed=next(seeds))[0])
     obs = venv.reset()
@@ -59,6 +66,12 @@ def one_round(model, envs, lay) -> tuple[float, float]:
     batch = {k: np.concatenate([r[k] for r in recs])
              for k in ("obs", "ids", "masks", "slot_ok", "alloc_ok", "void_ok", "slot", "alloc", "m", "cells")
              if k in recs[0]}
+    return roll, batch
+
+
+def update_phase(model, batch) -> float:
+    """The PPO update phase on the 512 samples (2 epochs x minibatch 128: ``_logp_entropy``,
+    backward, Adam with lr 0 so the weights stay put): samples per CPU s."""
     opt = torch.optim.Adam(model.parameters(), lr=0.0)  # lr 0: the same work, the weights stay put
     model.train()
     c0 = time.process_time()
@@ -71,7 +84,56 @@ def one_round(model, envs, lay) -> tuple[float, float]:
             loss.backward()
             opt.step()
     model.eval()
-    return roll, 512 / (time.process_time() - c0)
+    return 512 / (time.process_time() - c0)
+
+
+def one_round(model, envs, lay) -> tuple[float, float]:
+    """(rollout env steps per CPU s, update samples per CPU s) of one rollout and update."""
+    roll, batch = rollout(model, envs, lay)
+    return roll, update_phase(model, batch)
+
+
+def flops(preset: str, params: dict) -> dict[str, float]:
+    """Where the update phase's time goes, counted (session 21): its floating-point operations
+    (``torch.profiler`` with ``with_flops``: the matrix products), its CPU seconds, the GFLOP/s
+    achieved, this core's matrix-product rate at the update's own shapes and at a large one, and
+    the operations by self CPU time. Current path, fresh default network, one thread."""
+    from torch.profiler import ProfilerActivity, profile
+
+    torch.set_num_threads(1)
+    set_path(True)
+    envs = [tf.make_env(preset=preset, params=params, variant="multi") for _ in range(16)]
+    lay = tf.EnvLayout.of_env(envs[0])
+    torch.manual_seed(0)
+    model = tf.make_model(tf.ModelConfig(), lay)
+    _, batch = rollout(model, envs, lay)
+    update_phase(model, batch)  # warm
+    rate = max(update_phase(model, batch) for _ in range(2))
+    with profile(activities=[ProfilerActivity.CPU], with_flops=True) as prof:
+        update_phase(model, batch)
+    avg = prof.key_averages()
+    gflop = sum(e.flops for e in avg if e.flops) / 1e9
+    cpu_s = 512 / rate
+    print(f"{preset}: update phase {gflop:.2f} GFLOP per 512 samples in {cpu_s:.3f} CPU s (best of two): "
+          f"{gflop / cpu_s:.1f} GFLOP/s; by op: "
+          + ", ".join(f"{e.key} {e.flops / 1e9:.2f}" for e in avg if e.flops))
+    peaks = {}
+    for m, k, n in ((2816, 64, 64), (2816, 64, 192), (4096, 1024, 1024)):
+        a, b = torch.randn(m, k), torch.randn(k, n)
+        for _ in range(3):
+            a @ b
+        reps = max(3, int(2e9 / (2 * m * k * n)))
+        c0 = time.process_time()
+        for _ in range(reps):
+            a @ b
+        peaks[f"{m}x{k}x{n}"] = 2 * m * k * n * reps / (time.process_time() - c0) / 1e9
+    print("matrix products on this core: " + ", ".join(f"{k} {v:.1f} GFLOP/s" for k, v in peaks.items()))
+    print(f"the arithmetic alone at the best of those rates: {gflop / max(peaks.values()):.3f} CPU s "
+          f"({512 / (gflop / max(peaks.values())):.0f} samples per CPU s)")
+    total = sum(e.self_cpu_time_total for e in avg)
+    for e in sorted(avg, key=lambda e: -e.self_cpu_time_total)[:12]:
+        print(f"  {e.key:40s} {100 * e.self_cpu_time_total / total:5.1f} % self CPU, {e.count} calls")
+    return {"gflop": gflop, "cpu_s": cpu_s, **peaks}
 
 
 def combined(roll: float, upd: float) -> float:
@@ -162,7 +224,9 @@ def trainer_side_by_side(preset: str, params: dict, rounds: int = 2, steps: int 
 
 
 if __name__ == "__main__":
-    if sys.argv[1] == "--inputs":
+    if sys.argv[1] == "--flops":
+        flops(sys.argv[2], json.loads(sys.argv[3]))
+    elif sys.argv[1] == "--inputs":
         inputs_side_by_side(sys.argv[2], json.loads(sys.argv[3]))
     elif sys.argv[1] == "--trainer":
         trainer_side_by_side(sys.argv[2], json.loads(sys.argv[3]))
