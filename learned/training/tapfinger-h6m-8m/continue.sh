@@ -10,11 +10,8 @@
 cd "$(dirname "${BASH_SOURCE[0]}")/../../.."
 mkdir -p runs/init
 [ -f runs/init/tapfinger-mappo-hetero-6-multi-v384.pt ] || git show 8588134:learned/checkpoints/tapfinger-mappo-hetero-6-multi.pt > runs/init/tapfinger-mappo-hetero-6-multi-v384.pt
-exec bash learned/training/resume.sh tapfinger-h6m-8m \
-  --preset hetero-6 --variant multi --steps 8000000 --anneal-lr 8000000 --seed 11 \
-  --set num_tasks=96 --set switching_overhead=0 --set max_eligible=6 --set noise=0 \
-  --num-envs 32 --rollout-steps 32 --lr 3e-05 --hidden 48 --layers 2 --heads 4 --conv fused --void-rule system \
-  --encoder graph --pointer pointer --eval-every 25 --eval-episodes 8 --ent-coef 0.0 \
-  --val-episodes 8 --val-set num_tasks=384 \
-  --init runs/init/tapfinger-mappo-hetero-6-multi-v384.pt --epochs 2 --minibatch 256 --target-kl 0.01 \
-  --critic-warmup 10 --critic-lr 0.001 --critic-detach --team-reward "$@"
+exec bash learned/training/lfl.sh tapfinger-h6m-8m \
+  --preset hetero-6 --variant multi --steps 8000000 --anneal-lr 8000000 --seed 11 --set num_tasks=96 \
+  --set switching_overhead=0 --set max_eligible=6 --set noise=0 --num-envs 32 --hidden 48 --layers 2 \
+  --encoder graph --eval-every 25 --val-episodes 8 --val-set num_tasks=384 \
+  --init runs/init/tapfinger-mappo-hetero-6-multi-v384.pt --minibatch 256 "$@"

@@ -9,10 +9,8 @@
 cd "$(dirname "${BASH_SOURCE[0]}")/../../.."
 mkdir -p runs/init
 [ -f runs/init/tapfinger-mappo-synthetic-3-multi-cf0fd319.pt ] || git show 30b8d13:learned/checkpoints/tapfinger-mappo-synthetic-3-multi.pt > runs/init/tapfinger-mappo-synthetic-3-multi-cf0fd319.pt
-exec bash learned/training/resume.sh tapfinger-s3m-8m \
+exec bash learned/training/lfl.sh tapfinger-s3m-8m \
   --preset synthetic-3 --variant multi --steps 8000000 --anneal-lr 8000000 --seed 11 \
-  --set switching_overhead=0 --set noise=0 \
-  --num-envs 32 --rollout-steps 32 --lr 3e-05 --hidden 64 --layers 2 --heads 4 --conv fused --void-rule system \
-  --encoder graph --pointer pointer --eval-every 25 --eval-episodes 8 --ent-coef 0.0 --val-episodes 16 \
-  --init runs/init/tapfinger-mappo-synthetic-3-multi-cf0fd319.pt --epochs 2 --minibatch 256 --target-kl 0.01 \
-  --critic-warmup 10 --critic-lr 0.001 --critic-detach --team-reward "$@"
+  --set switching_overhead=0 --set noise=0 --num-envs 32 --hidden 64 --layers 2 --encoder graph \
+  --eval-every 25 --val-episodes 16 --init runs/init/tapfinger-mappo-synthetic-3-multi-cf0fd319.pt \
+  --minibatch 256 "$@"
