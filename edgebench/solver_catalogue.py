@@ -854,7 +854,7 @@ SOLVERS = [{'name': 'affinity',
   'families': ['placement'],
   'description': 'TapFinger multi-agent policy (heterogeneous graph attention encoder, pointer, Bayes '
                  'conflicts) fine-tuned by MAPPO after a behaviour-cloning warm start [trained by hetero-6 '
-                 'multi: bc+mappo, 61440 env steps; hetero-6 single: bc+mappo, 56320 env steps; synthetic-3 '
+                 'multi: bc+mappo, 61440 env steps; hetero-6 single: bc+mappo, 194560 env steps; synthetic-3 '
                  'multi: bc+mappo, 28160 env steps; synthetic-6 multi: bc+mappo, 30720 env steps; testbed '
                  'single: bc+mappo, 16384 env steps]',
   'params': {'checkpoint': "path of a TapFinger checkpoint (.pt; default: the shipped one for the instance's "
@@ -958,7 +958,7 @@ SOLVERS = [{'name': 'affinity',
   'families': ['placement'],
   'description': 'TapFinger ablation (MAPPO-fine-tuned): random pending-task selection (seeded) instead of '
                  'the pointer network [trained by hetero-6 multi: bc+mappo, 61440 env steps; hetero-6 '
-                 'single: bc+mappo, 56320 env steps; synthetic-3 multi: bc+mappo, 28160 env steps; '
+                 'single: bc+mappo, 194560 env steps; synthetic-3 multi: bc+mappo, 28160 env steps; '
                  'synthetic-6 multi: bc+mappo, 30720 env steps; testbed single: bc+mappo, 16384 env steps]',
   'params': {'checkpoint': "path of a TapFinger checkpoint (.pt; default: the shipped one for the instance's "
                            'preset and variant, learned/checkpoints/)',
