@@ -918,7 +918,7 @@ SOLVERS = [{'name': 'affinity',
   'kind': 'learned',
   'families': ['placement'],
   'description': 'TapFinger ablation (MAPPO-fine-tuned): MLP encoder over concatenated features instead of '
-                 'the graph network [trained by hetero-6 multi: bc+mappo, 92160 env steps; synthetic-3 '
+                 'the graph network [trained by hetero-6 multi: bc+mappo, 122880 env steps; synthetic-3 '
                  'multi: bc+mappo, 71680 env steps]',
   'params': {'checkpoint': "path of a TapFinger checkpoint (.pt; default: the shipped one for the instance's "
                            'preset and variant, learned/checkpoints/)',
