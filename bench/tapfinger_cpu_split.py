@@ -49,6 +49,14 @@ def set_path(new: bool) -> None:
     PlacementParallelEnv.keep_grids = new
 
 
+def fresh_setting(preset: str, params: dict):
+    """(fresh default network with seed 0, 16 multi-variant envs of the setting, their layout)."""
+    envs = [tf.make_env(preset=preset, params=params, variant="multi") for _ in range(16)]
+    lay = tf.EnvLayout.of_env(envs[0])
+    torch.manual_seed(0)
+    return tf.make_model(tf.ModelConfig(), lay), envs, lay
+
+
 def rollout(model, envs, lay) -> tuple[float, dict]:
     """One rollout (16 envs x 32 steps of sampled ``act_batch`` and ``PlacementVectorEnv.step``):
     (env steps per CPU s, the 512 samples as the update reads them)."""
@@ -102,10 +110,7 @@ def flops(preset: str, params: dict) -> dict[str, float]:
 
     torch.set_num_threads(1)
     set_path(True)
-    envs = [tf.make_env(preset=preset, params=params, variant="multi") for _ in range(16)]
-    lay = tf.EnvLayout.of_env(envs[0])
-    torch.manual_seed(0)
-    model = tf.make_model(tf.ModelConfig(), lay)
+    model, envs, lay = fresh_setting(preset, params)
     _, batch = rollout(model, envs, lay)
     update_phase(model, batch)  # warm
     rate = max(update_phase(model, batch) for _ in range(2))
@@ -142,10 +147,7 @@ def combined(roll: float, upd: float) -> float:
 
 def main(preset: str, params: dict) -> None:
     torch.set_num_threads(1)
-    envs = [tf.make_env(preset=preset, params=params, variant="multi") for _ in range(16)]
-    lay = tf.EnvLayout.of_env(envs[0])
-    torch.manual_seed(0)
-    model = tf.make_model(tf.ModelConfig(), lay)
+    model, envs, lay = fresh_setting(preset, params)
     res: dict[str, list[tuple[float, float]]] = {"old": [], "new": []}
     try:
         for _ in range(2):
