@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 SEED_BASE = 10**9
+BOUND = "lower-bound"  # the --bound row: no solver, the instance's certified lower bound per task
 
 
 def ci95(x: list[float]) -> tuple[float, float]:
@@ -61,19 +62,26 @@ def parse_solver(spec: str) -> tuple[str, str | None, dict]:
 
 def evaluate(preset: str, variant: str, tasks: int, seeds: int, solvers: list[str], *, log=print,
              seed_base: int = SEED_BASE, known: dict[str, list[float]] | None = None,
-             gen_params: dict | None = None) -> dict:
+             gen_params: dict | None = None, bound: bool = False) -> dict:
     """``known``: per-seed values of solvers measured before on the same instances (``--add-to``,
     a previous run's ``per_seed``); they join the summary and the pairs without being re-run.
-    ``gen_params``: generator parameters (``--set``, e.g. switching_overhead=0, max_eligible=6)."""
+    ``gen_params``: generator parameters (``--set``, e.g. switching_overhead=0, max_eligible=6).
+    ``bound``: add the row ``lower-bound``, the certified lower bound of each instance
+    (``combinatorial_bound``: valid for every schedule the referee accepts, clairvoyant ones
+    included) divided by its number of tasks, so that the pairs say how far each solver is from
+    any schedule's limit and ``lower-bound vs optimus`` the least ratio any scheduler can reach."""
     import torch
 
     from edgebench import registry
+    from edgebench.formulations.placement.bounds.certify import combinatorial_bound
     from edgebench.instances.generators import generate
     from edgebench.referee import evaluate as referee
 
     torch.set_num_threads(1)
     per: dict[str, list[float]] = {s: [] for s in solvers}
     run = list(solvers)
+    if bound:
+        per[BOUND] = []
     for s, vals in (known or {}).items():
         if s not in per:
             if len(vals) != seeds:
@@ -82,6 +90,14 @@ def evaluate(preset: str, variant: str, tasks: int, seeds: int, solvers: list[st
     for k in range(seeds):
         inst = generate("placement", preset, seed=seed_base + k, variant=variant, num_tasks=tasks,
                         **(gen_params or {}))
+        if bound:
+            t0 = time.perf_counter()
+            b = combinatorial_bound(inst.payload)
+            if b is None:
+                raise SystemExit(f"--bound: no proof applies to seed {seed_base + k} ({preset} {variant})")
+            per[BOUND].append(b[0] / len(inst.payload.tasks))
+            if log:
+                log(f"seed {seed_base}+{k} {BOUND}: {per[BOUND][-1]:.4f} ({time.perf_counter() - t0:.1f} s, {b[1]})")
         for s in run:
             t0 = time.perf_counter()
             name, ckpt, params = parse_solver(s)  # "SOLVER@PATH{k=v}": that checkpoint file, those params
@@ -164,6 +180,9 @@ def main(argv: list[str] | None = None) -> int:
                         "max_eligible=6, noise_model=additive: the authors' own settings (docs/learned-baselines.md)")
     p.add_argument("--add-to", metavar="JSON", help="a previous run's --out on the same preset, variant, tasks, "
                    "seeds and seed base: its solvers' per-seed values are kept (not re-run) and compared")
+    p.add_argument("--bound", action="store_true",
+                   help="add the row lower-bound: each instance's certified lower bound on the mean completion "
+                        "time (docs/formulations/placement.md), valid for every referee-feasible schedule")
     p.add_argument("--out", default=None)
     p.add_argument("--curves", nargs="+", metavar="RUN", help="plot these runs' training curves instead")
     p.add_argument("--png", default="docs/img/tapfinger-mappo-curves.png", help="where --curves writes")
@@ -187,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.add_to and prev.get("gen_params", {}) != gen_params:
         raise SystemExit(f"--add-to {a.add_to}: other generator parameters ({prev.get('gen_params', {})})")
     res = evaluate(a.preset, a.variant, a.tasks, a.seeds, re.findall(r"[^,{]+(?:\{[^}]*\})?", a.solvers),
-                   seed_base=a.seed_base, known=known, gen_params=gen_params)
+                   seed_base=a.seed_base, known=known, gen_params=gen_params, bound=a.bound)
     for s, r in res["solvers"].items():
         print(f"{s:>24}: mean completion time {r['mean']:.3f} ± {r['ci95']:.3f} (95 % CI, {a.seeds} seeds)")
     for k, r in res["pairs"].items():

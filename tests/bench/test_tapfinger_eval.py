@@ -1,0 +1,46 @@
+"""bench/tapfinger_eval.py's ``--bound`` row on two small held-out instances: the row is each
+instance's certified lower bound per task (``combinatorial_bound`` over the number of tasks),
+never above any solver's referee value on the same seed, and it joins the paired comparisons."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from edgebench.formulations.placement.bounds.certify import combinatorial_bound
+from edgebench.instances.generators import generate
+
+ROOT = Path(__file__).resolve().parents[2]
+TOL = 1e-9  # the row and the recomputed bound are the same float division
+
+
+@pytest.fixture(scope="module")
+def te():
+    spec = importlib.util.spec_from_file_location("tapfinger_eval", ROOT / "bench" / "tapfinger_eval.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["tapfinger_eval"] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_bound_row(te, tmp_path):
+    out = tmp_path / "e.json"
+    assert te.main(["--preset", "synthetic-3", "--variant", "multi", "--tasks", "24", "--seeds", "2",
+                    "--set", "switching_overhead=0", "--set", "noise=0", "--bound",
+                    "--solvers", "optimus,tapfinger", "--out", str(out)]) == 0
+    res = json.loads(out.read_text())
+    per = res["per_seed"]
+    assert set(per) == {te.BOUND, "optimus", "tapfinger"}
+    for k, seed in enumerate(res["seeds"]):
+        inst = generate("placement", "synthetic-3", seed=seed, variant="multi", num_tasks=24,
+                        switching_overhead=0, noise=0)
+        b, _ = combinatorial_bound(inst.payload)
+        assert per[te.BOUND][k] == pytest.approx(b / 24, abs=TOL)
+        for s in ("optimus", "tapfinger"):
+            assert per[te.BOUND][k] <= per[s][k] + TOL
+    pair = res["pairs"][f"{te.BOUND} vs optimus"]
+    assert pair["mean_pct"] <= 0.0 and pair["worse"] == 0
