@@ -5,14 +5,20 @@ spread sample; ``EDGEBENCH_FULL_SETS=1`` checks every instance (minutes more; th
 check, docs/regression.md). ``spread_set``: the sampled instances of a shipped set, loaded
 without loading the rest (loading is most of the cost: about 50 ms an instance). Every shipped
 instance is still loaded and checked against its manifest hash once per suite run, by
-``sets.load_set`` in the demo test (tests/test_cli.py).
+``sets.load_set`` in the demo test (tests/test_cli.py). ``bench_script``: a script of ``bench/``
+(not a package) loaded as a module by its file name.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import sys
+from pathlib import Path
 
 import pytest
+
+BENCH_DIR = Path(__file__).resolve().parents[1] / "bench"
 
 #: instances checked per large set in the suite, and what counts as large
 SAMPLE, LARGE = 40, 100
@@ -55,3 +61,18 @@ def spread_set(name: str, k: int = SAMPLE) -> list:
 @pytest.fixture
 def spread_loaded():
     return spread_set
+
+
+def load_bench_script(name: str):
+    """``bench/NAME.py`` as the module ``NAME`` (registered in ``sys.modules``, so dataclasses and
+    pickling inside it work)."""
+    spec = importlib.util.spec_from_file_location(name, BENCH_DIR / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.fixture(scope="session")
+def bench_script():
+    return load_bench_script

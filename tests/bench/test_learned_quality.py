@@ -5,26 +5,18 @@ hold the solvers, that every gap is >= 0 and equals the gap recomputed from the 
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
-import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
 #: the module's sweep (one placement cell, one mapping size, the exact models) takes about 30 s
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def lq():
-    spec = importlib.util.spec_from_file_location("learned_quality", ROOT / "bench" / "learned_quality.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["learned_quality"] = mod
-    spec.loader.exec_module(mod)
-    return mod
+def lq(bench_script):
+    return bench_script("learned_quality")
 
 
 ARGS = ["all", "--quick", "--seeds", "1", "--presets", "synthetic-3", "--variants", "multi", "--sizes", "3",

@@ -4,27 +4,19 @@ never above any solver's referee value on the same seed, and it joins the paired
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
 
 import pytest
 
 from edgebench.formulations.placement.bounds.certify import combinatorial_bound
 from edgebench.instances.generators import generate
 
-ROOT = Path(__file__).resolve().parents[2]
 TOL = 1e-9  # the row and the recomputed bound are the same float division
 
 
 @pytest.fixture(scope="module")
-def te():
-    spec = importlib.util.spec_from_file_location("tapfinger_eval", ROOT / "bench" / "tapfinger_eval.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["tapfinger_eval"] = mod
-    spec.loader.exec_module(mod)
-    return mod
+def te(bench_script):
+    return bench_script("tapfinger_eval")
 
 
 def test_bound_row(te, tmp_path):

@@ -6,8 +6,6 @@ is the policy's, not a path mismatch; and bench/tapfinger_greedy_gap.py's decodi
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,7 +18,6 @@ from edgebench.learned import tapfinger as tf  # noqa: E402
 
 SMALL = {"num_tasks": 12, "switching_overhead": 0, "noise": 0}
 CFG = tf.ModelConfig(hidden=16, layers=1, heads=2, pointer_layers=1, inputs="generic", void_rule="system")
-BENCH = Path(__file__).resolve().parents[2] / "bench" / "tapfinger_greedy_gap.py"
 TOL = 1e-5  # probabilities: float32 vs float64 arithmetic of the same weights
 
 
@@ -84,18 +81,11 @@ def test_greedy_and_sampled_paths_give_the_same_policy_on_every_state():
     assert checked >= 12 and void_states >= 1
 
 
-def _bench():
-    spec = importlib.util.spec_from_file_location("tapfinger_greedy_gap", BENCH)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-def test_greedy_gap_decodings(tmp_path, capsys):
+def test_greedy_gap_decodings(tmp_path, capsys, bench_script):
     """The bench's "greedy" decoding is run_episode's greedy play (same mean completion time);
     "greedy-novoid" never voids while a slot is placeable (no void, no stall); every decoding
     finishes the episode; pick_max is restored; a bad decoding is one line and exit 2."""
-    gap = _bench()
+    gap = bench_script("tapfinger_greedy_gap")
     model = _model(1)
     inst = generate("placement", "synthetic-3", seed=11, variant="multi", **SMALL)
     env = tf.make_env(inst, inputs="generic")
