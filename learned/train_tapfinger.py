@@ -46,8 +46,8 @@ from edgebench.instances.io import write_text_atomic
 from edgebench.learned import checkpoint, ppo
 from edgebench.learned import tapfinger as tf
 from edgebench.learned.envs.placement import PlacementVectorEnv
-from edgebench.learned.tapfinger_myopic import (continuation_start, myopic_from_state, next_arrival,
-                                                 started_option)
+from edgebench.formulations.placement.search.online import (continuation_start, myopic_from_state, next_arrival,
+                                                            started_option)
 
 __all__ = ["TrainArgs", "train", "evaluate", "transfer_layout", "EVAL_SEED_BASE", "expert_schedule", "replay_expert", "expert_seeds",
            "expert_dataset", "behaviour_cloning", "expert_from_state", "student_states", "dagger_dataset",
@@ -155,7 +155,7 @@ class TrainArgs:
     #: fixed-allocation model, :func:`expert_from_state`) or "placement-lns" (the LNS improving the
     #: student's own continuation, :func:`lns_from_state`; window repair with bc_window_repair > 0)
     #: or "placement-lns-myopic" (that LNS on the tasks known at the state only, imitated until the
-    #: next arrival: :func:`tapfinger_myopic.myopic_from_state`, :func:`myopic_window`)
+    #: next arrival: :func:`placement.search.online.myopic_from_state`, :func:`myopic_window`)
     dagger_expert: str = "placement-milp"
     #: the myopic expert's labels (:data:`MYOPIC_LABELS`, :func:`myopic_window`): "plan" (a window
     #: is kept only when the env's starts equal the plan's) or "played" (the window-repaired replay
@@ -1152,7 +1152,7 @@ def dagger_dataset(model, args: TrainArgs, lay: tf.EnvLayout, round_: int, *,
     label the student's own actions from t on); an episode that did not start every task
     (timed out) has no schedule to improve: its cuts are skipped.
 
-    "placement-lns-myopic" (:func:`tapfinger_myopic.myopic_from_state`): the LNS plans on the
+    "placement-lns-myopic" (:func:`placement.search.online.myopic_from_state`): the LNS plans on the
     tasks known at t only (arrival <= t), and its plan is imitated on the states in [t, next
     arrival) only (:func:`myopic_window`; skipped when those starts are not played as planned;
     window repair with ``bc_window_repair`` > 0, kept only when its starts equal the plan's; with

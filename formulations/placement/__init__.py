@@ -36,6 +36,8 @@ Map (``edgebench.formulations.placement``; issue 45)::
       neighbourhoods.py  the LNS's destroy moves
       grow.py         growing a fixed schedule's allocations (re-allocation, scored by the referee)
       lagrange_list.py   placement-lagrange: the Lagrangian-guided list schedule
+      online.py       placement-lns-online: the rolling-horizon LNS on the tasks known so far
+                      (non-clairvoyant); DAgger's myopic expert
 
 The old flat modules ``edgebench.formulations.placement_*`` are deprecated shims for one
 release (a DeprecationWarning on import). This package re-exports the old

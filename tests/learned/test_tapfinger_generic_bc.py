@@ -452,7 +452,7 @@ def test_myopic_expert_plans_on_what_is_known_at_the_cut(variant):
     (b) By the referee on the known instance its plan is feasible, its value is the one returned and
     at most the student's choices' value there; the prefix keeps (cluster, start, cpu, gpu), every
     other task starts at t or later. Three 24-task instances, two cuts each, 6 neighbourhoods."""
-    from edgebench.learned.tapfinger_myopic import known_instance, myopic_from_state
+    from edgebench.formulations.placement.search.online import known_instance, myopic_from_state
     from edgebench.learned.train_tapfinger import student_states
     from edgebench.referee import evaluate_decisions
     from edgebench.solution import PlacementDecision, PlacementDecisions
@@ -499,7 +499,7 @@ def test_myopic_labels_lie_between_the_cut_and_the_next_arrival(variant):
     recorded from the next arrival on (single variant: one state per step, so next arrival - t
     states); the labelled starts are exactly the plan's tasks starting in [t, next arrival), each
     once, on its planned cluster and allocation; the env's starts by the stop are the plan's."""
-    from edgebench.learned.tapfinger_myopic import myopic_from_state, next_arrival
+    from edgebench.formulations.placement.search.online import myopic_from_state, next_arrival
     from edgebench.learned.train_tapfinger import myopic_window
 
     params = {"num_tasks": 24, "rate": 1.0}
@@ -581,7 +581,7 @@ HIDDEN = {"num_tasks": 16, "rate": 1.0, "pending_size": 2}  # the LNS's plans of
 def _old_myopic_window(env, lay, instance, tasks, t, *, repair):
     """The rule of :func:`myopic_window` before ``labels`` (session 16), copied: a window is kept
     only when its (exact, then window-repaired) replay plays the plan's starts exactly."""
-    from edgebench.learned.tapfinger_myopic import next_arrival
+    from edgebench.formulations.placement.search.online import next_arrival
     from edgebench.learned.train_tapfinger import student_states
 
     stop = next_arrival(instance, t)
@@ -606,7 +606,7 @@ def test_played_myopic_labels_keep_the_window_as_the_agents_can_play_it(variant)
     that task there, on the plan's cluster with the plan's allocation, never before the plan's
     start, each task once; the starts before t are the student's; the env's starts differ from
     the plan's."""
-    from edgebench.learned.tapfinger_myopic import myopic_from_state, next_arrival
+    from edgebench.formulations.placement.search.online import myopic_from_state, next_arrival
     from edgebench.learned.train_tapfinger import myopic_window, student_states
 
     env, lay, inst, tasks, _ = _student(variant, 3, HIDDEN)
@@ -672,7 +672,7 @@ def test_plan_labels_are_the_session_16_rule_bit_for_bit(tmp_path, monkeypatch):
     import dataclasses
 
     from edgebench.learned import train_tapfinger
-    from edgebench.learned.tapfinger_myopic import myopic_from_state
+    from edgebench.formulations.placement.search.online import myopic_from_state
     from edgebench.learned.train_tapfinger import dagger_dataset, myopic_window
 
     kept = rejected = 0

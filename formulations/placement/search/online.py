@@ -1,18 +1,25 @@
-"""DAgger's non-clairvoyant (myopic) continuation expert for TapFinger (``--dagger-expert
-placement-lns-myopic``; issue 42 item 3, session 16; docs/tapfinger.md "Validation split and DAgger").
+"""Online (non-clairvoyant) placement by the LNS: plans on what is known at a step t only
+(``placement-lns-online``; issue 42, session 22). Docs: docs/formulations/placement.md,
+"Online rolling-horizon LNS".
 
-The LNS continuation expert (:func:`train_tapfinger.lns_from_state`) plans with every future
-task's arrival known, while an agent sees only the state. The myopic expert plans on what is
-**known at the cut t** only: :func:`known_instance` is the instance of the tasks that arrived by
-t (those started before t and those pending at t; no task with arrival > t), built with the
-instance model's validated constructors; :func:`myopic_from_state` solves it with the frozen LNS
-(the student's prefix kept, nothing else before t) and scores it with the referee on that
-instance. Its plan is only meaningful until new information arrives: DAgger imitates it on the
-states in [t, :func:`next_arrival`) only.
+:func:`known_instance` is the instance of the tasks that arrived by t (those started before t and
+those pending at t; no task with arrival > t), built with the instance model's validated
+constructors; :func:`myopic_from_state` solves it with the frozen LNS (the tasks started before t
+kept, nothing else before t) and scores it with the referee on that instance. Its plan is only
+meaningful until new information arrives, at :func:`next_arrival`.
 
-Also the helpers the two LNS continuation experts share: :func:`started_option` (the option of a
-task as started), :func:`continuation_start` (the better of the student's schedule and the
-list-scheduling completion of the prefix) and :func:`referee_value`.
+* :func:`rolling_horizon` (the solver ``placement-lns-online``): from the first arrival, plan at
+  every arrival step t, commit the plan's starts before the next arrival, move to it; at the
+  last arrival the whole plan is committed. No decision uses a task before its arrival, so the
+  schedule is one an online scheduler could have made (the run times are the performance
+  model's, as Optimus and TapFinger use them). What the clairvoyant ``placement-lns`` is to
+  the best knowns, this is to online scheduling: a level an online policy can reach.
+* DAgger's myopic expert (``--dagger-expert placement-lns-myopic``, ``learned/train_tapfinger.py``)
+  is :func:`myopic_from_state` on a student's state.
+
+Also the helpers the LNS continuations share: :func:`started_option` (the option of a task as
+started), :func:`continuation_start` (the better of a given schedule and the list-scheduling
+completion of the prefix) and :func:`referee_value`.
 """
 
 from __future__ import annotations
@@ -21,15 +28,16 @@ import dataclasses
 import time
 from typing import Any
 
-from edgebench.formulations import placement as pm
+from edgebench.formulations.placement import problem as pm
 from edgebench.formulations.placement.search import lns
 from edgebench.instances import semantics
 from edgebench.instances.model import Instance, PlacementPayload
 from edgebench.referee import evaluate_decisions
+from edgebench.registry import make_result, register
 
-__all__ = ["started_option", "continuation_start", "referee_value", "known_tasks", "next_arrival",
-           "known_instance", "myopic_from_state"]
-
+SOLVER_NAME = "placement-lns-online"
+#: LNS neighbourhoods per plan (a count, not seconds: the same schedule on any machine)
+PLAN_ITERATIONS = 4
 
 def started_option(payload, data, j: int, n: int, c: int, g: int):
     """The placement option of task j started on cluster n at (c, g) (its memory demand there and
@@ -144,3 +152,65 @@ def myopic_from_state(instance, started: dict[int, tuple[int, int, int, int]], t
             "student_objective": None if student is None else referee_value(known, student), "start": source,
             "start_objective": first, "neighbourhoods": info["neighbourhoods"], "known": K,
             "prefix": len(prefix), "t": int(t), "next_arrival": next_arrival(instance, t)}
+
+
+def rolling_horizon(instance, *, iterations: int = PLAN_ITERATIONS, seed: int = 0,
+                    deadline: float | None = None) -> tuple[dict[int, tuple[int, int, int, int]], dict[str, Any]]:
+    """The online schedule of ``instance``: {task: (cluster, start, cpu, gpu)} for every task,
+    and counters. At each arrival step t (from the first), :func:`myopic_from_state` plans the
+    tasks known at t with ``iterations`` LNS neighbourhoods (seed ``seed``), keeping every start
+    committed before t; the plan's starts before the next arrival are committed. Once
+    ``deadline`` (``time.perf_counter()`` value) has passed, the remaining plans are the
+    list-scheduling completion alone (no neighbourhood; counted in ``"list_only"``)."""
+    started: dict[int, tuple[int, int, int, int]] = {}
+    info = {"plans": 0, "improved": 0, "list_only": 0, "neighbourhoods": 0}
+    t = min(task.arrival for task in instance.placement.tasks)
+    while True:
+        late = deadline is not None and time.perf_counter() >= deadline
+        plan = myopic_from_state(instance, started, t, time_limit=None, seed=seed,
+                                 iterations=0 if late else iterations)
+        info["plans"] += 1
+        info["improved"] += plan["status"] == "improved"
+        info["list_only"] += late
+        info["neighbourhoods"] += int(plan["neighbourhoods"])
+        nxt = plan["next_arrival"]
+        for j, (n, s, c, g) in enumerate(plan["tasks"]):
+            if nxt is None or s < nxt:
+                started[j] = (int(n), int(s), int(c), int(g))
+        if nxt is None:
+            return started, info
+        t = nxt
+
+
+@register(SOLVER_NAME, families=("placement",), kind="heuristic",
+          description="Online rolling-horizon LNS (non-clairvoyant): at every arrival step the LNS plans the tasks "
+                      "known by then (the starts made before kept), and the plan's starts before the next arrival "
+                      "are committed; scored by the referee",
+          params={"iterations": f"int: LNS neighbourhoods per plan (default {PLAN_ITERATIONS}; 0: the list-"
+                                "scheduling completion alone)"},
+          bounds={"iterations": (0, None)})
+def solve(instance, *, time_limit: float | None = None, seed: int = 0, iterations: int = PLAN_ITERATIONS):
+    """The rolling horizon as a solver. Past the time limit the remaining plans are list-scheduled
+    (status ``timeout``, still a complete schedule); an instance whose tasks are not listed by
+    arrival (:func:`known_instance`) is an ``error`` with its reason."""
+    t0 = time.perf_counter()
+    params = {"iterations": iterations}
+    try:
+        started, info = rolling_horizon(instance, iterations=int(iterations), seed=seed,
+                                        deadline=None if time_limit is None else t0 + float(time_limit))
+        payload = instance.placement
+        data = pm.prepare(payload)
+        sched = [(started_option(payload, data, j, *(started[j][0], started[j][2], started[j][3])), started[j][1])
+                 for j in range(len(payload.tasks))]
+    except ValueError as exc:
+        return make_result(instance, SOLVER_NAME, status="error", seed=seed, params=params, started=t0,
+                           stats={"message": str(exc)})
+    decisions = pm.to_decisions(sched)
+    value = referee_value(instance, sched)
+    status = "timeout" if info["list_only"] else "feasible"
+    return make_result(instance, SOLVER_NAME, status=status if value is not None else "error", decisions=decisions,
+                       seed=seed, params=params, objective=value, started=t0, stats=info)
+
+
+__all__ = ["started_option", "continuation_start", "referee_value", "known_tasks", "next_arrival",
+           "known_instance", "myopic_from_state", "rolling_horizon", "solve", "SOLVER_NAME", "PLAN_ITERATIONS"]
