@@ -126,8 +126,9 @@ class TrainArgs:
     bc_epochs: int = 0  # supervised epochs over the expert's states before MAPPO
     bc_time_limit: float = 5.0  # seconds per expert solve (one thread)
     #: the expert of the warm start's schedules: "placement-milp" (the fixed-allocation MILP, the
-    #: first checkpoints') or "placement-lns" (the large-neighbourhood search that set most of the
-    #: library's best knowns, gaps 0-10 % to a valid bound); DAgger's continuations: dagger_expert
+    #: first checkpoints'), "placement-lns" (the large-neighbourhood search that set most of the
+    #: library's best knowns, gaps 0-10 % to a valid bound) or "placement-lns-online" (the same LNS
+    #: as a rolling horizon on the tasks known so far); DAgger's continuations: dagger_expert
     expert: str = "placement-milp"
     bc_cache: str | None = "runs/tapfinger-expert"  # folder of cached expert schedules (None: no cache)
     bc_lr: float | None = None  # None: lr
@@ -698,8 +699,11 @@ def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict
 
 
 #: the experts of the warm start (``TrainArgs.expert``) and their parameters (one thread; the
-#: LNS without its re-allocating "grow" step, so that every task has one start and allocation)
-EXPERTS: dict[str, dict[str, Any]] = {"placement-milp": {"threads": 1}, "placement-lns": {"grow": False}}
+#: LNS without its re-allocating "grow" step, so that every task has one start and allocation).
+#: "placement-lns-online" is the non-clairvoyant one (the LNS re-planning at every arrival on the
+#: tasks known by then): its choice at a state never depends on a task that has not arrived
+EXPERTS: dict[str, dict[str, Any]] = {"placement-milp": {"threads": 1}, "placement-lns": {"grow": False},
+                                      "placement-lns-online": {}}
 
 
 def expert_schedule(instance, *, time_limit: float = 5.0, seed: int = 0,

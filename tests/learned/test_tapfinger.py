@@ -215,6 +215,21 @@ def test_lns_expert_replays_with_the_referee_objective():
         expert_schedule(inst, expert="random")
 
 
+def test_online_lns_expert_replays_with_the_referee_objective():
+    """The online expert (``--expert placement-lns-online``, session 22): one start and allocation
+    per task, none before its arrival, the referee's objective, and the env replays it exactly."""
+    from edgebench.learned.train_tapfinger import expert_schedule, replay_expert
+    env = tf.make_env(preset="synthetic-3", params=SMALL, variant="multi")
+    lay = tf.EnvLayout.of_env(env)
+    for seed in (3, 4):
+        inst = generate("placement", "synthetic-3", seed=seed, variant="multi", **SMALL)
+        sol = expert_schedule(inst, time_limit=30, expert="placement-lns-online")
+        assert sol["tasks"] is not None and len(sol["tasks"]) == SMALL["num_tasks"]
+        assert all(s >= inst.placement.tasks[j].arrival for j, (_, s, _, _) in enumerate(sol["tasks"]))
+        rep = replay_expert(env, lay, inst, sol["tasks"])
+        assert rep["ok"] and rep["objectives"]["total_completion_time"] == sol["objective"]
+
+
 @pytest.mark.parametrize("variant", ["single", "multi"])
 def test_dagger_relabelling_from_a_student_state(variant):
     """DAgger's expert from a student state: the exact model re-solved with the student's tasks
