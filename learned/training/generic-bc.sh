@@ -4,6 +4,7 @@
 # 1e-3, selected on 16 validation seeds of 192 tasks; BC only (--steps 0), single variant.
 #   [BC_TASKS=N] generic-bc.sh NAME --preset P --seed S --export PATH [more train options]
 # BC_TASKS (default 96): the training instances' task count (--set num_tasks=N).
+# BC_VAL_TASKS (default 192): the validation episodes' task count (--val-set num_tasks=N).
 # State in runs/long/NAME (through resume.sh: one thread, nice 15).
 NAME=$1
 shift
@@ -12,4 +13,4 @@ exec bash "$(dirname "${BASH_SOURCE[0]}")/resume.sh" "$NAME" \
   --inputs generic --cell-features v2 --sparse-alloc --entropy-norm \
   --num-envs 16 --rollout-steps 32 \
   --bc-instances 150 --bc-epochs 30 --bc-time-limit 4.0 --bc-lr 0.001 --bc-eval-every 5 --expert placement-lns \
-  --val-episodes 16 --val-set num_tasks=192 --eval-episodes 8 --device cpu "$@"
+  --val-episodes 16 --val-set num_tasks="${BC_VAL_TASKS:-192}" --eval-episodes 8 --device cpu "$@"
