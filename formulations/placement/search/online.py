@@ -200,9 +200,11 @@ def solve(instance, *, time_limit: float | None = None, seed: int = 0, iteration
                                         deadline=None if time_limit is None else t0 + float(time_limit))
         payload = instance.placement
         data = pm.prepare(payload)
-        sched = [(started_option(payload, data, j, *(started[j][0], started[j][2], started[j][3])), started[j][1])
-                 for j in range(len(payload.tasks))]
-    except ValueError as exc:
+        sched = []
+        for j in range(len(payload.tasks)):
+            n, start, cpu, gpu = started[j]
+            sched.append((started_option(payload, data, j, n, cpu, gpu), start))
+    except ValueError as exc:  # ModelTooLarge included
         return make_result(instance, SOLVER_NAME, status="error", seed=seed, params=params, started=t0,
                            stats={"message": str(exc)})
     decisions = pm.to_decisions(sched)
