@@ -66,3 +66,13 @@ def test_tasks_not_by_arrival_is_an_error_result(inst):
                    placement=PlacementPayload.model_validate(fields))
     res = registry.solve(rev, online.SOLVER_NAME)
     assert res.status == "error" and "task order" in res.solution.stats["message"]
+
+
+def test_time_limit_list_schedules_the_rest(inst):
+    """Past the deadline the tasks not yet started are list-scheduled in one pass: still complete,
+    feasible and online (no start before its task's arrival)."""
+    started, info = online.rolling_horizon(inst, iterations=2, seed=0, deadline=0.0)
+    assert info["list_only"] == 1 and info["plans"] == 0 and len(started) == len(inst.placement.tasks)
+    assert all(inst.placement.tasks[j].arrival <= v[1] for j, v in started.items())
+    res = registry.solve(inst, online.SOLVER_NAME, time_limit=0)
+    assert res.status == "timeout" and evaluate(inst, res.solution).feasible

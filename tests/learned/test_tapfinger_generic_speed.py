@@ -36,6 +36,11 @@ REF_TRAIN_CT, REF_EVAL_CT = 7.770833333333334, 4.708333333333333
 REF_DECISIONS = "d7ec0d237e9db0af4e057f59dd878eaa45580affc9067e778ee7ac87c10e1057"
 REF_OBJECTIVE = 113.0
 TOL = 1e-6  # floats; ints and decisions exactly
+#: the weight sums add a few thousand float32 weights: hosts of the same CPU capability and torch
+#: build differ in their last bits there (2.8e-6 on an absolute sum of 1733, i.e. 1.6e-9 of it,
+#: measured on session 22's host, whose losses, episodes and greedy schedule were the reference's),
+#: so they get TOL plus this share of their size; a changed trajectory moves them by lr-sized steps
+SUM_REL = 1e-8
 
 
 pytestmark = pytest.mark.usefixtures("torch_deterministic")
@@ -72,8 +77,8 @@ def test_generic_training_trajectory_is_the_first_generic_trainers(tmp_path):
     sd = out["model"].cpu().state_dict()
     for k, ref in REF_SUMS.items():
         assert abs(float(sd[k].double().sum()) - ref) <= TOL, k
-    assert abs(float(sum(v.double().sum() for v in sd.values())) - REF_TOTAL[0]) <= TOL
-    assert abs(float(sum(v.double().abs().sum() for v in sd.values())) - REF_TOTAL[1]) <= TOL
+    assert abs(float(sum(v.double().sum() for v in sd.values())) - REF_TOTAL[0]) <= TOL + SUM_REL * REF_TOTAL[1]
+    assert abs(float(sum(v.double().abs().sum() for v in sd.values())) - REF_TOTAL[1]) <= TOL + SUM_REL * REF_TOTAL[1]
     rows = [h for h in out["history"] if h.get("policy_loss") is not None]
     assert [h["global_step"] for h in rows] == [s for s, *_ in REF_UPDATES]
     for h, (_, pl, vl, ent) in zip(rows, REF_UPDATES):

@@ -160,18 +160,21 @@ def rolling_horizon(instance, *, iterations: int = PLAN_ITERATIONS, seed: int = 
     and counters. At each arrival step t (from the first), :func:`myopic_from_state` plans the
     tasks known at t with ``iterations`` LNS neighbourhoods (seed ``seed``), keeping every start
     committed before t; the plan's starts before the next arrival are committed. Once
-    ``deadline`` (``time.perf_counter()`` value) has passed, the remaining plans are the
-    list-scheduling completion alone (no neighbourhood; counted in ``"list_only"``)."""
+    ``deadline`` (``time.perf_counter()`` value) has passed, the rest is one list-scheduling
+    completion of every task not yet started, in arrival order around the committed starts (each
+    task placed given the earlier ones only: still an online schedule; ``"list_only"`` = 1); a plan
+    under way when it passes stops its search there."""
     started: dict[int, tuple[int, int, int, int]] = {}
     info = {"plans": 0, "improved": 0, "list_only": 0, "neighbourhoods": 0}
     t = min(task.arrival for task in instance.placement.tasks)
     while True:
-        late = deadline is not None and time.perf_counter() >= deadline
-        plan = myopic_from_state(instance, started, t, time_limit=None, seed=seed,
-                                 iterations=0 if late else iterations)
+        if deadline is not None and time.perf_counter() >= deadline:
+            info["list_only"] = 1
+            return _list_rest(instance, started, t), info
+        left = None if deadline is None else max(0.0, deadline - time.perf_counter())
+        plan = myopic_from_state(instance, started, t, time_limit=left, seed=seed, iterations=iterations)
         info["plans"] += 1
         info["improved"] += plan["status"] == "improved"
-        info["list_only"] += late
         info["neighbourhoods"] += int(plan["neighbourhoods"])
         nxt = plan["next_arrival"]
         for j, (n, s, c, g) in enumerate(plan["tasks"]):
@@ -182,6 +185,22 @@ def rolling_horizon(instance, *, iterations: int = PLAN_ITERATIONS, seed: int = 
         t = nxt
 
 
+def _list_rest(instance, started: dict[int, tuple[int, int, int, int]], t: int) -> dict[int, tuple[int, int, int, int]]:
+    """Every task: the committed starts as they are, the others list-scheduled from step t on
+    (:func:`continuation_start` on the whole instance, no schedule to compare)."""
+    payload = instance.placement
+    data = pm.prepare(payload)
+    fixed = []
+    for j in range(len(payload.tasks)):
+        if j in started:
+            n, s, c, g = started[j]
+            fixed.append((started_option(payload, data, j, n, c, g), s))
+        else:
+            fixed.append(None)
+    sched, _ = continuation_start(data, fixed, t)
+    return {j: (o.cluster, s, o.cpu, o.gpu) for j, (o, s) in enumerate(sched)}
+
+
 @register(SOLVER_NAME, families=("placement",), kind="heuristic",
           description="Online rolling-horizon LNS (non-clairvoyant): at every arrival step the LNS plans the tasks "
                       "known by then (the starts made before kept), and the plan's starts before the next arrival "
@@ -190,8 +209,8 @@ def rolling_horizon(instance, *, iterations: int = PLAN_ITERATIONS, seed: int = 
                                 "scheduling completion alone)"},
           bounds={"iterations": (0, None)})
 def solve(instance, *, time_limit: float | None = None, seed: int = 0, iterations: int = PLAN_ITERATIONS):
-    """The rolling horizon as a solver. Past the time limit the remaining plans are list-scheduled
-    (status ``timeout``, still a complete schedule); an instance whose tasks are not listed by
+    """The rolling horizon as a solver. Past the time limit the tasks not yet started are
+    list-scheduled in one pass (status ``timeout``, still a complete schedule); an instance whose tasks are not listed by
     arrival (:func:`known_instance`) is an ``error`` with its reason."""
     t0 = time.perf_counter()
     params = {"iterations": iterations}
