@@ -185,19 +185,25 @@ def rolling_horizon(instance, *, iterations: int = PLAN_ITERATIONS, seed: int = 
         t = nxt
 
 
+def as_schedule(payload, data, started: dict[int, tuple[int, int, int, int]]) -> list:
+    """{task: (cluster, start, cpu, gpu)} as a schedule of (option, start) in task order, None for
+    a task not in ``started``."""
+    out = []
+    for j in range(len(payload.tasks)):
+        if j in started:
+            n, start, cpu, gpu = started[j]
+            out.append((started_option(payload, data, j, n, cpu, gpu), start))
+        else:
+            out.append(None)
+    return out
+
+
 def _list_rest(instance, started: dict[int, tuple[int, int, int, int]], t: int) -> dict[int, tuple[int, int, int, int]]:
     """Every task: the committed starts as they are, the others list-scheduled from step t on
     (:func:`continuation_start` on the whole instance, no schedule to compare)."""
     payload = instance.placement
     data = pm.prepare(payload)
-    fixed = []
-    for j in range(len(payload.tasks)):
-        if j in started:
-            n, s, c, g = started[j]
-            fixed.append((started_option(payload, data, j, n, c, g), s))
-        else:
-            fixed.append(None)
-    sched, _ = continuation_start(data, fixed, t)
+    sched, _ = continuation_start(data, as_schedule(payload, data, started), t)
     return {j: (o.cluster, s, o.cpu, o.gpu) for j, (o, s) in enumerate(sched)}
 
 
@@ -218,20 +224,17 @@ def solve(instance, *, time_limit: float | None = None, seed: int = 0, iteration
         started, info = rolling_horizon(instance, iterations=int(iterations), seed=seed,
                                         deadline=None if time_limit is None else t0 + float(time_limit))
         payload = instance.placement
-        data = pm.prepare(payload)
-        sched = []
-        for j in range(len(payload.tasks)):
-            n, start, cpu, gpu = started[j]
-            sched.append((started_option(payload, data, j, n, cpu, gpu), start))
+        sched = as_schedule(payload, pm.prepare(payload), started)  # every task is started
     except ValueError as exc:  # ModelTooLarge included
         return make_result(instance, SOLVER_NAME, status="error", seed=seed, params=params, started=t0,
                            stats={"message": str(exc)})
     decisions = pm.to_decisions(sched)
-    value = referee_value(instance, sched)
+    ev = evaluate_decisions(instance, decisions)  # the referee's value, decided once
+    value = float(ev.objectives["total_completion_time"]) if ev.feasible else None
     status = "timeout" if info["list_only"] else "feasible"
     return make_result(instance, SOLVER_NAME, status=status if value is not None else "error", decisions=decisions,
                        seed=seed, params=params, objective=value, started=t0, stats=info)
 
 
 __all__ = ["started_option", "continuation_start", "referee_value", "known_tasks", "next_arrival",
-           "known_instance", "myopic_from_state", "rolling_horizon", "solve", "SOLVER_NAME", "PLAN_ITERATIONS"]
+           "known_instance", "myopic_from_state", "rolling_horizon", "as_schedule", "solve", "SOLVER_NAME", "PLAN_ITERATIONS"]
