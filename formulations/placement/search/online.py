@@ -170,7 +170,7 @@ def rolling_horizon(instance, *, iterations: int = PLAN_ITERATIONS, seed: int = 
     while True:
         if deadline is not None and time.perf_counter() >= deadline:
             info["list_only"] = 1
-            return _list_rest(instance, started, t), info
+            return list_completion(instance, started, t), info
         left = None if deadline is None else max(0.0, deadline - time.perf_counter())
         plan = myopic_from_state(instance, started, t, time_limit=left, seed=seed, iterations=iterations)
         info["plans"] += 1
@@ -198,9 +198,11 @@ def as_schedule(payload, data, started: dict[int, tuple[int, int, int, int]]) ->
     return out
 
 
-def _list_rest(instance, started: dict[int, tuple[int, int, int, int]], t: int) -> dict[int, tuple[int, int, int, int]]:
+def list_completion(instance, started: dict[int, tuple[int, int, int, int]], t: int) -> dict[int, tuple[int, int, int, int]]:
     """Every task: the committed starts as they are, the others list-scheduled from step t on
-    (:func:`continuation_start` on the whole instance, no schedule to compare)."""
+    (:func:`continuation_start` on the whole instance, no schedule to compare; in arrival order,
+    each task placed given the earlier ones only). The rolling horizon's and
+    ``placement-lns-window``'s rest past their time limit."""
     payload = instance.placement
     data = pm.prepare(payload)
     sched, _ = continuation_start(data, as_schedule(payload, data, started), t)
@@ -237,4 +239,4 @@ def solve(instance, *, time_limit: float | None = None, seed: int = 0, iteration
 
 
 __all__ = ["started_option", "continuation_start", "referee_value", "known_tasks", "next_arrival",
-           "known_instance", "myopic_from_state", "rolling_horizon", "as_schedule", "solve", "SOLVER_NAME", "PLAN_ITERATIONS"]
+           "known_instance", "myopic_from_state", "rolling_horizon", "as_schedule", "list_completion", "solve", "SOLVER_NAME", "PLAN_ITERATIONS"]
