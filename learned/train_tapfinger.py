@@ -702,8 +702,13 @@ def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict
 #: LNS without its re-allocating "grow" step, so that every task has one start and allocation).
 #: "placement-lns-online" is the non-clairvoyant one (the LNS re-planning at every arrival on the
 #: tasks known by then): its choice at a state never depends on a task that has not arrived
-EXPERTS: dict[str, dict[str, Any]] = {"placement-milp": {"threads": 1}, "placement-lns": {"grow": False},
-                                      "placement-lns-online": {}}
+#: the warm start's experts: name -> (solver, its parameters). "online-list" is the list-scheduling
+#: completion planned at every arrival step and played by the agents' rules (placement-lns-window
+#: with no LNS neighbourhood): an online expert whose every schedule the env replays exactly
+EXPERTS: dict[str, tuple[str, dict[str, Any]]] = {
+    "placement-milp": ("placement-milp", {"threads": 1}), "placement-lns": ("placement-lns", {"grow": False}),
+    "placement-lns-online": ("placement-lns-online", {}), "placement-lns-window": ("placement-lns-window", {}),
+    "online-list": ("placement-lns-window", {"iterations": 0})}
 
 
 def expert_schedule(instance, *, time_limit: float = 5.0, seed: int = 0,
@@ -717,7 +722,8 @@ def expert_schedule(instance, *, time_limit: float = 5.0, seed: int = 0,
 
     if expert not in EXPERTS:
         raise tf.InputError(f"unknown expert {expert!r} (one of {sorted(EXPERTS)})", field="expert")
-    res = registry.solve(instance, expert, time_limit=time_limit, seed=seed, **EXPERTS[expert])
+    solver, params = EXPERTS[expert]
+    res = registry.solve(instance, solver, time_limit=time_limit, seed=seed, **params)
     sol = res.solution
     if sol.decisions is None or any(getattr(d, "history", None) for d in sol.decisions.tasks):
         return {"status": sol.status, "objective": None, "tasks": None}

@@ -237,6 +237,22 @@ def test_online_lns_expert_replays_with_the_referee_objective():
         assert rep["ok"] and rep["objectives"]["total_completion_time"] == sol["objective"]
 
 
+@pytest.mark.parametrize("expert", ["placement-lns-window", "online-list"])
+def test_window_experts_replay_exactly_where_the_window_binds(expert):
+    """The experts played by the agents' rules (session 23): on hetero-6 single with a pending
+    window of 2 (where the online LNS's own schedules do not replay, tests/solvers/
+    test_placement_lns_window.py) every schedule replays exactly, with the referee's objective."""
+    from edgebench.learned.train_tapfinger import expert_schedule, replay_expert
+    params = dict(SMALL, pending_size=2)
+    for seed in (3, 4):
+        inst = generate("placement", "hetero-6", seed=seed, variant="single", **params)
+        env = tf.make_env(inst, inputs="generic")
+        sol = expert_schedule(inst, time_limit=30, expert=expert)
+        assert sol["tasks"] is not None and len(sol["tasks"]) == params["num_tasks"]
+        rep = replay_expert(env, tf.EnvLayout.of_env(env), inst, sol["tasks"])
+        assert rep["ok"] and rep["objectives"]["total_completion_time"] == sol["objective"]
+
+
 @pytest.mark.parametrize("variant", ["single", "multi"])
 def test_dagger_relabelling_from_a_student_state(variant):
     """DAgger's expert from a student state: the exact model re-solved with the student's tasks
