@@ -706,7 +706,10 @@ SOLVERS = [{'name': 'affinity',
                  'when the pending window, its free resources and the one-start-per-step rule allow; the '
                  'agents can play its schedule action for action',
   'params': {'iterations': 'int: LNS neighbourhoods per plan (default 4; 0: the list-scheduling completion '
-                           'alone)'},
+                           'alone)',
+             'played': "bool: at each arrival keep the LNS plan only when its play by the agents' rules (on "
+                       "a copy of the simulator, to its tasks' end) beats the list-scheduling plan's "
+                       '(default false)'},
   'types': {},
   'choices': {},
   'bounds': {'iterations': [0, None]},

@@ -7,6 +7,8 @@ simulator by the agents' rules.
   TapFinger agents can play it action for action: its replay through the PettingZoo env is exact
   (every action allowed, the same starts, the same objective), while the online LNS's own
   schedule on that instance cannot be played so (the test's instance does bind);
+* ``played``: a plan the LNS improved is kept only when its play by the agents' rules beats the
+  list plan's; where the window never binds that is every improved plan (the same schedule);
 * the time limit: past it the rest is one list-scheduling completion, status ``timeout``, still a
   complete feasible schedule; a negative neighbourhood count is refused.
 """
@@ -42,16 +44,19 @@ def test_without_a_binding_window_it_is_the_online_lns(variant):
     inst = generate("placement", "hetero-6", seed=3, variant=variant, pending_size=100, **SMALL)
     a = registry.solve(inst, win.SOLVER_NAME, seed=0, iterations=2)
     b = registry.solve(inst, online.SOLVER_NAME, seed=0, iterations=2)
-    assert a.status == b.status == "feasible"
-    assert _starts(a) == _starts(b)
+    played = registry.solve(inst, win.SOLVER_NAME, seed=0, iterations=2, played=True)
+    assert a.status == b.status == played.status == "feasible"
+    assert _starts(a) == _starts(b) == _starts(played)
     assert a.solution.stats["late_starts"] == 0
+    assert played.solution.stats["list_played"] == 0  # a plan the LNS improved also plays better
 
 
+@pytest.mark.parametrize("played", [False, True])
 @pytest.mark.parametrize("variant", ["single", "multi"])
-def test_the_agents_can_play_it_action_for_action(variant):
+def test_the_agents_can_play_it_action_for_action(variant, played):
     inst = generate("placement", "hetero-6", seed=3, variant=variant, pending_size=2, **SMALL)
-    a = registry.solve(inst, win.SOLVER_NAME, seed=0, iterations=2)
-    b = registry.solve(inst, win.SOLVER_NAME, seed=0, iterations=2)
+    a = registry.solve(inst, win.SOLVER_NAME, seed=0, iterations=2, played=played)
+    b = registry.solve(inst, win.SOLVER_NAME, seed=0, iterations=2, played=played)
     ev = evaluate(inst, a.solution)
     assert a.status == "feasible" and ev.feasible
     assert len(a.solution.decisions.tasks) == len(inst.placement.tasks)
@@ -74,7 +79,9 @@ def test_past_the_time_limit_the_rest_is_list_scheduled():
     assert ok
 
 
-def test_negative_iterations_refused():
+def test_bad_parameters_refused():
     inst = generate("placement", "synthetic-3", seed=5, variant="multi", **SMALL)
     with pytest.raises(InputError):
         registry.solve(inst, win.SOLVER_NAME, iterations=-1)
+    with pytest.raises(InputError):
+        registry.solve(inst, win.SOLVER_NAME, played="yes")
