@@ -258,14 +258,14 @@ def add_train_parser(train_sub) -> argparse.ArgumentParser:
     g.add_argument("--bc-instances", type=int_in(0, 10_000), default=0, metavar="K",
                    help="training instances solved by placement-milp whose schedules are imitated (default 0: off)")
     g.add_argument("--bc-epochs", type=int_in(0, 10_000), default=0, metavar="E", help="supervised epochs before MAPPO")
-    g.add_argument("--expert", choices=("placement-milp", "placement-lns", "placement-lns-online", "placement-lns-window",
-                                         "online-list"),
+    g.add_argument("--expert", choices=("placement-milp", "placement-lns", "placement-lns-online", "online-list",
+                                         "online-played"),
                    default="placement-milp",
                    help="the warm start's expert: the fixed-allocation MILP (default), the LNS (near-optimal, "
                         "gaps 0-10 %% on the library), the online LNS (re-planning at every arrival on the tasks "
-                        "known by then: non-clairvoyant), the online LNS played by the agents' rules "
-                        "(placement-lns-window) or its list-scheduling plans alone (online-list: no LNS "
-                        "neighbourhood); DAgger's continuations: --dagger-expert")
+                        "known by then: non-clairvoyant), or online plans played by the agents' rules "
+                        "(placement-lns-window: online-list, list-scheduling plans; online-played, an LNS plan "
+                        "where its play beats the list plan's); DAgger's continuations: --dagger-expert")
     g.add_argument("--bc-time-limit", type=_pos_float, default=5.0, metavar="S",
                    help="seconds per exact solve, one thread (default 5)")
     g.add_argument("--bc-cache", default="runs/tapfinger-expert", metavar="DIR",

@@ -704,11 +704,12 @@ def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict
 #: tasks known by then): its choice at a state never depends on a task that has not arrived
 #: the warm start's experts: name -> (solver, its parameters). "online-list" is the list-scheduling
 #: completion planned at every arrival step and played by the agents' rules (placement-lns-window
-#: with no LNS neighbourhood): an online expert whose every schedule the env replays exactly
+#: with no LNS neighbourhood), "online-played" the same with an improved LNS plan kept when its play
+#: by the rules is better (played=true): online experts whose every schedule the env replays exactly
 EXPERTS: dict[str, tuple[str, dict[str, Any]]] = {
     "placement-milp": ("placement-milp", {"threads": 1}), "placement-lns": ("placement-lns", {"grow": False}),
-    "placement-lns-online": ("placement-lns-online", {}), "placement-lns-window": ("placement-lns-window", {}),
-    "online-list": ("placement-lns-window", {"iterations": 0})}
+    "placement-lns-online": ("placement-lns-online", {}), "online-list": ("placement-lns-window", {"iterations": 0}),
+    "online-played": ("placement-lns-window", {"played": True})}
 
 
 def expert_schedule(instance, *, time_limit: float = 5.0, seed: int = 0,

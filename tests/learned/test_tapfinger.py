@@ -237,7 +237,7 @@ def test_online_lns_expert_replays_with_the_referee_objective():
         assert rep["ok"] and rep["objectives"]["total_completion_time"] == sol["objective"]
 
 
-@pytest.mark.parametrize("expert", ["placement-lns-window", "online-list"])
+@pytest.mark.parametrize("expert", ["online-list", "online-played"])
 def test_window_experts_replay_exactly_where_the_window_binds(expert):
     """The experts played by the agents' rules (session 23): on hetero-6 single with a pending
     window of 2 (where the online LNS's own schedules do not replay, tests/solvers/
