@@ -83,8 +83,9 @@ def train_args_from_cli(args: argparse.Namespace):
     if args.hidden % args.heads:
         raise InputError("--hidden must be a multiple of --heads", file=CMDLINE, field="--hidden")
     labels = getattr(args, "dagger_myopic_labels", "plan")
-    if labels != "plan" and getattr(args, "dagger_expert", "placement-milp") != "placement-lns-myopic":
-        raise InputError(f"--dagger-myopic-labels {labels} needs --dagger-expert placement-lns-myopic", file=CMDLINE,
+    if labels != "plan" and getattr(args, "dagger_expert", "placement-milp") not in ("placement-lns-myopic", "online-list"):
+        raise InputError(f"--dagger-myopic-labels {labels} needs --dagger-expert placement-lns-myopic or online-list",
+                         file=CMDLINE,
                          field="--dagger-myopic-labels")
     if getattr(args, "cell_features", "v1") != "v1" and getattr(args, "inputs", "onehot") != "generic":
         raise InputError("--cell-features v2 needs --inputs generic", file=CMDLINE, field="--cell-features")
@@ -298,13 +299,13 @@ def add_train_parser(train_sub) -> argparse.ArgumentParser:
                    help="states per student episode from which the expert's continuation is solved (default 3)")
     g.add_argument("--dagger-epochs", type=_nonneg_int, default=None, metavar="E",
                    help="supervised epochs on the aggregate after each round (default: --bc-epochs)")
-    g.add_argument("--dagger-expert", choices=("placement-milp", "placement-lns", "placement-lns-myopic"),
+    g.add_argument("--dagger-expert", choices=("placement-milp", "placement-lns", "placement-lns-myopic", "online-list"),
                    default="placement-milp",
                    help="the expert of DAgger's continuations: the exact fixed-allocation MILP from the state "
                         "(default) or the LNS improving the student's own continuation with its prefix frozen "
                         "(--bc-time-limit seconds each; window repair with --bc-window-repair), or that LNS "
                         "non-clairvoyant (placement-lns-myopic): on the tasks known at the state only, imitated "
-                        "until the next arrival")
+                        "until the next arrival; online-list: the same with list-scheduling plans only")
     g.add_argument("--dagger-myopic-labels", choices=("plan", "played"), default="plan",
                    help="labels of placement-lns-myopic's windows: plan (default; a window is kept only when the env "
                         "plays the plan's starts exactly) or played (the window-repaired replay, the plan as the "

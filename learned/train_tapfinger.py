@@ -156,7 +156,8 @@ class TrainArgs:
     #: fixed-allocation model, :func:`expert_from_state`) or "placement-lns" (the LNS improving the
     #: student's own continuation, :func:`lns_from_state`; window repair with bc_window_repair > 0)
     #: or "placement-lns-myopic" (that LNS on the tasks known at the state only, imitated until the
-    #: next arrival: :func:`placement.search.online.myopic_from_state`, :func:`myopic_window`)
+    #: next arrival: :func:`placement.search.online.myopic_from_state`, :func:`myopic_window`) or
+    #: "online-list" (the same with no LNS neighbourhood: the list-scheduling plan of the known tasks)
     dagger_expert: str = "placement-milp"
     #: the myopic expert's labels (:data:`MYOPIC_LABELS`, :func:`myopic_window`): "plan" (a window
     #: is kept only when the env's starts equal the plan's) or "played" (the window-repaired replay
@@ -1027,8 +1028,10 @@ def behaviour_cloning(model, opt, data: dict[str, Any], args: TrainArgs, rng: np
 
 # ---- DAgger: the expert's continuation from the states the student visits ---------------------
 
-#: the experts of DAgger's continuations (``TrainArgs.dagger_expert``)
-DAGGER_EXPERTS = ("placement-milp", "placement-lns", "placement-lns-myopic")
+#: the experts of DAgger's continuations (``TrainArgs.dagger_expert``); "online-list" is the myopic
+#: expert with no LNS neighbourhood: the list-scheduling completion of the tasks known at t (the plans
+#: of ``--expert online-list``, from the student's state)
+DAGGER_EXPERTS = ("placement-milp", "placement-lns", "placement-lns-myopic", "online-list")
 #: the myopic expert's labels (``TrainArgs.dagger_myopic_labels``, :func:`myopic_window`)
 MYOPIC_LABELS = ("plan", "played")
 
@@ -1183,7 +1186,7 @@ def dagger_dataset(model, args: TrainArgs, lay: tf.EnvLayout, round_: int, *,
         raise tf.InputError(f"unknown myopic labels {args.dagger_myopic_labels!r} (one of {list(MYOPIC_LABELS)})",
                             field="dagger_myopic_labels")
     lns = args.dagger_expert == "placement-lns"
-    myopic = args.dagger_expert == "placement-lns-myopic"
+    myopic = args.dagger_expert in ("placement-lns-myopic", "online-list")
     rng = np.random.default_rng([args.seed, 20_062, round_])
     seeds = [int(x) for x in rng.integers(0, EVAL_SEED_BASE, size=args.dagger_instances)]
     cache = Path(args.bc_cache) / "dagger" if args.bc_cache else None
@@ -1219,7 +1222,8 @@ def dagger_dataset(model, args: TrainArgs, lay: tf.EnvLayout, round_: int, *,
                 sol = json.loads(path.read_text())
             else:
                 if myopic:
-                    sol = myopic_from_state(inst, started, t, time_limit=args.bc_time_limit)
+                    sol = myopic_from_state(inst, started, t, time_limit=args.bc_time_limit,
+                                            iterations=0 if args.dagger_expert == "online-list" else None)
                 elif lns:
                     sol = lns_from_state(inst, [started[j] for j in range(len(started))], t,
                                          time_limit=args.bc_time_limit)

@@ -549,7 +549,7 @@ def test_generic_dagger_with_the_myopic_expert_through_train(tmp_path):
     from edgebench.learned.tapfinger_cli import train_args_from_cli, training_command
     from edgebench.learned.train_tapfinger import DAGGER_EXPERTS, dagger_dataset
 
-    assert DAGGER_EXPERTS == ("placement-milp", "placement-lns", "placement-lns-myopic")
+    assert DAGGER_EXPERTS == ("placement-milp", "placement-lns", "placement-lns-myopic", "online-list")
     args = _args(tmp_path, "single", gen_params={"num_tasks": 14, "rate": 1.0}, bc_epochs=1, dagger_rounds=1,
                  dagger_instances=2, dagger_cuts=4, dagger_epochs=1, dagger_expert="placement-lns-myopic",
                  bc_time_limit=0.6, bc_window_repair=0.05)
@@ -571,6 +571,39 @@ def test_generic_dagger_with_the_myopic_expert_through_train(tmp_path):
     ns = build_parser().parse_args(["train", "tapfinger", "--out", "o", "--dagger-expert", "placement-lns-myopic"])
     assert train_args_from_cli(ns).dagger_expert == "placement-lns-myopic"
     assert "--dagger-expert placement-lns-myopic" in training_command(ns)
+
+
+def test_generic_dagger_with_the_online_list_expert(tmp_path):
+    """``dagger_expert`` online-list (session 23): the myopic expert with no LNS neighbourhood.
+    One DAgger round adds states; every cached plan searched no neighbourhood and is the list
+    plan of the known tasks (status "start", its objective the start's); its cache keys differ
+    from placement-lns-myopic's; the option reaches TrainArgs from the CLI."""
+    import dataclasses
+    import json
+
+    from edgebench.cli import build_parser
+    from edgebench.learned.tapfinger_cli import train_args_from_cli, training_command
+    from edgebench.learned.train_tapfinger import dagger_dataset
+
+    args = _args(tmp_path, "single", gen_params={"num_tasks": 14, "rate": 1.0}, bc_epochs=1, dagger_rounds=1,
+                 dagger_instances=2, dagger_cuts=4, dagger_epochs=1, dagger_expert="online-list", bc_time_limit=5.0)
+    res = train(args, log=None)
+    bc = [h for h in res["history"] if h.get("bc_epoch")]
+    assert [h["dagger_round"] for h in bc] == [0, 1]
+    assert bc[1]["bc_states"] > bc[0]["bc_states"]
+    cache = tmp_path / "cache" / "dagger"
+    files = {p.name for p in cache.glob("*.json")}
+    sols = [json.loads((cache / f).read_text()) for f in files]
+    assert len(sols) >= 4
+    assert all(s["neighbourhoods"] == 0 and s["status"] == "start" and s["objective"] == s["start_objective"]
+               for s in sols)
+    dagger_dataset(res["model"], dataclasses.replace(args, dagger_expert="placement-lns-myopic", bc_time_limit=0.3),
+                   res["layout"], 0)
+    assert files < {p.name for p in cache.glob("*.json")}
+    ns = build_parser().parse_args(["train", "tapfinger", "--out", "o", "--dagger-expert", "online-list",
+                                    "--dagger-myopic-labels", "played"])
+    assert train_args_from_cli(ns).dagger_expert == "online-list"
+    assert "--dagger-expert online-list" in training_command(ns)
 
 
 # ---- the myopic expert's labels as the agents can play them (--dagger-myopic-labels played; session 17) ----
