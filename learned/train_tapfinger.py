@@ -1222,8 +1222,8 @@ def dagger_dataset(model, args: TrainArgs, lay: tf.EnvLayout, round_: int, *,
                 sol = json.loads(path.read_text())
             else:
                 if myopic:
-                    sol = myopic_from_state(inst, started, t, time_limit=args.bc_time_limit,
-                                            iterations=0 if args.dagger_expert == "online-list" else None)
+                    plans = {"iterations": 0} if args.dagger_expert == "online-list" else {}  # list plans only
+                    sol = myopic_from_state(inst, started, t, time_limit=args.bc_time_limit, **plans)
                 elif lns:
                     sol = lns_from_state(inst, [started[j] for j in range(len(started))], t,
                                          time_limit=args.bc_time_limit)
