@@ -537,6 +537,23 @@ def test_myopic_labels_lie_between_the_cut_and_the_next_arrival(variant):
     assert windows >= 4
 
 
+def _one_dagger_round(tmp_path, expert: str, **kw):
+    """``train`` with one BC epoch and one DAgger round of ``expert`` on two 14-task episodes (4
+    cuts each); asserts that the round added states. Returns (args, the result, the DAgger cache
+    folder, its file names, the cached plans)."""
+    import json
+
+    args = _args(tmp_path, "single", gen_params={"num_tasks": 14, "rate": 1.0}, bc_epochs=1, dagger_rounds=1,
+                 dagger_instances=2, dagger_cuts=4, dagger_epochs=1, dagger_expert=expert, **kw)
+    res = train(args, log=None)
+    bc = [h for h in res["history"] if h.get("bc_epoch")]
+    assert [h["dagger_round"] for h in bc] == [0, 1]
+    assert bc[1]["bc_states"] > bc[0]["bc_states"]
+    cache = tmp_path / "cache" / "dagger"
+    files = {p.name for p in cache.glob("*.json")}
+    return args, res, cache, files, [json.loads((cache / f).read_text()) for f in files]
+
+
 def test_generic_dagger_with_the_myopic_expert_through_train(tmp_path):
     """(d) ``train`` runs a generic BC warm start and one DAgger round with ``dagger_expert``
     placement-lns-myopic: the DAgger states are added; every cached plan is at most the student's
@@ -550,16 +567,8 @@ def test_generic_dagger_with_the_myopic_expert_through_train(tmp_path):
     from edgebench.learned.train_tapfinger import DAGGER_EXPERTS, dagger_dataset
 
     assert DAGGER_EXPERTS == ("placement-milp", "placement-lns", "placement-lns-myopic", "online-list")
-    args = _args(tmp_path, "single", gen_params={"num_tasks": 14, "rate": 1.0}, bc_epochs=1, dagger_rounds=1,
-                 dagger_instances=2, dagger_cuts=4, dagger_epochs=1, dagger_expert="placement-lns-myopic",
-                 bc_time_limit=0.6, bc_window_repair=0.05)
-    res = train(args, log=None)
-    bc = [h for h in res["history"] if h.get("bc_epoch")]
-    assert [h["dagger_round"] for h in bc] == [0, 1]
-    assert bc[1]["bc_states"] > bc[0]["bc_states"]
-    cache = tmp_path / "cache" / "dagger"
-    files = {p.name for p in cache.glob("*.json")}
-    sols = [json.loads((cache / f).read_text()) for f in files]
+    args, res, cache, files, sols = _one_dagger_round(tmp_path, "placement-lns-myopic", bc_time_limit=0.6,
+                                                      bc_window_repair=0.05)
     assert len(sols) >= 6
     assert all(s["student_objective"] is None or s["objective"] <= s["student_objective"] + 1e-9 for s in sols)
     again = dagger_dataset(res["model"], args, res["layout"], 0)
@@ -579,21 +588,12 @@ def test_generic_dagger_with_the_online_list_expert(tmp_path):
     plan of the known tasks (status "start", its objective the start's); its cache keys differ
     from placement-lns-myopic's; the option reaches TrainArgs from the CLI."""
     import dataclasses
-    import json
 
     from edgebench.cli import build_parser
     from edgebench.learned.tapfinger_cli import train_args_from_cli, training_command
     from edgebench.learned.train_tapfinger import dagger_dataset
 
-    args = _args(tmp_path, "single", gen_params={"num_tasks": 14, "rate": 1.0}, bc_epochs=1, dagger_rounds=1,
-                 dagger_instances=2, dagger_cuts=4, dagger_epochs=1, dagger_expert="online-list", bc_time_limit=5.0)
-    res = train(args, log=None)
-    bc = [h for h in res["history"] if h.get("bc_epoch")]
-    assert [h["dagger_round"] for h in bc] == [0, 1]
-    assert bc[1]["bc_states"] > bc[0]["bc_states"]
-    cache = tmp_path / "cache" / "dagger"
-    files = {p.name for p in cache.glob("*.json")}
-    sols = [json.loads((cache / f).read_text()) for f in files]
+    args, res, cache, files, sols = _one_dagger_round(tmp_path, "online-list", bc_time_limit=5.0)
     assert len(sols) >= 4
     assert all(s["neighbourhoods"] == 0 and s["status"] == "start" and s["objective"] == s["start_objective"]
                for s in sols)
