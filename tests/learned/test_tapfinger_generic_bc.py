@@ -560,7 +560,6 @@ def test_generic_dagger_with_the_myopic_expert_through_train(tmp_path):
     choices' value on its known instance; the same round with the clairvoyant LNS writes other
     cache files (the keys never collide). The option reaches TrainArgs from the CLI."""
     import dataclasses
-    import json
 
     from edgebench.cli import build_parser
     from edgebench.learned.tapfinger_cli import train_args_from_cli, training_command
