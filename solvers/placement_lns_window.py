@@ -96,7 +96,7 @@ class WindowLnsPolicy:
         left = set(plan)
         while left:
             static = self._start_due(play, plan, None)
-            if static and play._n_positive == 0 and not any(s > play.t for j, (_, s, _, _) in plan.items() if j in left):
+            if static and play.num_running == 0 and not any(s > play.t for j, (_, s, _, _) in plan.items() if j in left):
                 raise Stalled(f"a plan's play stalled at step {play.t}")  # pragma: no cover - see the module docstring
             play.step()
             left = {j for j in left if not play.is_finished(j)}
