@@ -21,11 +21,8 @@ docs/tapfinger.md, "Training on a GPU". ``train`` switches on deterministic algo
 itself (``tapfinger.make_deterministic``); ``--deterministic`` switches them on for the whole
 process, as the session-18 measurement did before that.
 
-Still to run on a GPU (the session-18 call was refused): the CLI end to end, e.g.
-``python3 -m edgebench train tapfinger --preset synthetic-3 --set num_tasks=24 --num-envs 4
---rollout-steps 16 --hidden 16 --layers 1 --heads 2 --steps 512 --out /tmp/r --device auto
---export $OUT/gpu-small.pt``, the same with ``--steps 1024 --resume``, then the exported file
-loaded and played on the CPU."""
+The command line end to end on a GPU (export, resume, a folder resumed on the other device, the
+files played on the CPU) is bench/tapfinger_device_cli.py, run on an H200 in session 24."""
 
 from __future__ import annotations
 
@@ -84,8 +81,9 @@ def rate(setting: dict, device: str, updates: int, num_envs: int, rollout: int, 
                           minibatch=128, eval_every=0, eval_episodes=1, threads=1, device=device, out=str(out)),
                 log=log)
     # the last update's line comes after the final evaluation: measure from update 1 to update U-1
+    # ("resolved": the device train() ran on; its model comes back on the CPU)
     (s0, w0, c0), (s1, w1, c1) = marks[0], marks[-2]
-    return {"device": device, "resolved": str(next(res["model"].parameters()).device), "updates": updates,
+    return {"device": device, "resolved": str(tf.resolve_device(device)), "updates": updates,
             "steps_measured": s1 - s0, "wall_s": w1 - w0, "cpu_s": c1 - c0,
             "steps_per_wall_s": (s1 - s0) / (w1 - w0), "steps_per_cpu_s": (s1 - s0) / (c1 - c0),
             "train_mean_ct_last": res["history"][-2].get("train_mean_ct") if len(res["history"]) > 1 else None}

@@ -462,7 +462,7 @@ def relation_index(x: dict, edges: dict, device=None):
 
 def resolve_device(name: str = "auto"):
     """The torch device for training: "auto" = CUDA when available, else the CPU; "cpu" or
-    "cuda[:k]" as given (InputError when CUDA is asked for and absent)."""
+    "cuda[:k]" as given (InputError when CUDA is asked for and absent, or device k does not exist)."""
     import torch
 
     if name == "auto":
@@ -470,9 +470,13 @@ def resolve_device(name: str = "auto"):
     if name.startswith("cuda") and not torch.cuda.is_available():
         raise InputError("CUDA is not available on this machine", field="device")
     try:
-        return torch.device(name)
+        device = torch.device(name)
     except (RuntimeError, ValueError) as exc:
         raise InputError(f"not a torch device: {exc}", field="device") from None
+    if device.type == "cuda" and device.index is not None and device.index >= torch.cuda.device_count():
+        raise InputError(f"{name}: this machine has {torch.cuda.device_count()} CUDA device(s), "
+                         f"numbered from 0", field="device")
+    return device
 
 
 def make_deterministic(device) -> None:

@@ -346,7 +346,8 @@ def _winner_alloc_logits(model, batch: dict, idx: np.ndarray, z, clus):
 
 
 def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict[str, Any]:
-    """Run MAPPO; returns {"model", "layout", "history" (list of metric rows), "final" (last eval)}."""
+    """Run MAPPO; returns {"model" (on the CPU), "layout", "history" (list of metric rows), "final" (last
+    eval), "ledger"}."""
     import torch
 
     from edgebench.instances.generators import generate
@@ -693,7 +694,8 @@ def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict
     final = next((h for h in reversed(history) if "eval_mean_ct" in h), {})
     ledger = {**ledger, "env_steps": ledger["env_steps"] + global_step - steps_in_process[0],
               "cpu_seconds": ledger["cpu_seconds"] + time.process_time() - cpu_at_start}
-    return {"model": model, "layout": lay, "history": history, "final": final, "ledger": ledger}
+    # the model comes back on the CPU, as checkpoints are saved: callers never see the training device
+    return {"model": model.cpu(), "layout": lay, "history": history, "final": final, "ledger": ledger}
 
 
 # ---- behaviour cloning from the exact model (a documented deviation from the paper) ----------

@@ -489,6 +489,12 @@ def test_resolve_device(monkeypatch):
         tf.resolve_device("nonsense")
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     assert tf.resolve_device("auto").type == "cuda"
+    # a device number the machine lacks is bad input, not a CUDA error at the first tensor (seen on an
+    # H200, session 24: --device cuda:99 ended in a traceback)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    assert tf.resolve_device("cuda:0") == torch.device("cuda", 0)
+    with pytest.raises(tf.InputError, match="1 CUDA device"):
+        tf.resolve_device("cuda:1")
 
 
 def test_make_deterministic_switches_cuda_only(monkeypatch):
