@@ -55,7 +55,7 @@ from edgebench.instances.model import Instance
 from edgebench.learned import checkpoint
 from edgebench.learned.acting import TIE_TOL, pick_max
 from edgebench.learned.provenance import sha256_file
-from edgebench.learned.tapfinger_features import CELL_FEATURE_SETS, TASK_FEATURES
+from edgebench.learned.tapfinger_features import CELL_FEATURE_SETS, CROSS_FEATURES, TASK_FEATURES
 from edgebench.learned.tapfinger_generic import grid_maps, type_view
 from edgebench.registry import Result, make_result, register
 
@@ -121,8 +121,14 @@ class EnvLayout:
     #: "onehot" or "generic" (:attr:`ModelConfig.inputs`; a generic layout has no type names and
     #: is rebuilt from each instance it plays: :func:`generic_layout`)
     inputs: Literal["onehot", "generic"] = "onehot"
+    #: width of the cross-cluster block at the end of each pending row (generic inputs with
+    #: ``cross_features``: len(CROSS_FEATURES); 0: off, every checkpoint before session 24)
+    cross: int = 0
 
     def __post_init__(self) -> None:
+        if self.cross not in (0, len(CROSS_FEATURES)) or (self.cross and self.inputs != "generic"):
+            raise InputError(f"cross must be 0 or {len(CROSS_FEATURES)} (generic inputs only), got {self.cross!r}",
+                             field="cross")
         self.caps = [tuple(int(v) for v in c) for c in self.caps]
         self.max_cpu = self.max_cpu or max(c for c, _ in self.caps)
         self.max_gpu = self.max_gpu or max(g for _, g in self.caps)
@@ -131,7 +137,7 @@ class EnvLayout:
     def of_env(cls, env, *, max_cpu: int = 0, max_gpu: int = 0) -> "EnvLayout":
         generic = getattr(env, "task_inputs", "onehot") == "generic"
         return cls(list(env._caps), env.pending_size, env.max_running, [] if generic else list(env.type_names),
-                   max_cpu, max_gpu, "generic" if generic else "onehot")
+                   max_cpu, max_gpu, "generic" if generic else "onehot", int(getattr(env, "cross_width", 0)))
 
     @property
     def n(self) -> int:
@@ -147,12 +153,17 @@ class EnvLayout:
         return len(TASK_FEATURES) if self.inputs == "generic" else self.types
 
     @property
+    def pend_width(self) -> int:
+        """Width of a pending row: its features, the task block, the cross-cluster block."""
+        return N_PEND + self.task_width + self.cross
+
+    @property
     def grid(self) -> int:
         return (self.max_cpu + 1) * (self.max_gpu + 1)
 
     def obs_size(self) -> int:
         T = self.task_width
-        return N_CLUSTER + self.pending_size * (N_PEND + T) + self.max_running * (N_RUN + T)
+        return N_CLUSTER + self.pending_size * self.pend_width + self.max_running * (N_RUN + T)
 
 
 # ---- observations -> tensors -------------------------------------------------------------
@@ -163,8 +174,8 @@ def split_obs(obs: np.ndarray, lay: EnvLayout):
     B, N, _ = obs.shape
     T, P, R = lay.task_width, lay.pending_size, lay.max_running
     clus = obs[..., :N_CLUSTER]
-    a = N_CLUSTER + P * (N_PEND + T)
-    pend = obs[..., N_CLUSTER:a].reshape(B, N, P, N_PEND + T)
+    a = N_CLUSTER + P * lay.pend_width
+    pend = obs[..., N_CLUSTER:a].reshape(B, N, P, lay.pend_width)
     run = obs[..., a:a + R * (N_RUN + T)].reshape(B, N, R, N_RUN + T)
     return clus, pend, run
 
@@ -525,7 +536,7 @@ def make_model(cfg: ModelConfig, lay: EnvLayout):
             if cfg.inputs == "generic" and cfg.encoder != "graph":
                 raise InputError("generic inputs need the graph encoder (the mlp ablation reads a fixed-size "
                                  "observation)", field="encoder")
-            dims = {"clus": N_CLUSTER, "pend": N_PEND + T + 1, "run": N_RUN + T, "short": 1}
+            dims = {"clus": N_CLUSTER, "pend": lay.pend_width + 1, "run": N_RUN + T, "short": 1}
             self.inp = nn.ModuleDict({k: nn.Linear(v, d) for k, v in dims.items()})
             if cfg.encoder == "graph":
                 if cfg.conv == "fused":  # one message-passing pass over all node and edge types per layer
@@ -635,7 +646,7 @@ def make_model(cfg: ModelConfig, lay: EnvLayout):
                 slot_ok = masks.to(dev).flatten(3).any(-1)  # (B, N, P)
             else:
                 slot_ok = torch.as_tensor(slot_ok, device=dev)
-            W = N_PEND + self.lay.task_width
+            W = self.lay.pend_width
             dummy_np = obs[..., N_CLUSTER:N_CLUSTER + P * W].reshape(B, N, P, -1)[..., 0] < 0.5
             if packed:
                 u, z = self._pointer_packed(pend, dummy_np)
@@ -990,6 +1001,9 @@ def bind_layout(model, lay: EnvLayout):
     if model.cfg.inputs == "generic":
         if lay.inputs != "generic":
             raise InputError("a generic model needs a generic layout (EnvLayout.inputs='generic')", field="inputs")
+        if lay.cross != model.lay.cross:
+            raise InputError(f"the model reads {model.lay.cross} cross-cluster features per pending task, the "
+                             f"layout has {lay.cross}", field="layout.cross")
         model.lay = lay
     return model
 
@@ -1003,15 +1017,16 @@ def generic_layout(env) -> EnvLayout:
 
 def make_env(instance=None, *, lay: EnvLayout | None = None, preset: str = "synthetic-3",
              params: dict | None = None, variant: str | None = None, types: dict[str, str] | None = None,
-             inputs: str | None = None):
+             inputs: str | None = None, cross: bool | None = None):
     """The placement env for an instance (or a generator spec); with ``lay``, its running rows
     are those of the layout (checkpoint compatibility); with ``types`` (and ``lay``), every
     instance type is shown as the layout's type ``types[t]`` (:mod:`tapfinger_generic`).
     ``inputs``: the observation's task block, "onehot" or "generic" (default: the layout's, else
-    "onehot")."""
+    "onehot"). ``cross``: the pending rows' cross-cluster features (default: the layout's, else off)."""
     from edgebench.learned.envs.placement import PlacementParallelEnv
 
-    kw: dict[str, Any] = {"variant": variant, "task_inputs": inputs or (lay.inputs if lay is not None else "onehot")}
+    kw: dict[str, Any] = {"variant": variant, "task_inputs": inputs or (lay.inputs if lay is not None else "onehot"),
+                          "cross_features": bool(cross if cross is not None else (lay is not None and lay.cross))}
     if types is not None and lay is not None:
         kw["type_view"] = (lay.type_names, types)
     if lay is not None:
@@ -1212,7 +1227,7 @@ def _solve(name: str, instance: Instance, *, time_limit, seed: int, params: dict
     model, lay, _ = load_checkpoint(ckpt, pointer=pointer)  # validates the file first (InputError)
     sha = sha256_file(Path(ckpt))  # the run's record of the file it ran (the store's checkpoint column)
     if model.cfg.inputs == "generic":  # type- and size-free: the instance's own layout, no mapping
-        env = make_env(instance, inputs="generic")
+        env = make_env(instance, inputs="generic", cross=bool(lay.cross))
         lay = generic_layout(env)
         match += " (generic inputs)"
     else:

@@ -56,7 +56,7 @@ def training_command(args: argparse.Namespace) -> str:
         parts.append(f"--inputs {args.inputs}")
     if getattr(args, "cell_features", "v1") != "v1":
         parts.append(f"--cell-features {args.cell_features}")
-    for flag in ("critic_detach", "team_reward", "sparse_alloc", "entropy_norm"):
+    for flag in ("critic_detach", "team_reward", "sparse_alloc", "entropy_norm", "cross_features"):
         if getattr(args, flag, False):
             parts.append(f"--{flag.replace('_', '-')}")
     return " ".join(parts)
@@ -89,6 +89,8 @@ def train_args_from_cli(args: argparse.Namespace):
                          field="--dagger-myopic-labels")
     if getattr(args, "cell_features", "v1") != "v1" and getattr(args, "inputs", "onehot") != "generic":
         raise InputError("--cell-features v2 needs --inputs generic", file=CMDLINE, field="--cell-features")
+    if getattr(args, "cross_features", False) and getattr(args, "inputs", "onehot") != "generic":
+        raise InputError("--cross-features needs --inputs generic", file=CMDLINE, field="--cross-features")
     model = tf.ModelConfig(hidden=args.hidden, layers=args.layers, heads=args.heads, encoder=args.encoder,
                            pointer=args.pointer, conv=args.conv, void_rule=args.void_rule,
                            inputs=getattr(args, "inputs", "onehot"),
@@ -111,7 +113,8 @@ def train_args_from_cli(args: argparse.Namespace):
                      sparse_alloc=getattr(args, "sparse_alloc", False),
                      bc_window_repair=getattr(args, "bc_window_repair", 0.0),
                      bc_value_coef=getattr(args, "bc_value_coef", None),
-                     entropy_norm=getattr(args, "entropy_norm", False))
+                     entropy_norm=getattr(args, "entropy_norm", False),
+                     cross_features=getattr(args, "cross_features", False))
 
 
 def write_sidecar(export: str, targs, final: dict, command: str, init_extra: dict,
@@ -227,6 +230,10 @@ def add_train_parser(train_sub) -> argparse.ArgumentParser:
                         "capacity, run time, free after) or v2 (v1 plus each cell relative to the best run time and "
                         "the cheapest best-time cell among the allowed cells, a Pareto flag, its share of the free "
                         "resources; docs/tapfinger.md)")
+    p.add_argument("--cross-features", action="store_true",
+                   help="generic inputs: each pending task also shows what the other clusters of its queue could do "
+                        "with it now (best run time startable now and when free, against this cluster's; "
+                        "docs/tapfinger.md, \"Cross-cluster features\")")
     p.add_argument("--sparse-alloc", action="store_true",
                    help="generic inputs: the allocation head scores the allowed cells only in training (about 2.5x "
                         "the update's throughput; the same values in exact arithmetic, not the default's trajectory "

@@ -45,6 +45,22 @@ c / C + g / G among the allowed cells with T = T*; ties: fewer GPUs, then fewer 
 * ``cpu_of_free``, ``gpu_of_free``: c / free CPU and g / free GPU, in [0, 1] (0 where nothing of
   that resource is free).
 
+Cross-cluster features (:data:`CROSS_FEATURES`, per pending task j shown to cluster n's agent;
+only with ``cross_features`` on, issue 42 session 24): what the **other clusters of j's queue** could
+do with j now. With B(k) the fewest noise-free steps of j on cluster k at an allocation within k's
+free resources now (inf where j's minimum does not fit) and F(k) the same within k's whole
+capacity (:meth:`TaskFeatures.best_steps`), over the clusters k of j's queue:
+
+* ``best_now_here``: min_k B(k) / B(n) in [0, 1] (1: no cluster could run j faster if started now;
+  0: j cannot start here now);
+* ``best_full_here``: min_k F(k) / F(n) (1: n is j's fastest cluster when free);
+* ``now_vs_full``: min_k F(k) / min_k B(k) in [0, 1] (1: some cluster can start j now at the best
+  speed any cluster of its queue reaches; 0: none can start it now).
+
+They let one agent see the list-scheduling rule's reason to hold a task for a faster cluster
+(``placement-lns-window{iterations=0}``, the behaviour-cloning expert ``online-list``), which a
+cluster's own observation does not show.
+
 So the LNS expert's usual choice (the cheapest cell at the best run time) is the one cell with
 ``cheapest_best`` 1, and its neighbours differ from it by +-1/C or +-1/G in ``*_vs_cheapest``
 -- the generic head no longer has to separate near-equal cells by weight scale (docs/tapfinger.md,
@@ -59,8 +75,8 @@ import numpy as np
 
 from edgebench.instances import semantics
 
-__all__ = ["TASK_FEATURES", "CELL_FEATURES", "CELL_FEATURES_V2", "CELL_FEATURE_SETS", "TaskFeatures",
-           "run_steps_grid", "log_time", "relative_cells"]
+__all__ = ["TASK_FEATURES", "CELL_FEATURES", "CELL_FEATURES_V2", "CELL_FEATURE_SETS", "CROSS_FEATURES",
+           "TaskFeatures", "run_steps_grid", "log_time", "relative_cells"]
 
 TASK_FEATURES = ("log_time_min", "ratio_cpu_max", "ratio_gpu_max", "ratio_half", "ratio_full", "min_cpu", "min_gpu")
 CELL_FEATURES = ("cpu", "gpu", "log_time", "ratio", "free_cpu_after", "free_gpu_after")
@@ -68,6 +84,7 @@ CELL_FEATURES_V2 = CELL_FEATURES + ("speed_vs_best", "cheapest_best", "cpu_vs_ch
                                     "dominant", "cpu_of_free", "gpu_of_free")
 #: the cell feature sets by name (``ModelConfig.cell_features``)
 CELL_FEATURE_SETS = {"v1": CELL_FEATURES, "v2": CELL_FEATURES_V2}
+CROSS_FEATURES = ("best_now_here", "best_full_here", "now_vs_full")
 _LOG_MAX = math.log1p(semantics.MAX_RUN_STEPS)
 
 
@@ -125,6 +142,7 @@ class TaskFeatures:
         self._grids: dict[tuple, np.ndarray] = {}
         self._task: dict[tuple, np.ndarray] = {}
         self._static: dict[tuple, np.ndarray] = {}
+        self._best: dict[tuple, np.ndarray] = {}
 
     def reset(self, payload) -> None:
         """A new episode's instance with the same performance model and clusters: the grids and
@@ -148,6 +166,33 @@ class TaskFeatures:
             hit[:, :mn.gpu] = np.inf
             self._grids[key] = hit
         return hit
+
+    def best_steps(self, j: int, n: int, cpu: int, gpu: int) -> float:
+        """The fewest noise-free steps of task j on cluster n at an allocation (c, g) with
+        c <= cpu and g <= gpu (inf where j's minimum does not fit): a lookup in the running minimum
+        of :meth:`steps` over both axes, cached like it."""
+        task = self.payload.tasks[j]
+        key = (task.type, task.minimum.cpu, task.minimum.gpu, n)
+        best = self._best.get(key)
+        if best is None:
+            best = self._best[key] = np.minimum.accumulate(np.minimum.accumulate(self.steps(j, n), 0), 1)
+        cap_c, cap_g = self.caps[n]
+        return float(best[min(cpu, cap_c), min(gpu, cap_g)])
+
+    def cross(self, j: int, n: int, queue, free) -> np.ndarray:
+        """Task j's :data:`CROSS_FEATURES` as shown to cluster n (float32): ``queue`` the clusters
+        j may run on (n among them), ``free[k]`` cluster k's free (cpu, gpu) now."""
+        now = {k: self.best_steps(j, k, *free[k]) for k in queue}
+        full = {k: self.best_steps(j, k, *self.caps[k]) for k in queue}
+        b, f = min(now.values()), min(full.values())
+        out = np.zeros(len(CROSS_FEATURES), dtype=np.float32)
+        if math.isfinite(now[n]):
+            out[0] = b / now[n]
+        if math.isfinite(full[n]):
+            out[1] = f / full[n]
+        if math.isfinite(b):
+            out[2] = f / b
+        return out
 
     def _reference(self, j: int, n: int) -> tuple[int, int]:
         mn = self.payload.tasks[j].minimum

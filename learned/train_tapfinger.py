@@ -121,6 +121,9 @@ class TrainArgs:
     #: bonus, so a head over hundreds of cells is not rewarded for staying flat (generic inputs;
     #: docs/tapfinger.md, "the greedy gap"); off: the paper's raw entropies
     entropy_norm: bool = False
+    #: generic inputs: the pending rows' cross-cluster features (``PlacementParallelEnv(cross_features=True)``,
+    #: :data:`tapfinger_features.CROSS_FEATURES`); stored in the checkpoint's layout
+    cross_features: bool = False
     # behaviour-cloning warm start from the exact model's schedules (0 instances: pure MAPPO, the paper)
     bc_instances: int = 0  # training instances solved by placement-milp (cached under bc_cache)
     bc_epochs: int = 0  # supervised epochs over the expert's states before MAPPO
@@ -234,6 +237,9 @@ def transfer_layout(own: tf.EnvLayout, init: tf.EnvLayout, *, file: str) -> tf.E
         raise tf.InputError(f"the checkpoint's inputs are {init.inputs!r}, this run's {own.inputs!r}", file=file,
                             field="init")
     if own.inputs == "generic":
+        if own.cross != init.cross:
+            raise tf.InputError(f"the checkpoint reads {init.cross} cross-cluster features per pending task, this "
+                                f"run {own.cross}", file=file, field="init")
         return own
     for what, a, b in (("clusters", own.n, init.n), ("pending window", own.pending_size, init.pending_size),
                        ("number of task types", own.types, init.types)):
@@ -357,7 +363,7 @@ def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict
     rng = np.random.default_rng(args.seed)
     init_model = None
     lay = tf.EnvLayout.of_env(tf.make_env(preset=args.preset, params=args.gen_params, variant=args.variant,
-                                          inputs=args.model.inputs))
+                                          inputs=args.model.inputs, cross=args.cross_features))
     generic = args.model.inputs == "generic"
     if args.init:
         init_model, init_lay, _ = tf.load_checkpoint(args.init)

@@ -42,7 +42,7 @@ from pettingzoo import ParallelEnv
 from edgebench.errors import InputError
 from edgebench.instances import semantics
 from edgebench.learned.envs import InstanceSource, check_env_size
-from edgebench.learned.tapfinger_features import TASK_FEATURES, TaskFeatures
+from edgebench.learned.tapfinger_features import CROSS_FEATURES, TASK_FEATURES, TaskFeatures
 
 __all__ = ["PlacementParallelEnv", "PlacementVectorEnv", "parallel_env", "env", "raw_env", "CLUSTER_FEATURES", "PENDING_FEATURES",
            "RUNNING_FEATURES", "squash"]
@@ -86,6 +86,10 @@ class PlacementParallelEnv(ParallelEnv):
             :data:`~edgebench.learned.tapfinger_features.TASK_FEATURES` of the task on the
             agent's cluster, read from the performance model: any task types, any instance
             whose clusters match, issue 42 item 4).
+        cross_features: generic inputs only: each pending row ends with the task's
+            :data:`~edgebench.learned.tapfinger_features.CROSS_FEATURES` as well (what the other
+            clusters of its queue could do with it now); default False (every checkpoint before
+            session 24).
     """
 
     metadata = {"render_modes": ["ansi"], "name": "edgebench_placement_v0", "is_parallelizable": True}
@@ -101,7 +105,7 @@ class PlacementParallelEnv(ParallelEnv):
                  max_running: int | None = None, max_steps: int | None = None,
                  invalid_action: str = "void", render_mode: str | None = None,
                  type_view: tuple[Sequence[str], Mapping[str, str]] | None = None,
-                 task_inputs: str = "onehot") -> None:
+                 task_inputs: str = "onehot", cross_features: bool = False) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise InputError(f"render_mode must be None or one of {self.metadata['render_modes']}",
                              field="render_mode")
@@ -112,6 +116,11 @@ class PlacementParallelEnv(ParallelEnv):
         if task_inputs not in ("onehot", "generic"):
             raise InputError(f"task_inputs must be 'onehot' or 'generic', got {task_inputs!r}", field="task_inputs")
         self.task_inputs = task_inputs
+        if not isinstance(cross_features, bool) or (cross_features and task_inputs != "generic"):
+            raise InputError("cross_features must be true or false, and true only with task_inputs='generic'",
+                             field="cross_features")
+        #: width of the cross-cluster block at the end of each pending row (0: off)
+        self.cross_width = len(CROSS_FEATURES) if cross_features else 0
         self._features: TaskFeatures | None = None
         self.render_mode = render_mode
         self.variant_override = variant
@@ -139,7 +148,7 @@ class PlacementParallelEnv(ParallelEnv):
         self._index = {a: n for n, a in enumerate(self.possible_agents)}
         T = len(self.type_names) if task_inputs == "onehot" else len(TASK_FEATURES)
         self.task_width = T
-        self.obs_size = (len(CLUSTER_FEATURES) + self.pending_size * (len(PENDING_FEATURES) + T)
+        self.obs_size = (len(CLUSTER_FEATURES) + self.pending_size * (len(PENDING_FEATURES) + T + self.cross_width)
                          + self.max_running * (len(RUNNING_FEATURES) + T))
         self._grid = [(c + 1) * (g + 1) for c, g in self._caps]
         self._max_cap = (max(c for c, _ in self._caps), max(g for _, g in self._caps))
@@ -487,7 +496,8 @@ class PlacementParallelEnv(ParallelEnv):
         vec[0:7] = (fc / cap_c, fg / cap_g, cap_c / max_c, cap_g / max_g, squash(sim.queue_length(n)),
                     squash(len(running)), squash(sim.t))
         pos = len(CLUSTER_FEATURES)
-        width = len(PENDING_FEATURES) + T
+        width = len(PENDING_FEATURES) + T + self.cross_width
+        free = [sim.free(k)[:2] for k in range(len(self._caps))] if self.cross_width else None
         for slot, j in enumerate(sim.pending(n)[: self.pending_size]):
             row = vec[pos + slot * width: pos + (slot + 1) * width]
             row[0] = 1.0
@@ -497,7 +507,9 @@ class PlacementParallelEnv(ParallelEnv):
             row[4] = float(sim.min_cpu[j] <= fc and sim.min_gpu[j] <= fg)
             row[5] = len(sim.eligible[j]) / len(self._caps)
             if feats is not None:
-                row[len(PENDING_FEATURES):] = feats.task(j, n)
+                row[len(PENDING_FEATURES):len(PENDING_FEATURES) + T] = feats.task(j, n)
+                if free is not None:
+                    row[len(PENDING_FEATURES) + T:] = feats.cross(j, n, sim.eligible[j], free)
             else:
                 row[len(PENDING_FEATURES) + self._types[j]] = 1.0
         pos += self.pending_size * width
