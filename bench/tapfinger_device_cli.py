@@ -18,6 +18,10 @@ this script runs what a user runs, each step a separate process of the CLI:
     OMP_NUM_THREADS=1 python bench/tapfinger_device_cli.py --json out.json     # on a GPU machine
     OMP_NUM_THREADS=1 python bench/tapfinger_device_cli.py --json out.json     # on a CPU one: all CPU
 
+On a machine where edgebench is installed rather than checked out in place (the device machine:
+``pip install --target``), set ``PYTHONSAFEPATH=1``: otherwise ``python -m`` puts the checkout first
+on the path and its bare ``edgebench/`` folder shadows the installed package.
+
 Writes one JSON: per step its device, wall seconds, exit status and last output line; the largest
 absolute weight differences between the files; the sidecars' budgets; the evaluation. Exits 1 when
 a step fails or a comparison that must hold does not (2 == 3 on a deterministic device, 2 == 4 ==
