@@ -155,3 +155,10 @@ def test_mismatches_and_bad_values_are_one_line_and_exit_2(tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert rc == 2 and "\n" not in err and str(bad) in err and "cross" in err and "Traceback" not in err, err
     assert not sol.exists()
+
+
+def test_the_cross_env_passes_pettingzoo_s_parallel_api_test():
+    from pettingzoo.test import parallel_api_test
+
+    parallel_api_test(tf.make_env(preset="hetero-6", params={"num_tasks": 20}, inputs="generic", cross=True),
+                      num_cycles=200)
