@@ -126,7 +126,8 @@ class EnvLayout:
     cross: int = 0
 
     def __post_init__(self) -> None:
-        if self.cross not in (0, len(CROSS_FEATURES)) or (self.cross and self.inputs != "generic"):
+        if (type(self.cross) is not int or self.cross not in (0, len(CROSS_FEATURES))
+                or (self.cross and self.inputs != "generic")):
             raise InputError(f"cross must be 0 or {len(CROSS_FEATURES)} (generic inputs only), got {self.cross!r}",
                              field="cross")
         self.caps = [tuple(int(v) for v in c) for c in self.caps]

@@ -146,15 +146,16 @@ def test_mismatches_and_bad_values_are_one_line_and_exit_2(tmp_path, capsys):
     good = tmp_path / "x.pt"
     tf.save_checkpoint(good, model, cross)
     blob = torch.load(good, weights_only=True)
-    bad = tmp_path / "bad.pt"
-    torch.save({**blob, "layout": {**blob["layout"], "cross": 7}}, bad)
     inst = tmp_path / "i.json"
     write_json(inst, generate("placement", "hetero-6", seed=1, num_tasks=12))
-    sol = tmp_path / "s.json"
-    rc = main(["solve", str(inst), "--solver", "tapfinger", "--param", f"checkpoint={bad}", "-o", str(sol)])
-    err = capsys.readouterr().err.strip()
-    assert rc == 2 and "\n" not in err and str(bad) in err and "cross" in err and "Traceback" not in err, err
-    assert not sol.exists()
+    for k, value in enumerate((7, 1, -3, "x")):
+        bad = tmp_path / f"bad{k}.pt"
+        torch.save({**blob, "layout": {**blob["layout"], "cross": value}}, bad)
+        sol = tmp_path / f"s{k}.json"
+        rc = main(["solve", str(inst), "--solver", "tapfinger", "--param", f"checkpoint={bad}", "-o", str(sol)])
+        err = capsys.readouterr().err.strip()
+        assert rc == 2 and "\n" not in err and str(bad) in err and "cross" in err and "Traceback" not in err, (value, err)
+        assert not sol.exists()
 
 
 def test_the_cross_env_passes_pettingzoo_s_parallel_api_test():
