@@ -156,7 +156,10 @@ def open_page(browser: str, html_file: Path, screenshot: Path | None = None, *, 
               height: int = 900, full_page: bool = False) -> PageReport:
     """Load ``html_file`` in a fresh headless browser (its own profile folder, removed after);
     ``screenshot``: the first screen (``full_page``: the whole page) as PNG."""
-    with tempfile.TemporaryDirectory() as profile:
+    # the browser's helper processes may still write into the profile for a moment after the main
+    # process ends (seen once: "Directory not empty: 'Default'" on the folder's removal), so the
+    # folder is removed by _remove_profile, which retries, never by a removal that fails the test
+    with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as profile:
         proc = subprocess.Popen([browser, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
                                  "--disable-extensions", "--disable-background-networking", "--remote-debugging-port=0",
                                  f"--user-data-dir={profile}", "about:blank"],
@@ -174,6 +177,17 @@ def open_page(browser: str, html_file: Path, screenshot: Path | None = None, *, 
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+            _remove_profile(Path(profile))
+
+
+def _remove_profile(profile: Path, tries: int = 20) -> None:
+    """Remove a browser profile folder, retrying while late writes of the browser's helper
+    processes refill it (at most ``tries`` x 0.25 s; what is left then stays in the temp folder)."""
+    for _ in range(tries):
+        shutil.rmtree(profile, ignore_errors=True)
+        if not profile.exists():
+            return
+        time.sleep(0.25)
 
 
 def _devtools_port(proc: subprocess.Popen, profile: Path) -> int:
