@@ -149,11 +149,17 @@ class TaskFeatures:
         the features (per type, minimum and cluster) stay."""
         self.payload = payload
 
+    def _key(self, j: int, n: int) -> tuple:
+        """The cache key of task j on cluster n: (type, minimum cpu, minimum gpu, cluster), the only
+        things its run times and features depend on."""
+        task = self.payload.tasks[j]
+        return task.type, task.minimum.cpu, task.minimum.gpu, n
+
     def steps(self, j: int, n: int) -> np.ndarray:
         """T(c, g) of task j on cluster n's grid (inf below the minimum)."""
         task = self.payload.tasks[j]
         mn = task.minimum
-        key = (task.type, mn.cpu, mn.gpu, n)
+        key = self._key(j, n)
         hit = self._grids.get(key)
         if hit is None:
             cap_c, cap_g = self.caps[n]
@@ -171,8 +177,7 @@ class TaskFeatures:
         """The fewest noise-free steps of task j on cluster n at an allocation (c, g) with
         c <= cpu and g <= gpu (inf where j's minimum does not fit): a lookup in the running minimum
         of :meth:`steps` over both axes, cached like it."""
-        task = self.payload.tasks[j]
-        key = (task.type, task.minimum.cpu, task.minimum.gpu, n)
+        key = self._key(j, n)
         best = self._best.get(key)
         if best is None:
             best = self._best[key] = np.minimum.accumulate(np.minimum.accumulate(self.steps(j, n), 0), 1)
@@ -202,8 +207,7 @@ class TaskFeatures:
     def task(self, j: int, n: int) -> np.ndarray:
         """Task j's :data:`TASK_FEATURES` on cluster n (float32; cached per (type, minimum,
         cluster), the only things they depend on, so the next episode's tasks reuse them)."""
-        task = self.payload.tasks[j]
-        key = (task.type, task.minimum.cpu, task.minimum.gpu, n)
+        key = self._key(j, n)
         hit = self._task.get(key)
         if hit is not None:
             return hit
@@ -231,9 +235,7 @@ class TaskFeatures:
         ``cpu``, ``gpu``, ``log_time``, ``ratio`` of every cell of n's own grid (float64
         (cap_c + 1, cap_g + 1, 4)); cached per (type, minimum, cluster) like :meth:`steps`, so
         one instance's tasks of one type share one array and the next episode reuses it."""
-        task = self.payload.tasks[j]
-        mn = task.minimum
-        key = (task.type, mn.cpu, mn.gpu, n)
+        key = self._key(j, n)
         hit = self._static.get(key)
         if hit is not None:
             return hit
