@@ -55,7 +55,7 @@ from edgebench.instances.model import Instance
 from edgebench.learned import checkpoint
 from edgebench.learned.acting import TIE_TOL, pick_max
 from edgebench.learned.provenance import sha256_file
-from edgebench.learned.tapfinger_features import CELL_FEATURE_SETS, CROSS_FEATURES, TASK_FEATURES
+from edgebench.learned.tapfinger_features import CELL_FEATURE_SETS, CROSS_FEATURES, PLAN_FEATURES, TASK_FEATURES
 from edgebench.learned.tapfinger_generic import grid_maps, type_view
 from edgebench.registry import Result, make_result, register
 
@@ -124,12 +124,15 @@ class EnvLayout:
     #: width of the cross-cluster block at the end of each pending row (generic inputs with
     #: ``cross_features``: len(CROSS_FEATURES); 0: off, every checkpoint before session 24)
     cross: int = 0
+    #: width of the plan block after it (generic inputs with ``plan_features``: len(PLAN_FEATURES);
+    #: 0: off, every checkpoint before session 25)
+    plan: int = 0
 
     def __post_init__(self) -> None:
-        if (type(self.cross) is not int or self.cross not in (0, len(CROSS_FEATURES))
-                or (self.cross and self.inputs != "generic")):
-            raise InputError(f"cross must be 0 or {len(CROSS_FEATURES)} (generic inputs only), got {self.cross!r}",
-                             field="cross")
+        for name, width in (("cross", len(CROSS_FEATURES)), ("plan", len(PLAN_FEATURES))):
+            v = getattr(self, name)
+            if type(v) is not int or v not in (0, width) or (v and self.inputs != "generic"):
+                raise InputError(f"{name} must be 0 or {width} (generic inputs only), got {v!r}", field=name)
         self.caps = [tuple(int(v) for v in c) for c in self.caps]
         self.max_cpu = self.max_cpu or max(c for c, _ in self.caps)
         self.max_gpu = self.max_gpu or max(g for _, g in self.caps)
@@ -138,7 +141,8 @@ class EnvLayout:
     def of_env(cls, env, *, max_cpu: int = 0, max_gpu: int = 0) -> "EnvLayout":
         generic = getattr(env, "task_inputs", "onehot") == "generic"
         return cls(list(env._caps), env.pending_size, env.max_running, [] if generic else list(env.type_names),
-                   max_cpu, max_gpu, "generic" if generic else "onehot", int(getattr(env, "cross_width", 0)))
+                   max_cpu, max_gpu, "generic" if generic else "onehot", int(getattr(env, "cross_width", 0)),
+                   int(getattr(env, "plan_width", 0)))
 
     @property
     def n(self) -> int:
@@ -155,8 +159,8 @@ class EnvLayout:
 
     @property
     def pend_width(self) -> int:
-        """Width of a pending row: its features, the task block, the cross-cluster block."""
-        return N_PEND + self.task_width + self.cross
+        """Width of a pending row: its features, the task block, the cross-cluster and plan blocks."""
+        return N_PEND + self.task_width + self.cross + self.plan
 
     @property
     def grid(self) -> int:
@@ -1005,6 +1009,9 @@ def bind_layout(model, lay: EnvLayout):
         if lay.cross != model.lay.cross:
             raise InputError(f"the model reads {model.lay.cross} cross-cluster features per pending task, the "
                              f"layout has {lay.cross}", field="layout.cross")
+        if lay.plan != model.lay.plan:
+            raise InputError(f"the model reads {model.lay.plan} plan features per pending task, the "
+                             f"layout has {lay.plan}", field="layout.plan")
         model.lay = lay
     return model
 
@@ -1018,16 +1025,18 @@ def generic_layout(env) -> EnvLayout:
 
 def make_env(instance=None, *, lay: EnvLayout | None = None, preset: str = "synthetic-3",
              params: dict | None = None, variant: str | None = None, types: dict[str, str] | None = None,
-             inputs: str | None = None, cross: bool | None = None):
+             inputs: str | None = None, cross: bool | None = None, plan: bool | None = None):
     """The placement env for an instance (or a generator spec); with ``lay``, its running rows
     are those of the layout (checkpoint compatibility); with ``types`` (and ``lay``), every
     instance type is shown as the layout's type ``types[t]`` (:mod:`tapfinger_generic`).
     ``inputs``: the observation's task block, "onehot" or "generic" (default: the layout's, else
-    "onehot"). ``cross``: the pending rows' cross-cluster features (default: the layout's, else off)."""
+    "onehot"). ``cross``: the pending rows' cross-cluster features, ``plan`` their plan features
+    (default: the layout's, else off)."""
     from edgebench.learned.envs.placement import PlacementParallelEnv
 
     kw: dict[str, Any] = {"variant": variant, "task_inputs": inputs or (lay.inputs if lay is not None else "onehot"),
-                          "cross_features": bool(cross if cross is not None else (lay is not None and lay.cross))}
+                          "cross_features": bool(cross if cross is not None else (lay is not None and lay.cross)),
+                          "plan_features": bool(plan if plan is not None else (lay is not None and lay.plan))}
     if types is not None and lay is not None:
         kw["type_view"] = (lay.type_names, types)
     if lay is not None:
@@ -1228,7 +1237,7 @@ def _solve(name: str, instance: Instance, *, time_limit, seed: int, params: dict
     model, lay, _ = load_checkpoint(ckpt, pointer=pointer)  # validates the file first (InputError)
     sha = sha256_file(Path(ckpt))  # the run's record of the file it ran (the store's checkpoint column)
     if model.cfg.inputs == "generic":  # type- and size-free: the instance's own layout, no mapping
-        env = make_env(instance, inputs="generic", cross=bool(lay.cross))
+        env = make_env(instance, inputs="generic", cross=bool(lay.cross), plan=bool(lay.plan))
         lay = generic_layout(env)
         match += " (generic inputs)"
     else:

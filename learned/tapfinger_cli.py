@@ -56,7 +56,7 @@ def training_command(args: argparse.Namespace) -> str:
         parts.append(f"--inputs {args.inputs}")
     if getattr(args, "cell_features", "v1") != "v1":
         parts.append(f"--cell-features {args.cell_features}")
-    for flag in ("critic_detach", "team_reward", "sparse_alloc", "entropy_norm", "cross_features"):
+    for flag in ("critic_detach", "team_reward", "sparse_alloc", "entropy_norm", "cross_features", "plan_features"):
         if getattr(args, flag, False):
             parts.append(f"--{flag.replace('_', '-')}")
     return " ".join(parts)
@@ -91,6 +91,8 @@ def train_args_from_cli(args: argparse.Namespace):
         raise InputError("--cell-features v2 needs --inputs generic", file=CMDLINE, field="--cell-features")
     if getattr(args, "cross_features", False) and getattr(args, "inputs", "onehot") != "generic":
         raise InputError("--cross-features needs --inputs generic", file=CMDLINE, field="--cross-features")
+    if getattr(args, "plan_features", False) and getattr(args, "inputs", "onehot") != "generic":
+        raise InputError("--plan-features needs --inputs generic", file=CMDLINE, field="--plan-features")
     model = tf.ModelConfig(hidden=args.hidden, layers=args.layers, heads=args.heads, encoder=args.encoder,
                            pointer=args.pointer, conv=args.conv, void_rule=args.void_rule,
                            inputs=getattr(args, "inputs", "onehot"),
@@ -114,7 +116,8 @@ def train_args_from_cli(args: argparse.Namespace):
                      bc_window_repair=getattr(args, "bc_window_repair", 0.0),
                      bc_value_coef=getattr(args, "bc_value_coef", None),
                      entropy_norm=getattr(args, "entropy_norm", False),
-                     cross_features=getattr(args, "cross_features", False))
+                     cross_features=getattr(args, "cross_features", False),
+                     plan_features=getattr(args, "plan_features", False))
 
 
 def write_sidecar(export: str, targs, final: dict, command: str, init_extra: dict,
@@ -234,6 +237,10 @@ def add_train_parser(train_sub) -> argparse.ArgumentParser:
                    help="generic inputs: each pending task also shows what the other clusters of its queue could do "
                         "with it now (best run time startable now and when free, against this cluster's; "
                         "docs/tapfinger.md, \"Cross-cluster features\")")
+    p.add_argument("--plan-features", action="store_true",
+                   help="generic inputs: each pending task also shows what the step's shared plan of the windows "
+                        "(placement-list-window's) does with it: planned here, planned here now, its planned wait "
+                        "(the variant tapfinger-plan, not the paper's agents; docs/tapfinger.md, \"Plan features\")")
     p.add_argument("--sparse-alloc", action="store_true",
                    help="generic inputs: the allocation head scores the allowed cells only in training (about 2.5x "
                         "the update's throughput; the same values in exact arithmetic, not the default's trajectory "
@@ -267,13 +274,14 @@ def add_train_parser(train_sub) -> argparse.ArgumentParser:
                    help="training instances solved by placement-milp whose schedules are imitated (default 0: off)")
     g.add_argument("--bc-epochs", type=int_in(0, 10_000), default=0, metavar="E", help="supervised epochs before MAPPO")
     g.add_argument("--expert", choices=("placement-milp", "placement-lns", "placement-lns-online", "online-list",
-                                         "online-played"),
+                                         "online-played", "list-window"),
                    default="placement-milp",
                    help="the warm start's expert: the fixed-allocation MILP (default), the LNS (near-optimal, "
                         "gaps 0-10 %% on the library), the online LNS (re-planning at every arrival on the tasks "
                         "known by then: non-clairvoyant), or online plans played by the agents' rules "
                         "(placement-lns-window: online-list, list-scheduling plans; online-played, an LNS plan "
-                        "where its play beats the list plan's); DAgger's continuations: --dagger-expert")
+                        "where its play beats the list plan's), or list-window (placement-list-window: the windows' "
+                        "list plan re-made every step); DAgger's continuations: --dagger-expert")
     g.add_argument("--bc-time-limit", type=_pos_float, default=5.0, metavar="S",
                    help="seconds per exact solve, one thread (default 5)")
     g.add_argument("--bc-cache", default="runs/tapfinger-expert", metavar="DIR",

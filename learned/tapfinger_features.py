@@ -61,6 +61,21 @@ They let one agent see the list-scheduling rule's reason to hold a task for a fa
 (``placement-lns-window{iterations=0}``, the behaviour-cloning expert ``online-list``), which a
 cluster's own observation does not show.
 
+Plan features (:data:`PLAN_FEATURES`, per pending task j shown to cluster n's agent; only with
+``plan_features`` on, issue 42 session 25): the step's shared plan of the windows' tasks,
+:func:`edgebench.solvers.placement_list_window.window_plan` (each task of the union of the windows, in
+arrival order, at the cluster, allocation and start that finish it earliest after the running and
+earlier planned tasks). With (k, tau) the cluster and start the plan gives j (:func:`plan_row`):
+
+* ``plan_here``: 1 if k = n, else 0;
+* ``plan_now``: 1 if k = n and tau = t (the plan starts j here now), else 0;
+* ``plan_wait``: log_time(tau - t) (0: the plan starts j now, on any cluster; 1: j is not planned).
+
+They are a coordination signal the per-cluster agents lack (a per-cluster earliest-finish rule
+without the shared plan is about 2x Optimus on hetero-6 single, the plan itself about 0.72x;
+docs/learned-baselines.md): a policy that reads them is the variant ``tapfinger-plan``, not the
+paper's agents.
+
 So the LNS expert's usual choice (the cheapest cell at the best run time) is the one cell with
 ``cheapest_best`` 1, and its neighbours differ from it by +-1/C or +-1/G in ``*_vs_cheapest``
 -- the generic head no longer has to separate near-equal cells by weight scale (docs/tapfinger.md,
@@ -76,7 +91,7 @@ import numpy as np
 from edgebench.instances import semantics
 
 __all__ = ["TASK_FEATURES", "CELL_FEATURES", "CELL_FEATURES_V2", "CELL_FEATURE_SETS", "CROSS_FEATURES",
-           "TaskFeatures", "run_steps_grid", "log_time", "relative_cells"]
+           "PLAN_FEATURES", "TaskFeatures", "run_steps_grid", "log_time", "relative_cells", "plan_row"]
 
 TASK_FEATURES = ("log_time_min", "ratio_cpu_max", "ratio_gpu_max", "ratio_half", "ratio_full", "min_cpu", "min_gpu")
 CELL_FEATURES = ("cpu", "gpu", "log_time", "ratio", "free_cpu_after", "free_gpu_after")
@@ -85,6 +100,7 @@ CELL_FEATURES_V2 = CELL_FEATURES + ("speed_vs_best", "cheapest_best", "cpu_vs_ch
 #: the cell feature sets by name (``ModelConfig.cell_features``)
 CELL_FEATURE_SETS = {"v1": CELL_FEATURES, "v2": CELL_FEATURES_V2}
 CROSS_FEATURES = ("best_now_here", "best_full_here", "now_vs_full")
+PLAN_FEATURES = ("plan_here", "plan_now", "plan_wait")
 _LOG_MAX = math.log1p(semantics.MAX_RUN_STEPS)
 
 
@@ -341,6 +357,21 @@ def relative_cells(T: np.ndarray, cap: tuple[int, int], free_cpu: int, free_gpu:
     out[:, 5] = c / free_cpu if free_cpu > 0 else 0.0
     out[:, 6] = g / free_gpu if free_gpu > 0 else 0.0
     out[:, 5:7] = np.clip(out[:, 5:7], 0.0, 1.0)
+    return out
+
+
+def plan_row(plan: dict, j: int, n: int, t: int) -> np.ndarray:
+    """Task j's :data:`PLAN_FEATURES` as shown to cluster n in step t (float32), from ``plan``
+    (task -> (cluster, start, cpu, gpu), the step's window plan)."""
+    out = np.zeros(len(PLAN_FEATURES), dtype=np.float32)
+    entry = plan.get(j)
+    if entry is None:
+        out[2] = 1.0
+        return out
+    k, tau = entry[0], entry[1]
+    out[0] = float(k == n)
+    out[1] = float(k == n and tau == t)
+    out[2] = log_time(max(tau - t, 0))
     return out
 
 

@@ -124,6 +124,9 @@ class TrainArgs:
     #: generic inputs: the pending rows' cross-cluster features (``PlacementParallelEnv(cross_features=True)``,
     #: :data:`tapfinger_features.CROSS_FEATURES`); stored in the checkpoint's layout
     cross_features: bool = False
+    #: generic inputs: the pending rows' plan features (``PlacementParallelEnv(plan_features=True)``,
+    #: :data:`tapfinger_features.PLAN_FEATURES`: the step's shared plan of the windows); in the layout
+    plan_features: bool = False
     # behaviour-cloning warm start from the exact model's schedules (0 instances: pure MAPPO, the paper)
     bc_instances: int = 0  # training instances solved by placement-milp (cached under bc_cache)
     bc_epochs: int = 0  # supervised epochs over the expert's states before MAPPO
@@ -237,9 +240,10 @@ def transfer_layout(own: tf.EnvLayout, init: tf.EnvLayout, *, file: str) -> tf.E
         raise tf.InputError(f"the checkpoint's inputs are {init.inputs!r}, this run's {own.inputs!r}", file=file,
                             field="init")
     if own.inputs == "generic":
-        if own.cross != init.cross:
-            raise tf.InputError(f"the checkpoint reads {init.cross} cross-cluster features per pending task, this "
-                                f"run {own.cross}", file=file, field="init")
+        for what, a, b in (("cross-cluster", own.cross, init.cross), ("plan", own.plan, init.plan)):
+            if a != b:
+                raise tf.InputError(f"the checkpoint reads {b} {what} features per pending task, this run {a}",
+                                    file=file, field="init")
         return own
     for what, a, b in (("clusters", own.n, init.n), ("pending window", own.pending_size, init.pending_size),
                        ("number of task types", own.types, init.types)):
@@ -363,7 +367,8 @@ def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict
     rng = np.random.default_rng(args.seed)
     init_model = None
     lay = tf.EnvLayout.of_env(tf.make_env(preset=args.preset, params=args.gen_params, variant=args.variant,
-                                          inputs=args.model.inputs, cross=args.cross_features))
+                                          inputs=args.model.inputs, cross=args.cross_features,
+                                          plan=args.plan_features))
     generic = args.model.inputs == "generic"
     if args.init:
         init_model, init_lay, _ = tf.load_checkpoint(args.init)
@@ -718,7 +723,7 @@ def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict
 EXPERTS: dict[str, tuple[str, dict[str, Any]]] = {
     "placement-milp": ("placement-milp", {"threads": 1}), "placement-lns": ("placement-lns", {"grow": False}),
     "placement-lns-online": ("placement-lns-online", {}), "online-list": ("placement-lns-window", {"iterations": 0}),
-    "online-played": ("placement-lns-window", {"played": True})}
+    "online-played": ("placement-lns-window", {"played": True}), "list-window": ("placement-list-window", {})}
 
 
 def expert_schedule(instance, *, time_limit: float = 5.0, seed: int = 0,

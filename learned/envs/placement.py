@@ -42,7 +42,8 @@ from pettingzoo import ParallelEnv
 from edgebench.errors import InputError
 from edgebench.instances import semantics
 from edgebench.learned.envs import InstanceSource, check_env_size
-from edgebench.learned.tapfinger_features import CROSS_FEATURES, TASK_FEATURES, TaskFeatures
+from edgebench.learned.tapfinger_features import CROSS_FEATURES, PLAN_FEATURES, TASK_FEATURES, TaskFeatures, plan_row
+from edgebench.solvers.placement_list_window import Planner, window_plan
 
 __all__ = ["PlacementParallelEnv", "PlacementVectorEnv", "parallel_env", "env", "raw_env", "CLUSTER_FEATURES", "PENDING_FEATURES",
            "RUNNING_FEATURES", "squash"]
@@ -90,6 +91,10 @@ class PlacementParallelEnv(ParallelEnv):
             :data:`~edgebench.learned.tapfinger_features.CROSS_FEATURES` as well (what the other
             clusters of its queue could do with it now); default False (every checkpoint before
             session 24).
+        plan_features: generic inputs only: each pending row ends (after the cross-cluster block)
+            with the task's :data:`~edgebench.learned.tapfinger_features.PLAN_FEATURES` (what the
+            step's shared plan of the windows, ``placement-list-window``'s, does with it); default
+            False (every checkpoint before session 25).
     """
 
     metadata = {"render_modes": ["ansi"], "name": "edgebench_placement_v0", "is_parallelizable": True}
@@ -105,7 +110,7 @@ class PlacementParallelEnv(ParallelEnv):
                  max_running: int | None = None, max_steps: int | None = None,
                  invalid_action: str = "void", render_mode: str | None = None,
                  type_view: tuple[Sequence[str], Mapping[str, str]] | None = None,
-                 task_inputs: str = "onehot", cross_features: bool = False) -> None:
+                 task_inputs: str = "onehot", cross_features: bool = False, plan_features: bool = False) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise InputError(f"render_mode must be None or one of {self.metadata['render_modes']}",
                              field="render_mode")
@@ -121,6 +126,13 @@ class PlacementParallelEnv(ParallelEnv):
                              field="cross_features")
         #: width of the cross-cluster block at the end of each pending row (0: off)
         self.cross_width = len(CROSS_FEATURES) if cross_features else 0
+        if not isinstance(plan_features, bool) or (plan_features and task_inputs != "generic"):
+            raise InputError("plan_features must be true or false, and true only with task_inputs='generic'",
+                             field="plan_features")
+        #: width of the plan block after it (0: off)
+        self.plan_width = len(PLAN_FEATURES) if plan_features else 0
+        self._planner: Planner | None = None
+        self._plan: tuple[tuple, dict] | None = None
         self._features: TaskFeatures | None = None
         self.render_mode = render_mode
         self.variant_override = variant
@@ -148,7 +160,8 @@ class PlacementParallelEnv(ParallelEnv):
         self._index = {a: n for n, a in enumerate(self.possible_agents)}
         T = len(self.type_names) if task_inputs == "onehot" else len(TASK_FEATURES)
         self.task_width = T
-        self.obs_size = (len(CLUSTER_FEATURES) + self.pending_size * (len(PENDING_FEATURES) + T + self.cross_width)
+        self.obs_size = (len(CLUSTER_FEATURES)
+                         + self.pending_size * (len(PENDING_FEATURES) + T + self.cross_width + self.plan_width)
                          + self.max_running * (len(RUNNING_FEATURES) + T))
         self._grid = [(c + 1) * (g + 1) for c, g in self._caps]
         self._max_cap = (max(c for c, _ in self._caps), max(g for _, g in self._caps))
@@ -257,6 +270,8 @@ class PlacementParallelEnv(ParallelEnv):
             else:
                 self._features.reset(p)
         self._mask_memo: dict[int, tuple[tuple, np.ndarray]] = {}
+        self._planner = Planner(p) if self.plan_width else None
+        self._plan = None
         if self.max_steps_arg is not None:
             self.max_steps = int(self.max_steps_arg)
         else:
@@ -496,8 +511,10 @@ class PlacementParallelEnv(ParallelEnv):
         vec[0:7] = (fc / cap_c, fg / cap_g, cap_c / max_c, cap_g / max_g, squash(sim.queue_length(n)),
                     squash(len(running)), squash(sim.t))
         pos = len(CLUSTER_FEATURES)
-        width = len(PENDING_FEATURES) + T + self.cross_width
+        width = len(PENDING_FEATURES) + T + self.cross_width + self.plan_width
         free = [sim.free(k)[:2] for k in range(len(self._caps))] if self.cross_width else None
+        plan = self._window_plan() if self.plan_width else None
+        at = len(PENDING_FEATURES) + T + self.cross_width
         for slot, j in enumerate(sim.pending(n)[: self.pending_size]):
             row = vec[pos + slot * width: pos + (slot + 1) * width]
             row[0] = 1.0
@@ -509,7 +526,9 @@ class PlacementParallelEnv(ParallelEnv):
             if feats is not None:
                 row[len(PENDING_FEATURES):len(PENDING_FEATURES) + T] = feats.task(j, n)
                 if free is not None:
-                    row[len(PENDING_FEATURES) + T:] = feats.cross(j, n, sim.eligible[j], free)
+                    row[len(PENDING_FEATURES) + T:at] = feats.cross(j, n, sim.eligible[j], free)
+                if plan is not None:
+                    row[at:] = plan_row(plan, j, n, sim.t)
             else:
                 row[len(PENDING_FEATURES) + self._types[j]] = 1.0
         pos += self.pending_size * width
@@ -527,6 +546,14 @@ class PlacementParallelEnv(ParallelEnv):
             else:
                 row[len(RUNNING_FEATURES) + self._types[j]] = 1.0
         return {"observation": vec, "action_mask": self._mask(n)}
+
+    def _window_plan(self) -> dict:
+        """The shared plan of the windows in the current state (``window_plan``), made once per
+        state (step and starts so far) and read by every agent."""
+        key = (self.sim.t, self.sim.num_started)
+        if self._plan is None or self._plan[0] != key:
+            self._plan = (key, window_plan(self.sim, self._planner))
+        return self._plan[1]
 
     def cell_features(self, n: int, j: int, max_cpu: int, max_gpu: int, *, version: str = "v1") -> np.ndarray:
         """Generic inputs: the allocation head's features ``version`` ("v1" or "v2") of every cell

@@ -1,0 +1,116 @@
+"""placement-list-window (solvers/placement_list_window.py): list scheduling over the agents'
+pending windows, re-planned every step.
+
+* the plan (``window_plan``) checked by brute force on the states of whole episodes: every planned
+  run fits its cluster next to the running and earlier planned runs in every step, single-variant
+  starts are one per cluster and step, and each task's entry finishes earliest (then starts
+  earliest, uses fewest resources, lowest cluster) among every (cluster, option, start) a naive
+  step-by-step scan finds;
+* the schedule is complete, referee-feasible, deterministic and one the TapFinger agents play
+  action for action (its replay through the PettingZoo env is exact), where the window binds;
+* nothing waits forever on the presets' instances; past the time limit: status timeout.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from edgebench import registry
+from edgebench.instances.generators import generate
+from edgebench.learned import tapfinger as tf
+from edgebench.learned.train_tapfinger import replay_expert
+from edgebench.referee import evaluate
+from edgebench.solvers import placement_list_window as lw
+from edgebench.solvers.placement_sim import PlacementSim
+
+SMALL = {"num_tasks": 30, "switching_overhead": 0, "noise": 0}
+
+
+def _starts(res) -> list[tuple[int, int, int, int]]:
+    return [(d.cluster, d.start, d.cpu, d.gpu) for d in res.solution.decisions.tasks]
+
+
+def _naive_best(sim, planner, runs, slots, j):
+    """Brute force: every cluster of j's queue, every option, every start from t on (a step-by-step
+    scan of the capacity over the whole run, up to the latest known end + 1): the least key."""
+    best = None
+    horizon = sim.t + 2 + max([int(e) for rs in runs for _, e, _, _ in rs if e < math.inf] + [sim.t])
+    for k in sim.eligible[j]:
+        for c, g, d in planner.options(j, k):
+            for tau in range(sim.t, horizon + 1):
+                if tau in slots[k]:
+                    continue
+                if all(sum(rc for s, e, rc, _ in runs[k] if s <= x < e) + c <= sim.cap_cpu[k]
+                       and sum(rg for s, e, _, rg in runs[k] if s <= x < e) + g <= sim.cap_gpu[k]
+                       for x in range(tau, tau + d)):
+                    key = (tau + d, tau, c + g, k)
+                    if best is None or key < best:
+                        best = key
+                    break
+    return best
+
+
+@pytest.mark.parametrize("preset,variant,seed", [("hetero-6", "single", 3), ("hetero-6", "multi", 4),
+                                                 ("synthetic-3", "single", 5), ("synthetic-3", "multi", 6)])
+def test_the_plan_is_the_brute_force_earliest_finish(preset, variant, seed):
+    inst = generate("placement", preset, seed=seed, variant=variant, pending_size=4,
+                    **({**SMALL, "max_eligible": 6} if preset == "hetero-6" else SMALL))
+    sim = PlacementSim(inst)
+    policy = lw.ListWindowPolicy(inst)
+    policy.reset(sim)
+    planner = policy.planner
+    checked = 0
+    while not sim.done:
+        plan = lw.window_plan(sim, planner)
+        window = sorted({j for n in range(sim.num_clusters) for j in sim.pending(n)[:sim.pending_size]},
+                        key=lambda j: (sim.arrival[j], j))
+        assert list(plan) == window  # every window task, in arrival order
+        runs = [[(sim.t, planner.projected_finish(sim, j), *sim.allocation(j)) for j in sim.running(k)]
+                for k in range(sim.num_clusters)]
+        slots = [set() for _ in range(sim.num_clusters)]
+        for j in window:
+            k, tau, c, g = plan[j]
+            d = next(dd for cc, gg, dd in planner.options(j, k) if (cc, gg) == (c, g))
+            assert _naive_best(sim, planner, runs, slots, j) == (tau + d, tau, c + g, k)
+            runs[k].append((tau, tau + d, c, g))
+            if not sim.multi:
+                assert tau not in slots[k]
+                slots[k].add(tau)
+            checked += 1
+        policy.act(sim)
+        if not sim.done:
+            sim.step()
+    assert checked > 20
+
+
+@pytest.mark.parametrize("variant", ["single", "multi"])
+def test_the_agents_can_play_it_action_for_action(variant):
+    inst = generate("placement", "hetero-6", seed=3, variant=variant, pending_size=2, max_eligible=6, **SMALL)
+    a = registry.solve(inst, lw.SOLVER_NAME, seed=0)
+    b = registry.solve(inst, lw.SOLVER_NAME, seed=7)
+    ev = evaluate(inst, a.solution)
+    assert a.status == "feasible" and ev.feasible
+    assert len(a.solution.decisions.tasks) == len(inst.placement.tasks)
+    assert a.solution.objective == pytest.approx(ev.objectives["total_completion_time"], abs=1e-9)
+    assert _starts(a) == _starts(b)
+    env = tf.make_env(inst, inputs="generic")
+    rep = replay_expert(env, tf.EnvLayout.of_env(env), inst, _starts(a))
+    assert rep["ok"]
+    assert float(rep["objectives"]["total_completion_time"]) == pytest.approx(
+        ev.objectives["total_completion_time"], abs=1e-9)
+
+
+@pytest.mark.parametrize("preset", ["synthetic-3", "synthetic-6", "hetero-6", "testbed"])
+@pytest.mark.parametrize("variant", ["single", "multi"])
+def test_complete_on_the_presets(preset, variant):
+    inst = generate("placement", preset, seed=11, variant=variant, num_tasks=40)
+    res = registry.solve(inst, lw.SOLVER_NAME)
+    assert res.status == "feasible" and evaluate(inst, res.solution).feasible
+
+
+def test_past_the_time_limit_timeout():
+    inst = generate("placement", "hetero-6", seed=3, variant="single", **SMALL)
+    res = registry.solve(inst, lw.SOLVER_NAME, time_limit=0.0)
+    assert res.status == "timeout"
