@@ -9,13 +9,14 @@ the agents jointly see, in every step t:
 1. **Plan** (:func:`window_plan`): the tasks of the union of the windows, in arrival order (ties:
    task index), are each given the (cluster, allocation, start) that **finishes earliest**, given
    the tasks running now and the tasks planned before it: a cluster of the task's queue, one of
-   its Pareto-minimal allocations there (``semantics.dominant_options``: the run times the
-   planners of the suite use), and the first step ``tau >= t`` from which that allocation fits the
+   its Pareto-minimal allocations there (``semantics.dominant_options`` of the noise-free
+   performance model: what an online scheduler knows; the noise draws are not read), and the
+   first step ``tau >= t`` from which that allocation fits the
    cluster's capacity for the whole run next to the running and earlier planned tasks and, in the
    single variant, at which no earlier planned task starts on that cluster. Ties: earlier start,
    fewer resources (cpu + gpu), lower cluster index. A running task occupies its allocation until
-   its projected finish (its start plus its run time at that allocation, from the performance
-   model; from its current progress when it was re-allocated or paused).
+   its projected finish (its start plus its noise-free run time at that allocation; from its
+   current progress when it was re-allocated or paused; never before the next step).
 2. **Start**: each cluster starts its tasks planned for now (``tau == t``) that the simulator
    allows now (pending window, free resources, one start per step in the single variant), in
    plan order.
@@ -49,20 +50,19 @@ __all__ = ["SOLVER_NAME", "ListWindowPolicy", "Planner", "window_plan", "solve"]
 
 
 class Planner:
-    """The run-time tables of one instance's planning: the Pareto-minimal (cpu, gpu, steps)
-    options of task j on cluster k, and the projected finish of a running task. Options are cached
-    per (type, minimum, cluster) when the instance has no noise (they depend on nothing else),
-    else per (task, cluster)."""
+    """The run-time tables of one instance's planning, from its noise-free performance model (the
+    noise draws are the simulator's, not known to an online scheduler): the Pareto-minimal
+    (cpu, gpu, steps) options of task j on cluster k, cached per (type, minimum, cluster), the
+    only things they depend on; and the projected finish of a running task."""
 
     def __init__(self, payload) -> None:
-        self.payload = payload
-        self.noise_free = not payload.noise
+        self.payload = payload if not payload.noise else payload.model_copy(update={"noise": 0.0})
         self._options: dict[tuple, list[tuple[int, int, int]]] = {}
-        self._finish: dict[tuple, int] = {}
+        self._finish: dict[tuple, float] = {}
 
     def options(self, j: int, k: int) -> list[tuple[int, int, int]]:
         task = self.payload.tasks[j]
-        key = (task.type, task.minimum.cpu, task.minimum.gpu, k) if self.noise_free else (j, k)
+        key = (task.type, task.minimum.cpu, task.minimum.gpu, k)
         hit = self._options.get(key)
         if hit is None:
             hit = self._options[key] = semantics.dominant_options(self.payload, j, k)
@@ -79,12 +79,12 @@ class Planner:
                 d = semantics.fixed_run_steps(self.payload, j, c, g)
                 hit = self._finish[key] = math.inf if d is None else sim.start_step(j) + d
             return max(hit, sim.t + 1)
-        p, k = sim.progress(j), sim.executed_steps(j)
+        p = sim.progress(j)
         for step in range(semantics.MAX_RUN_STEPS):
             gain = semantics.increment(self.payload, j, c, g, p)
             if gain <= 0:
                 return math.inf
-            p += semantics.noisy_gain(self.payload, j, k + step, gain)
+            p += gain
             if p >= 1.0 - semantics.PROGRESS_EPS:
                 return sim.t + step + 1
         return math.inf

@@ -8,7 +8,8 @@ pending windows, re-planned every step.
   step-by-step scan finds;
 * the schedule is complete, referee-feasible, deterministic and one the TapFinger agents play
   action for action (its replay through the PettingZoo env is exact), where the window binds;
-* nothing waits forever on the presets' instances; past the time limit: status timeout.
+* nothing waits forever on the presets' instances; past the time limit: status timeout;
+* it plans with the noise-free performance model, never the simulator's noise draws.
 """
 
 from __future__ import annotations
@@ -114,3 +115,24 @@ def test_past_the_time_limit_timeout():
     inst = generate("placement", "hetero-6", seed=3, variant="single", **SMALL)
     res = registry.solve(inst, lw.SOLVER_NAME, time_limit=0.0)
     assert res.status == "timeout"
+
+
+def test_the_plan_reads_the_performance_model_not_the_noise_draws():
+    """An online rule knows the performance model, not the simulator's noise realisation: the
+    planner's options of a noisy instance are those of the same instance without noise, whatever the
+    noise seed, and the schedule is still complete and feasible under the noise."""
+    base = dict(variant="single", num_tasks=20, switching_overhead=0.5)
+    quiet = generate("placement", "synthetic-3", seed=2, noise=0.0, **base)
+    a = lw.Planner(generate("placement", "synthetic-3", seed=2, noise=0.1, **base).placement)
+    noisy2 = generate("placement", "synthetic-3", seed=2, noise=0.1, **base).placement
+    b = lw.Planner(noisy2.model_copy(update={"noise_seed": noisy2.noise_seed + 99}))
+    from edgebench.instances import semantics
+
+    for j in range(20):
+        for k in quiet.placement.tasks[j].eligible:
+            assert a.options(j, k) == b.options(j, k) == semantics.dominant_options(quiet.placement, j, k)
+    noisy = generate("placement", "synthetic-3", seed=2, noise=0.1, **base)
+    assert any(semantics.dominant_options(noisy.placement, j, k) != a.options(j, k)  # the draws do change them
+               for j in range(20) for k in quiet.placement.tasks[j].eligible)
+    res = registry.solve(noisy, lw.SOLVER_NAME)
+    assert res.status == "feasible" and evaluate(noisy, res.solution).feasible
