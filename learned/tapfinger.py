@@ -1280,6 +1280,10 @@ SOLVERS = {
                              "features from the performance model, an allocation head over any cluster grid, v2 cell "
                              "features), by imitation only of placement-lns: each file plays every placement instance "
                              "as trained (the instance's preset's file first); no reinforcement learning"),
+    "tapfinger-plan-bc": ("tapfinger-plan-bc", None, "TapFinger variant (not the paper's agents): the generic network "
+                          "whose agents also see the step's shared list plan of the pending windows (placement-list-window: "
+                          "planned here, planned here now, planned wait per pending task), by imitation only of "
+                          "placement-list-window; no reinforcement learning"),
 }
 
 

@@ -176,3 +176,18 @@ def test_the_plan_env_passes_pettingzoo_s_parallel_api_test():
 
     parallel_api_test(tf.make_env(preset="hetero-6", params={"num_tasks": 20}, inputs="generic", plan=True),
                       num_cycles=200)
+
+
+def test_the_shipped_plan_file_plays_through_its_solver():
+    """``tapfinger-plan-bc`` finds its shipped file (hetero-6 single) unasked, plays a held-out
+    instance to the referee's value, and its decisions are the model's on a plan env."""
+    inst = generate("placement", "hetero-6", seed=10**9 + 3, **{**H6, "num_tasks": 30})
+    res = registry.solve(inst, "tapfinger-plan-bc", seed=0)
+    ev = evaluate_solution(inst, res.solution)
+    assert res.status == "feasible" and ev.feasible
+    assert res.solution.stats["checkpoint"] == "tapfinger-plan-bc-hetero-6-single.pt"
+    model, lay, blob = tf.load_checkpoint(tf.CHECKPOINT_DIR / "tapfinger-plan-bc-hetero-6-single.pt")
+    assert lay.plan == 3 and "--plan-features" in blob["extra"]["command"]
+    env = tf.make_env(inst, inputs="generic", plan=True)
+    ep = tf.run_episode(model, env, tf.generic_layout(env), seed=0)
+    assert ep["mean_ct"] == pytest.approx(ev.objectives["mean_completion_time"], rel=1e-12)
