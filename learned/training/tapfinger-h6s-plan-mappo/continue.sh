@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# MAPPO from the plan-feature BC file on hetero-6 single (issue 42, session 25): can reinforcement learning
+# MAPPO from the plan-feature BC file (learned/checkpoints/tapfinger-plan-bc-hetero-6-single.pt) on hetero-6 single (issue 42, session 25): can reinforcement learning
 # improve on the shared list plan the agents read? The BC file (learned/training/tapfinger-h6s-listwindow-
 # plan-bc384) plays placement-list-window's decisions (pointer accuracy 1.000); this run fine-tunes it by the
 # like-for-like recipe (learned/training/lfl.sh: 16 envs x 32 steps, team reward, critic warm-up, no entropy
@@ -8,7 +8,7 @@
 # steps. Resumable anywhere. State in runs/long/tapfinger-h6s-plan-mappo.
 cd "$(dirname "${BASH_SOURCE[0]}")/../../.."
 mkdir -p runs/init
-[ -f runs/init/h6s-listwindow-plan-bc384.pt ] || cp learned/training/tapfinger-h6s-listwindow-plan-bc384/export.pt runs/init/h6s-listwindow-plan-bc384.pt
+[ -f runs/init/h6s-listwindow-plan-bc384.pt ] || cp learned/checkpoints/tapfinger-plan-bc-hetero-6-single.pt runs/init/h6s-listwindow-plan-bc384.pt
 exec bash learned/training/lfl.sh tapfinger-h6s-plan-mappo \
   --preset hetero-6 --variant single --steps 2000000 --anneal-lr 2000000 --seed 51 --set num_tasks=96 \
   --set switching_overhead=0 --set max_eligible=6 --set noise=0 --hidden 64 --layers 2 --encoder graph \
