@@ -127,6 +127,8 @@ def window_plan(sim: PlacementSim, planner: Planner) -> dict[int, tuple[int, int
         best = None
         for k in sim.eligible[j]:
             for c, g, d in planner.options(j, k):
+                if best is not None and t + d > best[0][0]:
+                    continue  # finishes after the best found even if started now
                 tau = _earliest_start(t, caps[k], runs[k], slots[k], c, g, d)
                 if tau is None:
                     continue
