@@ -1006,12 +1006,10 @@ def bind_layout(model, lay: EnvLayout):
     if model.cfg.inputs == "generic":
         if lay.inputs != "generic":
             raise InputError("a generic model needs a generic layout (EnvLayout.inputs='generic')", field="inputs")
-        if lay.cross != model.lay.cross:
-            raise InputError(f"the model reads {model.lay.cross} cross-cluster features per pending task, the "
-                             f"layout has {lay.cross}", field="layout.cross")
-        if lay.plan != model.lay.plan:
-            raise InputError(f"the model reads {model.lay.plan} plan features per pending task, the "
-                             f"layout has {lay.plan}", field="layout.plan")
+        for name, what in (("cross", "cross-cluster"), ("plan", "plan")):
+            if getattr(lay, name) != getattr(model.lay, name):
+                raise InputError(f"the model reads {getattr(model.lay, name)} {what} features per pending task, the "
+                                 f"layout has {getattr(lay, name)}", field=f"layout.{name}")
         model.lay = lay
     return model
 
