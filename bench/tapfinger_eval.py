@@ -163,6 +163,39 @@ def plot_curves(runs: list[str], out: str) -> None:
     fig.savefig(out, dpi=110)
 
 
+def plot_ratios(results: list[str], solvers: list[str], out: str) -> None:
+    """Per result file (one setting: an ``--out`` of this script) and per solver, the paired ratio
+    to Optimus (the mean over seeds of value / Optimus's value) with its 95 % interval, as grouped
+    bars; a solver missing from a file is left out there. Needs ``optimus`` in every file."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    data = []
+    for path in results:
+        res = json.loads(Path(path).read_text())
+        per = res["per_seed"]
+        if "optimus" not in per:
+            raise SystemExit(f"--ratios {path}: no optimus values to divide by")
+        label = f"{res['preset']} {res['variant']}, {res['tasks']} tasks" + \
+            "".join(f", {k}={v}" for k, v in res.get("gen_params", {}).items() if k == "rate")
+        data.append((label, {s: ci95([x / o for x, o in zip(per[s], per["optimus"])]) for s in solvers if s in per}))
+    fig, ax = plt.subplots(figsize=(max(6.0, 2.2 * len(data)), 3.8))
+    width = 0.8 / len(solvers)
+    for i, s in enumerate(solvers):
+        xs = [g + (i - (len(solvers) - 1) / 2) * width for g, (_, d) in enumerate(data) if s in d]
+        ms = [d[s] for _, d in data if s in d]
+        ax.bar(xs, [m for m, _ in ms], width, yerr=[h for _, h in ms], capsize=2, label=s)
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_xticks(range(len(data)), [label for label, _ in data], fontsize=8)
+    ax.set_ylabel("mean completion time / Optimus's (paired)")
+    ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=110)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--preset", default="synthetic-3")
@@ -185,10 +218,16 @@ def main(argv: list[str] | None = None) -> int:
                         "time (docs/formulations/placement.md), valid for every referee-feasible schedule")
     p.add_argument("--out", default=None)
     p.add_argument("--curves", nargs="+", metavar="RUN", help="plot these runs' training curves instead")
-    p.add_argument("--png", default="docs/img/tapfinger-mappo-curves.png", help="where --curves writes")
+    p.add_argument("--ratios", nargs="+", metavar="JSON",
+                   help="plot, per result file (--out of earlier runs), the --solvers' paired ratios to Optimus "
+                        "instead")
+    p.add_argument("--png", default="docs/img/tapfinger-mappo-curves.png", help="where --curves / --ratios write")
     a = p.parse_args(argv)
     if a.curves:
         plot_curves(a.curves, a.png)
+        return 0
+    if a.ratios:
+        plot_ratios(a.ratios, re.findall(r"[^,{]+(?:\{[^}]*\})?", a.solvers), a.png)
         return 0
     known = None
     if a.add_to:
