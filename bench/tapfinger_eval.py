@@ -45,6 +45,11 @@ def parse_value(text: str):
         return text
 
 
+def split_solvers(text: str) -> list[str]:
+    """``--solvers``: comma-separated specs, a comma inside ``{...}`` parameters kept."""
+    return re.findall(r"[^,{]+(?:\{[^}]*\})?", text)
+
+
 def parse_solver(spec: str) -> tuple[str, str | None, dict]:
     """``NAME[@PATH][{KEY=VALUE,...}]`` -> (name, checkpoint path or None, solver params); the
     whole spec is the solver's label in the output, e.g. ``optimus{fit_max=16}``."""
@@ -227,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
         plot_curves(a.curves, a.png)
         return 0
     if a.ratios:
-        plot_ratios(a.ratios, re.findall(r"[^,{]+(?:\{[^}]*\})?", a.solvers), a.png)
+        plot_ratios(a.ratios, split_solvers(a.solvers), a.png)
         return 0
     known = None
     if a.add_to:
@@ -244,7 +249,7 @@ def main(argv: list[str] | None = None) -> int:
         gen_params[key] = parse_value(value)
     if a.add_to and prev.get("gen_params", {}) != gen_params:
         raise SystemExit(f"--add-to {a.add_to}: other generator parameters ({prev.get('gen_params', {})})")
-    res = evaluate(a.preset, a.variant, a.tasks, a.seeds, re.findall(r"[^,{]+(?:\{[^}]*\})?", a.solvers),
+    res = evaluate(a.preset, a.variant, a.tasks, a.seeds, split_solvers(a.solvers),
                    seed_base=a.seed_base, known=known, gen_params=gen_params, bound=a.bound)
     for s, r in res["solvers"].items():
         print(f"{s:>24}: mean completion time {r['mean']:.3f} ± {r['ci95']:.3f} (95 % CI, {a.seeds} seeds)")
