@@ -647,13 +647,15 @@ SOLVERS = [{'name': 'affinity',
                  'pending windows, in arrival order, each get the cluster, allocation and start that finish '
                  'earliest given the running and earlier planned tasks; each cluster starts its tasks '
                  'planned for now (window, free resources, one start per step in the single variant)',
-  'params': {},
+  'params': {'resource_weight': "float in [0, 1000]: rank a task's candidates by finish + w x its share of "
+                                "the cluster's resource-time instead of the finish (default 0: earliest "
+                                'finish)'},
   'types': {},
   'choices': {},
-  'bounds': {},
+  'bounds': {'resource_weight': [0, 1000]},
   'default_time_limit': None,
   'proves': False,
-  'open_params': True,
+  'open_params': False,
   'check': False,
   'applies': False,
   'provenance': None,

@@ -14,7 +14,10 @@ the agents jointly see, in every step t:
    first step ``tau >= t`` from which that allocation fits the
    cluster's capacity for the whole run next to the running and earlier planned tasks and, in the
    single variant, at which no earlier planned task starts on that cluster. Ties: earlier start,
-   fewer resources (cpu + gpu), lower cluster index. A running task occupies its allocation until
+   fewer resources (cpu + gpu), lower cluster index. With a **resource weight** w > 0 the entry
+   minimises ``finish + w * d * (c / C + g / G) / 2`` instead of the finish: the finish plus w times
+   the run's share of the cluster's resource-time (d steps holding c of C cpu and g of G gpu), the
+   room it takes from the tasks planned after it (w = 0, the default: the earliest finish). A running task occupies its allocation until
    its projected finish (its start plus its noise-free run time at that allocation; from its
    current progress when it was re-allocated or paused; never before the next step).
 2. **Start**: each cluster starts its tasks planned for now (``tau == t``) that the simulator
@@ -46,7 +49,7 @@ from edgebench.solvers.placement_sim import PlacementSim, SimTimeout, Stalled, r
 
 SOLVER_NAME = "placement-list-window"
 
-__all__ = ["SOLVER_NAME", "ListWindowPolicy", "Planner", "window_plan", "solve"]
+__all__ = ["SOLVER_NAME", "ListWindowPolicy", "Planner", "plan_key", "window_plan", "solve"]
 
 
 class Planner:
@@ -110,10 +113,21 @@ def _earliest_start(t: int, cap: tuple[int, int], runs: list[tuple[int, float, i
     return None
 
 
-def window_plan(sim: PlacementSim, planner: Planner) -> dict[int, tuple[int, int, int, int]]:
+def plan_key(tau: int, c: int, g: int, d: int, k: int, cap: tuple[int, int], resource_weight: float) -> tuple:
+    """The order of a task's candidate (cluster k, allocation (c, g) for d steps, start tau) on a
+    cluster of capacity ``cap``: the score ``tau + d + w * d * (c / C + g / G) / 2`` (w = 0: the
+    finish), then the earlier start, fewer resources, the lower cluster."""
+    score = tau + d
+    if resource_weight:
+        score += resource_weight * d * (c / cap[0] + g / cap[1]) / 2
+    return (score, tau, c + g, k)
+
+
+def window_plan(sim: PlacementSim, planner: Planner, resource_weight: float = 0.0) -> dict[int, tuple[int, int, int, int]]:
     """The plan of step ``sim.t`` (module docstring, step 1): task -> (cluster, start, cpu, gpu)
     for every task of the union of the clusters' pending windows that some cluster of its queue
-    can run (none is left out on a finite instance: a task's minimum fits one of its clusters)."""
+    can run (none is left out on a finite instance: a task's minimum fits one of its clusters).
+    Each entry minimises :func:`plan_key` with ``resource_weight``."""
     t = sim.t
     N = sim.num_clusters
     window = sorted({j for n in range(N) for j in sim.pending(n)[: sim.pending_size]},
@@ -127,12 +141,12 @@ def window_plan(sim: PlacementSim, planner: Planner) -> dict[int, tuple[int, int
         best = None
         for k in sim.eligible[j]:
             for c, g, d in planner.options(j, k):
-                if best is not None and t + d > best[0][0]:
-                    continue  # finishes after the best found even if started now
+                if best is not None and plan_key(t, c, g, d, k, caps[k], resource_weight)[0] > best[0][0]:
+                    continue  # scores above the best found even if started now (the score grows with tau)
                 tau = _earliest_start(t, caps[k], runs[k], slots[k], c, g, d)
                 if tau is None:
                     continue
-                key = (tau + d, tau, c + g, k)
+                key = plan_key(tau, c, g, d, k, caps[k], resource_weight)
                 if best is None or key < best[0]:
                     best = (key, k, tau, c, g, d)
         if best is None:
@@ -148,14 +162,15 @@ def window_plan(sim: PlacementSim, planner: Planner) -> dict[int, tuple[int, int
 class ListWindowPolicy:
     """The simulator policy (``reset(sim)``, ``act(sim) -> bool``, :func:`run_policy`)."""
 
-    def __init__(self, instance) -> None:
+    def __init__(self, instance, resource_weight: float = 0.0) -> None:
         self.planner = Planner(instance.placement)
+        self.resource_weight = float(resource_weight)
 
     def reset(self, sim: PlacementSim) -> None:
         self.info = {"plans": 0, "blocked": 0}
 
     def act(self, sim: PlacementSim) -> bool:
-        plan = window_plan(sim, self.planner)
+        plan = window_plan(sim, self.planner, self.resource_weight)
         self.info["plans"] += 1
         now: dict[int, list[int]] = {}
         for j, (k, tau, _, _) in plan.items():  # plan order: arrival order
@@ -178,8 +193,11 @@ class ListWindowPolicy:
           description="Online list scheduling by the agents' rules: every step, the tasks of the clusters' pending "
                       "windows, in arrival order, each get the cluster, allocation and start that finish earliest "
                       "given the running and earlier planned tasks; each cluster starts its tasks planned for now "
-                      "(window, free resources, one start per step in the single variant)")
-def solve(instance, *, time_limit: float | None = None, seed: int = 0):
+                      "(window, free resources, one start per step in the single variant)",
+          params={"resource_weight": "float in [0, 1000]: rank a task's candidates by finish + w x its share of the "
+                                     "cluster's resource-time instead of the finish (default 0: earliest finish)"},
+          bounds={"resource_weight": (0, 1000)})
+def solve(instance, *, time_limit: float | None = None, seed: int = 0, resource_weight: float = 0.0):
     """The policy as a solver: the simulator's schedule (plain starts), scored by the referee
     through ``make_result``; deterministic (``seed`` unused); ``timeout`` with no schedule past
     the time limit, ``error`` with the reason when a task can never finish."""
@@ -187,7 +205,7 @@ def solve(instance, *, time_limit: float | None = None, seed: int = 0):
     if instance.placement is None:
         raise InputError("placement-list-window needs a placement instance", field="family")
     sim = PlacementSim(instance)
-    policy = ListWindowPolicy(instance)
+    policy = ListWindowPolicy(instance, resource_weight)
     deadline = None if time_limit is None else t0 + float(time_limit)
     try:
         run_policy(sim, policy, deadline=deadline)
