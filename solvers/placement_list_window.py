@@ -17,9 +17,10 @@ the agents jointly see, in every step t:
    fewer resources (cpu + gpu), lower cluster index. With a **resource weight** w > 0 the entry
    minimises ``finish + w * d * (c / C + g / G) / 2`` instead of the finish: the finish plus w times
    the run's share of the cluster's resource-time (d steps holding c of C cpu and g of G gpu), the
-   room it takes from the tasks planned after it (w = 0, the default: the earliest finish). A running task occupies its allocation until
-   its projected finish (its start plus its noise-free run time at that allocation; from its
-   current progress when it was re-allocated or paused; never before the next step).
+   room it takes from the tasks planned after it (w = 0, the default: the earliest finish). A
+   running task occupies its allocation until its projected finish (its start plus its noise-free
+   run time at that allocation; from its current progress when it was re-allocated or paused;
+   never before the next step).
 2. **Start**: each cluster starts its tasks planned for now (``tau == t``) that the simulator
    allows now (pending window, free resources, one start per step in the single variant), in
    plan order.
@@ -123,7 +124,8 @@ def plan_key(tau: int, c: int, g: int, d: int, k: int, cap: tuple[int, int], res
     return (score, tau, c + g, k)
 
 
-def window_plan(sim: PlacementSim, planner: Planner, resource_weight: float = 0.0) -> dict[int, tuple[int, int, int, int]]:
+def window_plan(sim: PlacementSim, planner: Planner,
+                resource_weight: float = 0.0) -> dict[int, tuple[int, int, int, int]]:
     """The plan of step ``sim.t`` (module docstring, step 1): task -> (cluster, start, cpu, gpu)
     for every task of the union of the clusters' pending windows that some cluster of its queue
     can run (none is left out on a finite instance: a task's minimum fits one of its clusters).

@@ -39,6 +39,11 @@ def _starts(res) -> list[tuple[int, int, int, int]]:
     return [(d.cluster, d.start, d.cpu, d.gpu) for d in res.solution.decisions.tasks]
 
 
+def _score(sim, k, c, g, d, tau, w):
+    """The plan's order written out: finish + w x the run's share of cluster k's cpu- and gpu-time."""
+    return tau + d + (w * d * (c / sim.cap_cpu[k] + g / sim.cap_gpu[k]) / 2 if w else 0)
+
+
 def _naive_best(sim, planner, runs, slots, j, w=0.0):
     """Brute force: every cluster of j's queue, every option, every start from t on (a step-by-step
     scan of the capacity over the whole run, up to the latest known end + 1): the least key (the
@@ -54,8 +59,7 @@ def _naive_best(sim, planner, runs, slots, j, w=0.0):
                 if all(sum(rc for s, e, rc, _ in runs[k] if s <= x < e) + c <= sim.cap_cpu[k]
                        and sum(rg for s, e, _, rg in runs[k] if s <= x < e) + g <= sim.cap_gpu[k]
                        for x in range(tau, tau + d)):
-                    share = (c / sim.cap_cpu[k] + g / sim.cap_gpu[k]) / 2
-                    key = (tau + d + (w * d * share if w else 0), tau, c + g, k)
+                    key = (_score(sim, k, c, g, d, tau, w), tau, c + g, k)
                     if best is None or key < best:
                         best = key
                     break
@@ -84,8 +88,7 @@ def test_the_plan_is_the_brute_force_earliest_finish(preset, variant, seed, w):
         for j in window:
             k, tau, c, g = plan[j]
             d = next(dd for cc, gg, dd in planner.options(j, k) if (cc, gg) == (c, g))
-            share = (c / sim.cap_cpu[k] + g / sim.cap_gpu[k]) / 2
-            assert _naive_best(sim, planner, runs, slots, j, w) == (tau + d + (w * d * share if w else 0), tau, c + g, k)
+            assert _naive_best(sim, planner, runs, slots, j, w) == (_score(sim, k, c, g, d, tau, w), tau, c + g, k)
             runs[k].append((tau, tau + d, c, g))
             if not sim.multi:
                 assert tau not in slots[k]
