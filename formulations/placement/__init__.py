@@ -21,7 +21,7 @@ Map (``edgebench.formulations.placement``; issue 45)::
       ladder.py       the bound ladder: shortest durations, energy, start slots, then (4), (6)
       lagrange.py     (4) the Lagrangian over (task, cluster) pairs and its master LP
       trajectory.py   (6) exact-trajectory pricing (column generation)
-      labelling.py    (6)'s compiled labelling kernel (numba)
+      labelling.py    (6)'s compiled labelling kernel and (7)'s dominance filter (numba)
       rounding.py     (6)'s rounding cuts
       additive.py     the bound under the authors' additive noise
       timip.py        (5) R, the integer time-indexed relaxation
@@ -33,6 +33,8 @@ Map (``edgebench.formulations.placement``; issue 45)::
     search/           heuristics (no bound)
       lns.py          placement-lns: large-neighbourhood search over fixed allocations
       cglns.py        placement-cg-lns: column-generation LNS over allocation histories
+      histlns.py      placement-history-lns: windows re-choose among EVERY undominated
+                      history that fits (bound (7)'s labelling), by a set-partitioning MIP
       neighbourhoods.py  the LNS's destroy moves
       grow.py         growing a fixed schedule's allocations (re-allocation, scored by the referee)
       lagrange_list.py   placement-lagrange: the Lagrangian-guided list schedule

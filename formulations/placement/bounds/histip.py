@@ -30,6 +30,7 @@ import numpy as np
 from edgebench.formulations.linear import LinearModel, LinearSolution
 from edgebench.formulations.placement.bounds.ladder import cluster_durations, proof_applies
 from edgebench.formulations.placement.highs import solve_highs
+from edgebench.formulations.placement.bounds.labelling import undominated
 from edgebench.formulations.placement.bounds.lagrange import SCALE, BoundTooLarge, lagrangian_multipliers
 from edgebench.formulations.placement.bounds.timip import TOL, OutOfTime, TooManyColumns, check_deadline
 from edgebench.formulations.placement.bounds.trajectory import DONE, GRID, Task, price_task, rounded_multipliers, tasks_of
@@ -66,21 +67,27 @@ class Pool:
     per_task: list = field(default_factory=list)
 
 
-def _need(opt, b: int, k: int, memo: dict) -> int:
-    """Executed steps at least still needed from grid progress b with k steps done: the best
-    parameter, no loss, rounded up each step (every enumerated continuation needs as many)."""
-    key = (b, k)
-    if key not in memo:
-        p, steps = np.array([b / GRID]), 0
+def _needs(opt, bs, k: int, memo: dict) -> np.ndarray:
+    """Per grid progress b of ``bs`` with k steps done: the executed steps at least still needed,
+    with the best parameter, no loss, rounded up each step (every enumerated continuation needs
+    as many).  The progress values not yet in ``memo`` advance together, one step index at a
+    time (the compiled step is elementwise, so each value is the one a lone label would get)."""
+    bs = [int(x) for x in bs]
+    todo = sorted({x for x in bs if (x, k) not in memo})
+    if todo:
+        p = np.array(todo, dtype=float) / GRID
+        live = np.arange(len(todo))
         top = opt.param[:1]
-        while True:
-            q = opt.step(p, top, k + steps, np.zeros(1, dtype=bool))[0, 0]
+        steps = 0
+        while live.size:
+            q = opt.step(p[live], top, k + steps, np.zeros(1, dtype=bool))[:, 0]
             steps += 1
-            if q >= DONE:
-                break
-            p = np.array([min(math.ceil(q * GRID), GRID) / GRID])
-        memo[key] = steps
-    return memo[key]
+            done = q >= DONE
+            for i in live[done].tolist():
+                memo[(todo[i], k)] = steps
+            live = live[~done]
+            p[live] = np.minimum(np.ceil(q[~done] * GRID), GRID) / GRID
+    return np.array([memo[(x, k)] for x in bs], dtype=np.int64)
 
 
 def _usage(opt, hists: np.ndarray) -> np.ndarray:
@@ -94,21 +101,20 @@ def _undominated(b: np.ndarray, use: np.ndarray) -> np.ndarray:
     """Indices of the labels no other label dominates (at least the progress, at most the
     usage in every past step; of identical ones the first)."""
     order = np.lexsort((use.sum(axis=1), -b))
-    kept: list[int] = []
-    for i in order.tolist():
-        if kept:
-            K = np.array(kept)
-            if ((b[K] >= b[i]) & (use[K] <= use[i]).all(axis=1)).any():
-                continue
-        kept.append(i)
-    return np.array(sorted(kept), dtype=np.int64)
+    return np.sort(undominated(np.ascontiguousarray(b, dtype=np.int64), np.ascontiguousarray(use, dtype=np.int64),
+                               order.astype(np.int64)))
 
 
-def _pair_columns(task: Task, n: int, Lam, Mu, H: int, top: int, single: bool, counter: list,
-                  max_labels: int, max_columns: int, deadline, cuts=None, nu=None) -> list:
+def pair_histories(task: Task, n: int, Lam, Mu, H: int, top: int, single: bool, counter: list,
+                   max_labels: int, max_columns: int, deadline, cuts=None, nu=None, extra=None) -> list:
     """Every relaxed history of task on cluster n with price <= top (absolute, 2^-S units; the
     rounding cuts' terms included where given), the dominated ones (same start, no earlier
-    completion, no smaller usage) left out."""
+    completion, no smaller usage) left out: [(first start, finish, option index per step from
+    the arrival (-1 = nothing), price)].  ``extra``: an optional (steps from the arrival,
+    options) integer array added to each step's option cost (steps past its end: 0); the
+    exact-history search (:mod:`placement.search.histlns`) prices an allocation that does not
+    fit beside the kept tasks out of reach with it.  ``counter[0]`` grows by the labels
+    extended; past ``max_labels`` live labels or ``max_columns`` columns: TooManyColumns."""
     opt, a = task.opts[n], task.a
     memo: dict = {}
     nopt = opt.cpu.size
@@ -125,6 +131,8 @@ def _pair_columns(task: Task, n: int, Lam, Mu, H: int, top: int, single: bool, c
         allcost = lc * opt.cpu + lg * opt.gpu
         if more is not None and t < H:
             allcost = allcost + more[t - a]
+        if extra is not None and t - a < extra.shape[0]:
+            allcost = allcost + extra[t - a]
         nxt: dict = {}
 
         def add(key, b, c, h):
@@ -136,8 +144,7 @@ def _pair_columns(task: Task, n: int, Lam, Mu, H: int, top: int, single: bool, c
             check_deadline(deadline, "enumerating histories")
             counter[0] += b.size * (nopt + 1)
             # pause (before the start: wait)
-            ok = np.array([(((t + 1 + _need(opt, int(x), k, memo) - a) << SCALE) + int(y)) <= top
-                           for x, y in zip(b.tolist(), c.tolist())], dtype=bool)
+            ok = (((t + 1 + _needs(opt, b, k, memo) - a) << SCALE) + c) <= top
             add((k, -1, s), b[ok], c[ok], np.concatenate([h[ok], np.full((int(ok.sum()), 1), -1)], axis=1))
             lossy = (np.arange(nopt) != prev) if k > 0 else np.zeros(nopt, dtype=bool)
             q = opt.step(b.astype(float) / GRID, opt.param, k, lossy)
@@ -157,8 +164,7 @@ def _pair_columns(task: Task, n: int, Lam, Mu, H: int, top: int, single: bool, c
                 continue
             nb = np.minimum(np.ceil(q[rr, oo] * GRID).astype(np.int64), GRID)
             nc = tot[rr, oo]
-            keep = np.array([(((t + 1 + _need(opt, int(x), k + 1, memo) - a) << SCALE) + int(y)) <= top
-                             for x, y in zip(nb.tolist(), nc.tolist())], dtype=bool)
+            keep = (((t + 1 + _needs(opt, nb, k + 1, memo) - a) << SCALE) + nc) <= top
             rr, oo, nb, nc = rr[keep], oo[keep], nb[keep], nc[keep]
             nh = np.concatenate([h[rr], oo[:, None]], axis=1)
             key_s = s_new if single else -1
@@ -213,7 +219,7 @@ def enumerate_columns(payload, tasks: list[Task], upper: int, Lam, Mu, H: int, *
     for i, task in enumerate(tasks):
         cols = []
         for n in task.opts:
-            for s, F, hist, cost in _pair_columns(task, n, Lam, Mu, H, pis[i] + delta, single, counter,
+            for s, F, hist, cost in pair_histories(task, n, Lam, Mu, H, pis[i] + delta, single, counter,
                                                   max_labels, 4 * max_columns, deadline, cuts, nu):
                 cols.append(HistoryColumn(task.j, n, s, F, hist, cost))
         total += len(cols)
@@ -397,5 +403,5 @@ def histip_bound(instance, upper: int, *, time_limit: float | None = None, seed:
     return HistipResult(bound, "the master's optimum", schedule, stats)
 
 
-__all__ = ["histip_bound", "enumerate_columns", "build", "solve", "decode", "HistipResult", "MAX_COLUMNS",
+__all__ = ["histip_bound", "enumerate_columns", "pair_histories", "build", "solve", "decode", "HistipResult", "MAX_COLUMNS",
            "MAX_LABELS"]

@@ -281,3 +281,33 @@ def walk_back(a, t_end, row, option, parents, options, offsets):
         r = parents[base + r]
         tt -= 1
     return steps
+
+
+@njit(cache=True)
+def undominated(b, use, order):
+    """Bound (7)'s dominance filter, compiled: visiting the labels in ``order``, keep a label
+    unless a kept one has at least its progress ``b`` and at most its usage at every position of
+    ``use`` (rows); the kept indices in visiting order.  The logic of the numpy loop it replaced
+    (session 27), so the same labels survive; a kept label whose total usage exceeds the
+    label's is skipped before the positions are compared (it cannot be at most everywhere)."""
+    kept = np.empty(order.size, dtype=np.int64)
+    total = use.sum(axis=1)
+    m = 0
+    width = use.shape[1]
+    for i in order:
+        dominated = False
+        for r in range(m):
+            k = kept[r]
+            if b[k] >= b[i] and total[k] <= total[i]:
+                below = True
+                for c in range(width):
+                    if use[k, c] > use[i, c]:
+                        below = False
+                        break
+                if below:
+                    dominated = True
+                    break
+        if not dominated:
+            kept[m] = i
+            m += 1
+    return kept[:m]

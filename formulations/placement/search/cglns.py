@@ -174,6 +174,35 @@ def to_decisions(cols: list[ScoredHistory]) -> PlacementDecisions:
         for c in cols])
 
 
+def free_capacity(payload, task: Task, n: int, others: list[ScoredHistory], H: int) -> tuple[np.ndarray, list[int]]:
+    """What ``others`` leave to ``task`` on cluster n over steps < H: a (H - a, options) array,
+    per step from the task's arrival and allocation option, ``_BLOCKED`` where the option does
+    not fit beside them (cpu, gpu, memory) and 0 where it does; and the steps < H at which one
+    of them starts on n (variant single: a start slot taken)."""
+    cap = payload.clusters[n].capacity
+    opt = task.opts[n]
+    free = np.array([[cap.cpu] * H, [cap.gpu] * H, [cap.memory if cap.memory is not None else 0] * H],
+                    dtype=np.int64)
+    taken = []
+    for c in others:
+        if c.n != n:
+            continue
+        if c.s < H:
+            taken.append(c.s)
+        m = payload.tasks[c.j].minimum.memory or 0
+        for t, x, g in c.use:
+            if t < H:
+                free[0, t] -= x
+                free[1, t] -= g
+                free[2, t] -= m
+    mem = payload.tasks[task.j].minimum.memory or 0
+    short = free[2] < mem if (cap.memory is not None and mem > 0) else np.zeros(H, dtype=bool)
+    # non-decreasing in cpu, gpu: an option that does not fit is priced out of every history
+    off = ((opt.cpu[None, :] > free[0, task.a:, None]) | (opt.gpu[None, :] > free[1, task.a:, None])
+           | short[task.a:, None])
+    return np.where(off, _BLOCKED, 0).astype(np.int64), sorted(set(taken))
+
+
 def fitted_columns(payload, task: Task, others: list[ScoredHistory]) -> list[ScoredHistory]:
     """Per eligible cluster, the history of ``task`` that finishes first in what ``others``
     leave free (capacities per step, variant single their first starts): (6)'s labelling with
@@ -181,32 +210,13 @@ def fitted_columns(payload, task: Task, others: list[ScoredHistory]) -> list[Sco
     of reach (its ``cap``). Finishes re-simulated by the referee."""
     H = max((c.F for c in others), default=task.a) + REACH
     N = len(payload.clusters)
-    single = payload.variant == "single"
-    mem = payload.tasks[task.j].minimum.memory or 0
     out = []
     for n, opt in task.opts.items():
-        cap = payload.clusters[n].capacity
-        free = np.array([[cap.cpu] * H, [cap.gpu] * H, [cap.memory if cap.memory is not None else 0] * H],
-                        dtype=np.int64)
-        Mu = np.zeros((N, H), dtype=np.int64) if single else None
-        for c in others:
-            if c.n != n:
-                continue
-            if single and c.s < H:
-                Mu[n, c.s] = _BLOCKED
-            m = payload.tasks[c.j].minimum.memory or 0
-            for t, x, g in c.use:
-                if t < H:
-                    free[0, t] -= x
-                    free[1, t] -= g
-                    free[2, t] -= m
-        short = free[2] < mem if (cap.memory is not None and mem > 0) else np.zeros(H, dtype=bool)
-
-        # per step t >= a and allocation: >= _BLOCKED where it does not fit (non-decreasing in cpu, gpu)
-        off = ((opt.cpu[None, :] > free[0, task.a:, None]) | (opt.gpu[None, :] > free[1, task.a:, None])
-               | short[task.a:, None])
-        blocked = np.where(off, _BLOCKED, 0).astype(np.int64)
-
+        blocked, taken = free_capacity(payload, task, n, others, H)
+        Mu = None
+        if payload.variant == "single":
+            Mu = np.zeros((N, H), dtype=np.int64)
+            Mu[n, taken] = _BLOCKED
         r = price_pair(opt, task.a, n, np.zeros((N, 2, H), dtype=np.int64), Mu, H, cap=_BLOCKED, extra=blocked)
         if r is None:
             continue
@@ -216,7 +226,7 @@ def fitted_columns(payload, task: Task, others: list[ScoredHistory]) -> list[Sco
     return out
 
 
-class _Window:
+class Window:
     """Step 3's sub-MIP: the freed tasks' columns that fit beside the kept ones."""
 
     def __init__(self, payload, by_task: dict[int, list[ScoredHistory]], cur: list[ScoredHistory], free: set[int]):
@@ -313,7 +323,7 @@ def improve(payload, pool: list[ScoredHistory], start: list[ScoredHistory], *, s
         if left is not None and left <= 0:
             break  # building the window passed the deadline
         tl = sub_limit if left is None else min(sub_limit, left)
-        new = _Window(payload, by_task, cur, free).solve(time_limit=tl, seed=it)
+        new = Window(payload, by_task, cur, free).solve(time_limit=tl, seed=it)
         if new is None or len(new) != len(free):
             continue
         gain = sum(cur[c.j].F - c.F for c in new)
@@ -326,7 +336,7 @@ def improve(payload, pool: list[ScoredHistory], start: list[ScoredHistory], *, s
     return cur, info
 
 
-def _start(instance, warm_start: str | None, seed: int, deadline: float | None, until: float | None = None):
+def start_schedule(instance, warm_start: str | None, seed: int, deadline: float | None, until: float | None = None):
     """(referee value, decisions, source) of step 2's start, or None."""
     warm = warm_start_decisions(instance, warm_start, seed=seed, deadline=deadline, until=until)
     if warm is not None:
@@ -399,7 +409,7 @@ def solve(instance, *, time_limit: float | None = None, seed: int = 0, block: in
         iterations = DEFAULT_ITERATIONS
     try:
         payload = instance.placement
-        start = _start(instance, warm_start, seed, None if deadline is None else t0 + 0.1 * (deadline - t0), deadline)
+        start = start_schedule(instance, warm_start, seed, None if deadline is None else t0 + 0.1 * (deadline - t0), deadline)
         if start is None:
             stats["message"] = "no start schedule"
             return result("timeout")
@@ -434,4 +444,5 @@ def solve(instance, *, time_limit: float | None = None, seed: int = 0, block: in
 
 
 __all__ = ["solve", "improve", "pool_columns", "fitted_columns", "usage_column", "not_applicable",
-           "decisions_columns", "column", "changes_of", "to_decisions", "ScoredHistory", "SOLVER_NAME"]
+           "decisions_columns", "column", "changes_of", "to_decisions", "ScoredHistory", "SOLVER_NAME", "Window",
+           "start_schedule", "free_capacity"]

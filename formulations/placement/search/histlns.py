@@ -1,0 +1,247 @@
+"""Exact-history LNS for the placement problem (``placement-history-lns``, kind heuristic; issue 45).
+
+``placement-cg-lns`` re-chooses a window's histories among a *pool*: the histories bound (6)'s
+column generation priced plus, per freed task, its fastest history in the room the others leave.
+On the multi-task sets its windows miss moves that need two or three tasks to take slower or
+re-allocating histories together (docs/formulations/placement.md, "Which side holds the
+multi-task gaps"). This search enumerates instead of pricing (docs, "Exact-history LNS"):
+
+1. **Start.** As ``placement-cg-lns``: the warm start (a solution file, ``best-known`` or
+   ``lagrangian``) or else the better of ``sjf`` and ``optimus`` by the referee; its decisions
+   become one history per task.
+2. **Window.** ``block`` tasks consecutive in arrival order (ties by index) from a random
+   position are freed; the others are kept as they are.
+3. **Enumeration.** For each freed task j and eligible cluster n, bound (7)'s labelling
+   (:func:`placement.bounds.histip.pair_histories`) with zero prices lists EVERY history —
+   per step a pause or an allocation option, re-allocations included — that is not dominated
+   (same first start, no earlier finish, no less usage at every step) and finishes within
+   ``F_j - a_j + slack`` steps of its arrival, where ``F_j`` is its finish now. An allocation
+   that does not fit beside the kept tasks at a step (cpu, gpu, memory) and, in variant
+   single, a start slot a kept task holds are priced out of reach, so only histories that fit
+   beside the kept tasks are listed. Each is re-simulated by the referee's
+   :func:`referee.placement.task_finish` (the labelling rounds progress up); the current
+   history is always among the task's choices. A task whose enumeration passes
+   ``max_columns`` / ``max_labels`` keeps its current history and its fastest fitted ones.
+4. **Sub-MIP.** ``placement-cg-lns``'s set-partitioning MIP (:class:`.cglns.Window`): one
+   history per freed task, the capacity the kept tasks leave per cluster, resource and step,
+   in variant single one first start per cluster and step; minimise the freed tasks' sum of
+   ``F - a``. HiGHS (one thread, ``sub_limit`` seconds, seeded with the window's number)
+   starts from the current histories, so it never returns worse; a better choice replaces
+   them.
+5. **Result.** The incumbent, scored by the referee.
+
+Within a window the enumeration is complete for the stated slack, so a window that gives
+nothing has no better re-choice among histories finishing that early; the search is still a
+heuristic (windows are sampled; the slack caps each task's loss). Seeded: windows come from
+``numpy.random.default_rng(seed)``; with ``iterations`` and sub-MIPs that finish within
+``sub_limit`` the same seed gives the same schedule.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from typing import Any
+
+import numpy as np
+
+from edgebench.formulations.placement.bounds.histip import pair_histories
+from edgebench.formulations.placement.bounds.ladder import cluster_durations
+from edgebench.formulations.placement.bounds.lagrange import SCALE
+from edgebench.formulations.placement.bounds.timip import TooManyColumns
+from edgebench.formulations.placement.bounds.trajectory import Task, tasks_of
+from edgebench.formulations.placement.deadline import Expired
+from edgebench.formulations.placement.search.cglns import (ScoredHistory, Window, decisions_columns,
+                                                           fitted_columns, free_capacity, not_applicable,
+                                                           start_schedule, to_decisions, usage_column)
+from edgebench.formulations.placement.search.lns import BEST_KNOWN, LAGRANGIAN, check_warm_start
+from edgebench.referee.placement import evaluate
+from edgebench.registry import make_result, register
+
+SOLVER_NAME = "placement-history-lns"
+#: tasks freed per window
+BLOCK = 12
+#: steps a freed task's finish may grow (the others must gain more)
+SLACK = 1
+#: seconds per sub-MIP
+SUB_LIMIT = 15.0
+#: windows without a time limit or ``iterations``
+DEFAULT_ITERATIONS = 50
+#: per task and cluster: columns / live labels before the enumeration gives up on the pair (then
+#: it retries with no slack; measured on hetero-6-v2 s0: at 200,000 labels one 37-step task took
+#: 13 s to give up, at 20,000 a window of 12 tasks takes under 1 s)
+MAX_COLUMNS = 20_000
+MAX_LABELS = 20_000
+#: the price of a start slot a kept task holds (variant single): above every enumeration's cap
+OUT_OF_REACH = 1 << 45
+#: steps past the incumbent's last finish the enumeration's horizon reaches
+REACH = 20
+
+
+def history_columns(payload, task: Task, current: ScoredHistory, kept: list[ScoredHistory], slack: int, H: int, *,
+                    max_columns: int = MAX_COLUMNS, max_labels: int = MAX_LABELS,
+                    deadline=None) -> tuple[list[ScoredHistory], bool]:
+    """Step 3 for one freed task: its current history and every undominated history that fits
+    beside ``kept`` and finishes by ``current.F + slack`` (referee-simulated), sorted; and
+    whether an enumeration was capped. A capped cluster is enumerated again with no slack
+    (finishing no later than now); capped again, the task's fastest fitted histories
+    (:func:`.cglns.fitted_columns`) stand in for it."""
+    N = len(payload.clusters)
+    limit = current.F - task.a + slack
+    out = {current}
+    capped = False
+    zero = np.zeros((N, 2, H), dtype=np.int64)
+    for n, opt in task.opts.items():
+        blocked, taken = free_capacity(payload, task, n, kept, H)
+        Mu = None
+        if payload.variant == "single":
+            Mu = np.zeros((N, H), dtype=np.int64)
+            Mu[n, taken] = OUT_OF_REACH
+        found = None
+        for room in sorted({limit, current.F - task.a}, reverse=True):  # on a cap, again without slack
+            try:
+                found = pair_histories(task, n, zero, Mu, H, room << SCALE, payload.variant == "single", [0],
+                                       max_labels, max_columns, deadline, extra=blocked)
+                break
+            except TooManyColumns:
+                capped = True
+        if found is None:
+            continue
+        for _s, _F, hist, _cost in found:
+            amounts = []
+            for k, o in enumerate(hist):
+                if o >= 0:
+                    amounts += [(task.a + k, 0, int(opt.cpu[o])), (task.a + k, 1, int(opt.gpu[o]))]
+            col = usage_column(payload, task.j, n, amounts)
+            if col is not None and col.F - task.a <= limit:
+                out.add(col)
+    if capped:
+        out.update(c for c in fitted_columns(payload, task, kept) if c.F - task.a <= limit)
+    return sorted(out), capped
+
+
+def improve(payload, start: list[ScoredHistory], *, seed: int = 0, block: int = BLOCK, slack: int = SLACK,
+            sub_limit: float = SUB_LIMIT, iterations: int | None = None, deadline: float | None = None,
+            max_columns: int = MAX_COLUMNS, max_labels: int = MAX_LABELS) -> tuple[list[ScoredHistory], dict]:
+    """Steps 2-4 until ``iterations`` windows or the deadline; returns the incumbent and stats."""
+    arr = [int(t.arrival) for t in payload.tasks]
+    J = len(payload.tasks)
+    tasks = {t.j: t for t in tasks_of(payload, cluster_durations(payload))}
+    order = sorted(range(J), key=lambda j: (arr[j], j))
+    cur = list(start)
+    value = sum(c.F - arr[c.j] for c in cur)
+    rng = np.random.default_rng(seed)
+    info: dict[str, Any] = {"start_value": value, "improvements": 0, "columns": 0, "capped": 0,
+                            "enumeration_s": 0.0, "mip_s": 0.0, "trace": []}
+    t0 = time.perf_counter()
+    it = 0
+    while (iterations is None or it < iterations) and (deadline is None or time.perf_counter() < deadline):
+        it += 1
+        first = int(rng.integers(0, max(1, J - block + 1)))
+        free = set(order[first:first + block])
+        kept = [c for c in cur if c.j not in free]
+        H = max(c.F for c in cur) + slack + REACH
+        by_task: dict[int, list[ScoredHistory]] = {}
+        c0 = time.perf_counter()
+        try:
+            for j in sorted(free):
+                by_task[j], capped = history_columns(payload, tasks[j], cur[j], kept, int(slack), H,
+                                                     max_columns=max_columns, max_labels=max_labels,
+                                                     deadline=deadline)
+                info["capped"] += int(capped)
+        except Expired:
+            break
+        info["columns"] += sum(len(v) for v in by_task.values())
+        c1 = time.perf_counter()
+        info["enumeration_s"] += c1 - c0
+        left = None if deadline is None else deadline - time.perf_counter()
+        if left is not None and left <= 0:
+            break
+        tl = sub_limit if left is None else min(sub_limit, left)
+        new = Window(payload, by_task, cur, free).solve(time_limit=tl, seed=it)
+        info["mip_s"] += time.perf_counter() - c1
+        if new is None or len(new) != len(free):
+            continue
+        gain = sum(cur[c.j].F - c.F for c in new)
+        if gain > 0:
+            for c in new:
+                cur[c.j] = c
+            value -= gain
+            info["improvements"] += 1
+            info["trace"].append((round(time.perf_counter() - t0, 2), it, value))
+    info.update(iterations=it, value=value)
+    return cur, info
+
+
+def _result(instance, t0: float, seed: int, params: dict, stats: dict, status: str, decisions=None,
+            objective=None):
+    stats["solve_time"] = time.perf_counter() - t0
+    return make_result(instance, SOLVER_NAME, status=status, decisions=decisions, seed=seed, params=params,
+                       objective=objective, started=t0, stats=stats)
+
+
+@register(SOLVER_NAME, families=("placement",), kind="heuristic",
+          description="Exact-history LNS: windows of tasks consecutive in arrival order re-choose among EVERY "
+                      "undominated allocation history (pauses and re-allocations included) that fits beside the "
+                      "kept tasks and finishes within a slack of the task's current finish (bound (7)'s "
+                      "labelling, finishes re-simulated by the referee), by a set-partitioning MIP (HiGHS); "
+                      "scored by the referee",
+          params={"block": f"int: tasks freed per window (default {BLOCK})",
+                  "slack": f"int: steps a freed task's finish may grow (default {SLACK})",
+                  "sub_limit": f"seconds per sub-MIP (default {SUB_LIMIT})",
+                  "iterations": "int: stop after this many windows (default: the time limit; "
+                                f"{DEFAULT_ITERATIONS} without one)",
+                  "max_columns": f"int: per task and cluster, histories before the enumeration is capped "
+                                 f"(default {MAX_COLUMNS})",
+                  "max_labels": f"int: per task and cluster, live labels before the enumeration is capped "
+                                f"(default {MAX_LABELS})",
+                  "warm_start": f"start from this schedule instead of sjf / optimus: a placement solution file, "
+                                f"{BEST_KNOWN!r} or {LAGRANGIAN!r} (as for placement-lns)"},
+          bounds={"block": (1, 200), "slack": (0, 50), "sub_limit": (0.1, None), "iterations": (0, None),
+                  "max_columns": (1, 1_000_000), "max_labels": (1, 10_000_000)},
+          check=lambda p: check_warm_start(p.get("warm_start")), applies=not_applicable)
+def solve(instance, *, time_limit: float | None = None, seed: int = 0, block: int = BLOCK, slack: int = SLACK,
+          sub_limit: float = SUB_LIMIT, iterations: int | None = None, max_columns: int = MAX_COLUMNS,
+          max_labels: int = MAX_LABELS, warm_start: str | None = None):
+    """Improve a start schedule by exact-history windows. A bad warm start is an InputError
+    (raised before any work; unknown parameters are the registry's InputError); nothing else
+    raises."""
+    t0 = time.perf_counter()
+    stats: dict[str, Any] = {"message": ""}
+    params = {"block": block, "slack": slack, "sub_limit": sub_limit, "iterations": iterations,
+              "max_columns": max_columns, "max_labels": max_labels, "warm_start": warm_start}
+    result = functools.partial(_result, instance, t0, seed, params, stats)
+    why = not_applicable(instance)
+    if why is not None:
+        stats["message"] = why
+        return result("error")
+    deadline = None if time_limit is None else t0 + float(time_limit)
+    if iterations is None and deadline is None:
+        iterations = DEFAULT_ITERATIONS
+    try:
+        payload = instance.placement
+        start = start_schedule(instance, warm_start, seed, None if deadline is None else t0 + 0.1 * (deadline - t0),
+                               deadline)
+        if start is None:
+            stats["message"] = "no start schedule"
+            return result("timeout")
+        best_val, best_dec, source = start
+        stats["start"] = {"source": source, "value": best_val}
+        start_cols = decisions_columns(payload, best_dec)
+        if start_cols is not None:
+            cols, info = improve(payload, start_cols, seed=seed, block=int(block), slack=int(slack),
+                                 sub_limit=float(sub_limit), iterations=iterations, deadline=deadline,
+                                 max_columns=int(max_columns), max_labels=int(max_labels))
+            stats.update(info)
+            dec = to_decisions(cols)
+            ev = evaluate(instance, dec)
+            if ev.feasible and float(ev.primary_value) < best_val:
+                best_val, best_dec, source = float(ev.primary_value), dec, SOLVER_NAME
+        stats["source"] = source
+        return result("feasible", best_dec, best_val)
+    except Exception as exc:  # never raise out of solve
+        stats["message"] = f"{type(exc).__name__}: {exc}"
+        return result("error")
+
+
+__all__ = ["solve", "improve", "history_columns", "SOLVER_NAME", "BLOCK", "SLACK"]
