@@ -33,7 +33,6 @@ on the machine, as for every time-limited solver.
 
 from __future__ import annotations
 
-import functools
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -365,11 +364,52 @@ def not_applicable(instance, params: dict | None = None) -> str | None:
     return None
 
 
-def _result(instance, t0: float, seed: int, params: dict, stats: dict, status: str, decisions=None,
-            objective=None):
-    stats["solve_time"] = time.perf_counter() - t0
-    return make_result(instance, SOLVER_NAME, status=status, decisions=decisions, seed=seed, params=params,
-                       objective=objective, started=t0, stats=stats)
+def window_search(instance, name: str, params: dict, search, *, time_limit: float | None, seed: int,
+                  warm_start: str | None, iterations: int | None, default_iterations: int):
+    """The frame the window searches share (this one and ``placement-history-lns``): decline
+    additive noise, find the start (:func:`start_schedule`), turn it into columns, call
+    ``search(payload, start_columns, deadline, iterations, stats) -> (columns or None, status)``
+    and return the better of the start and the search's schedule, scored by the referee, as the
+    solver ``name``'s result. ``iterations`` defaults to ``default_iterations`` without a time
+    limit. Never raises: an exception becomes status ``error`` with its message."""
+    t0 = time.perf_counter()
+    stats: dict[str, Any] = {"message": ""}
+
+    def result(status: str, decisions=None, objective=None):
+        stats["solve_time"] = time.perf_counter() - t0
+        return make_result(instance, name, status=status, decisions=decisions, seed=seed, params=params,
+                           objective=objective, started=t0, stats=stats)
+
+    why = not_applicable(instance)
+    if why is not None:
+        stats["message"] = why
+        return result("error")
+    deadline = None if time_limit is None else t0 + float(time_limit)
+    if iterations is None and deadline is None:
+        iterations = default_iterations
+    try:
+        payload = instance.placement
+        start = start_schedule(instance, warm_start, seed, None if deadline is None else t0 + 0.1 * (deadline - t0),
+                               deadline)
+        if start is None:
+            stats["message"] = "no start schedule"
+            return result("timeout")
+        best_val, best_dec, source = start
+        stats["start"] = {"source": source, "value": best_val}
+        start_cols = decisions_columns(payload, best_dec)
+        status = "feasible"
+        if start_cols is not None:
+            cols, status = search(payload, start_cols, deadline, iterations, stats)
+            if cols is not None:
+                dec = to_decisions(cols)
+                ev = evaluate(instance, dec)
+                if ev.feasible and float(ev.primary_value) < best_val:
+                    best_val, best_dec, source = float(ev.primary_value), dec, name
+        stats["source"] = source
+        return result(status, best_dec, best_val)
+    except Exception as exc:  # never raise out of solve
+        stats["message"] = f"{type(exc).__name__}: {exc}"
+        return result("error")
 
 
 @register(SOLVER_NAME, families=("placement",), kind="heuristic",
@@ -395,54 +435,32 @@ def solve(instance, *, time_limit: float | None = None, seed: int = 0, block: in
           fitted: bool = True, warm_start: str | None = None):
     """Improve a start schedule with (6)'s histories. A bad warm start is an InputError (raised
     before any work; unknown parameters are the registry's InputError); nothing else raises."""
-    t0 = time.perf_counter()
-    stats: dict[str, Any] = {"message": ""}
     params = {"block": block, "sub_limit": sub_limit, "iterations": iterations, "rounds": rounds,
               "cut_rounds": cut_rounds, "fitted": fitted, "warm_start": warm_start}
-    result = functools.partial(_result, instance, t0, seed, params, stats)
-    why = not_applicable(instance)
-    if why is not None:
-        stats["message"] = why
-        return result("error")
-    deadline = None if time_limit is None else t0 + float(time_limit)
-    if iterations is None and deadline is None:
-        iterations = DEFAULT_ITERATIONS
-    try:
-        payload = instance.placement
-        start = start_schedule(instance, warm_start, seed, None if deadline is None else t0 + 0.1 * (deadline - t0), deadline)
-        if start is None:
-            stats["message"] = "no start schedule"
-            return result("timeout")
-        best_val, best_dec, source = start
-        stats["start"] = {"source": source, "value": best_val}
-        start_cols = decisions_columns(payload, best_dec)
-        if start_cols is not None:
-            c0 = time.process_time()
-            try:
-                pool = pool_columns(payload, rounds=int(rounds), cut_rounds=int(cut_rounds),
-                                    deadline=None if deadline is None else t0 + POOL_SHARE * (deadline - t0),
-                                    until=deadline)
-            except Expired as exc:  # no column pool in the time: the start schedule, status timeout
-                stats.update(pool_cpu_s=time.process_time() - c0, expired=str(exc), source=source)
-                return result("timeout", best_dec, best_val)
-            except BoundTooLarge as exc:  # no column pool within the memory budget: the start schedule
-                stats.update(pool_cpu_s=time.process_time() - c0, message=str(exc), source=source)
-                return result("feasible", best_dec, best_val)
-            stats["pool_cpu_s"] = time.process_time() - c0
-            cols, info = improve(payload, pool, start_cols, seed=seed, block=int(block), sub_limit=float(sub_limit),
-                                 iterations=iterations, deadline=deadline, fitted=bool(fitted))
-            stats.update(info)
-            dec = to_decisions(cols)
-            ev = evaluate(instance, dec)
-            if ev.feasible and float(ev.primary_value) < best_val:
-                best_val, best_dec, source = float(ev.primary_value), dec, SOLVER_NAME
-        stats["source"] = source
-        return result("feasible", best_dec, best_val)
-    except Exception as exc:  # never raise out of solve
-        stats["message"] = f"{type(exc).__name__}: {exc}"
-        return result("error")
+    t0 = time.perf_counter()
+
+    def search(payload, start_cols, deadline, iterations, stats):
+        c0 = time.process_time()
+        try:
+            pool = pool_columns(payload, rounds=int(rounds), cut_rounds=int(cut_rounds),
+                                deadline=None if deadline is None else t0 + POOL_SHARE * (deadline - t0),
+                                until=deadline)
+        except Expired as exc:  # no column pool in the time: the start schedule, status timeout
+            stats.update(pool_cpu_s=time.process_time() - c0, expired=str(exc))
+            return None, "timeout"
+        except BoundTooLarge as exc:  # no column pool within the memory budget: the start schedule
+            stats.update(pool_cpu_s=time.process_time() - c0, message=str(exc))
+            return None, "feasible"
+        stats["pool_cpu_s"] = time.process_time() - c0
+        cols, info = improve(payload, pool, start_cols, seed=seed, block=int(block), sub_limit=float(sub_limit),
+                             iterations=iterations, deadline=deadline, fitted=bool(fitted))
+        stats.update(info)
+        return cols, "feasible"
+
+    return window_search(instance, SOLVER_NAME, params, search, time_limit=time_limit, seed=seed,
+                         warm_start=warm_start, iterations=iterations, default_iterations=DEFAULT_ITERATIONS)
 
 
 __all__ = ["solve", "improve", "pool_columns", "fitted_columns", "usage_column", "not_applicable",
            "decisions_columns", "column", "changes_of", "to_decisions", "ScoredHistory", "SOLVER_NAME", "Window",
-           "start_schedule", "free_capacity"]
+           "start_schedule", "free_capacity", "window_search"]

@@ -39,7 +39,6 @@ heuristic (windows are sampled; the slack caps each task's loss). Seeded: window
 
 from __future__ import annotations
 
-import functools
 import time
 from typing import Any
 
@@ -51,12 +50,10 @@ from edgebench.formulations.placement.bounds.lagrange import SCALE
 from edgebench.formulations.placement.bounds.timip import TooManyColumns
 from edgebench.formulations.placement.bounds.trajectory import Task, tasks_of
 from edgebench.formulations.placement.deadline import Expired
-from edgebench.formulations.placement.search.cglns import (ScoredHistory, Window, decisions_columns,
-                                                           fitted_columns, free_capacity, not_applicable,
-                                                           start_schedule, to_decisions, usage_column)
+from edgebench.formulations.placement.search.cglns import (ScoredHistory, Window, fitted_columns, free_capacity,
+                                                           not_applicable, usage_column, window_search)
 from edgebench.formulations.placement.search.lns import BEST_KNOWN, LAGRANGIAN, check_warm_start
-from edgebench.referee.placement import evaluate
-from edgebench.registry import make_result, register
+from edgebench.registry import register
 
 SOLVER_NAME = "placement-history-lns"
 #: tasks freed per window
@@ -173,13 +170,6 @@ def improve(payload, start: list[ScoredHistory], *, seed: int = 0, block: int = 
     return cur, info
 
 
-def _result(instance, t0: float, seed: int, params: dict, stats: dict, status: str, decisions=None,
-            objective=None):
-    stats["solve_time"] = time.perf_counter() - t0
-    return make_result(instance, SOLVER_NAME, status=status, decisions=decisions, seed=seed, params=params,
-                       objective=objective, started=t0, stats=stats)
-
-
 @register(SOLVER_NAME, families=("placement",), kind="heuristic",
           description="Exact-history LNS: windows of tasks consecutive in arrival order re-choose among EVERY "
                       "undominated allocation history (pauses and re-allocations included) that fits beside the "
@@ -206,42 +196,18 @@ def solve(instance, *, time_limit: float | None = None, seed: int = 0, block: in
     """Improve a start schedule by exact-history windows. A bad warm start is an InputError
     (raised before any work; unknown parameters are the registry's InputError); nothing else
     raises."""
-    t0 = time.perf_counter()
-    stats: dict[str, Any] = {"message": ""}
     params = {"block": block, "slack": slack, "sub_limit": sub_limit, "iterations": iterations,
               "max_columns": max_columns, "max_labels": max_labels, "warm_start": warm_start}
-    result = functools.partial(_result, instance, t0, seed, params, stats)
-    why = not_applicable(instance)
-    if why is not None:
-        stats["message"] = why
-        return result("error")
-    deadline = None if time_limit is None else t0 + float(time_limit)
-    if iterations is None and deadline is None:
-        iterations = DEFAULT_ITERATIONS
-    try:
-        payload = instance.placement
-        start = start_schedule(instance, warm_start, seed, None if deadline is None else t0 + 0.1 * (deadline - t0),
-                               deadline)
-        if start is None:
-            stats["message"] = "no start schedule"
-            return result("timeout")
-        best_val, best_dec, source = start
-        stats["start"] = {"source": source, "value": best_val}
-        start_cols = decisions_columns(payload, best_dec)
-        if start_cols is not None:
-            cols, info = improve(payload, start_cols, seed=seed, block=int(block), slack=int(slack),
-                                 sub_limit=float(sub_limit), iterations=iterations, deadline=deadline,
-                                 max_columns=int(max_columns), max_labels=int(max_labels))
-            stats.update(info)
-            dec = to_decisions(cols)
-            ev = evaluate(instance, dec)
-            if ev.feasible and float(ev.primary_value) < best_val:
-                best_val, best_dec, source = float(ev.primary_value), dec, SOLVER_NAME
-        stats["source"] = source
-        return result("feasible", best_dec, best_val)
-    except Exception as exc:  # never raise out of solve
-        stats["message"] = f"{type(exc).__name__}: {exc}"
-        return result("error")
+
+    def search(payload, start_cols, deadline, iterations, stats):
+        cols, info = improve(payload, start_cols, seed=seed, block=int(block), slack=int(slack),
+                             sub_limit=float(sub_limit), iterations=iterations, deadline=deadline,
+                             max_columns=int(max_columns), max_labels=int(max_labels))
+        stats.update(info)
+        return cols, "feasible"
+
+    return window_search(instance, SOLVER_NAME, params, search, time_limit=time_limit, seed=seed,
+                         warm_start=warm_start, iterations=iterations, default_iterations=DEFAULT_ITERATIONS)
 
 
 __all__ = ["solve", "improve", "history_columns", "SOLVER_NAME", "BLOCK", "SLACK"]
