@@ -63,7 +63,7 @@ POOL_SHARE = 0.6
 #: steps past the incumbent's last finish that a fitted history may use
 REACH = 200
 #: a cost no fitted history reaches: an allocation that does not fit, a start slot that is taken
-_BLOCKED = 1 << 45
+BLOCKED = 1 << 45
 #: start solvers without a warm start (the better by the referee)
 STARTS = ("sjf", "optimus")
 
@@ -173,11 +173,12 @@ def to_decisions(cols: list[ScoredHistory]) -> PlacementDecisions:
         for c in cols])
 
 
-def free_capacity(payload, task: Task, n: int, others: list[ScoredHistory], H: int) -> tuple[np.ndarray, list[int]]:
-    """What ``others`` leave to ``task`` on cluster n over steps < H: a (H - a, options) array,
-    per step from the task's arrival and allocation option, ``_BLOCKED`` where the option does
-    not fit beside them (cpu, gpu, memory) and 0 where it does; and the steps < H at which one
-    of them starts on n (variant single: a start slot taken)."""
+def free_capacity(payload, task: Task, n: int, others: list[ScoredHistory], H: int):
+    """What ``others`` leave to ``task`` on cluster n over steps < H, as the labelling's prices:
+    a (H - a, options) array, per step from the task's arrival and allocation option,
+    ``BLOCKED`` where the option does not fit beside them (cpu, gpu, memory) and 0 where it
+    does; and in variant single the start prices Mu (clusters x H: ``BLOCKED`` at each step
+    < H where one of them starts on n), else None."""
     cap = payload.clusters[n].capacity
     opt = task.opts[n]
     free = np.array([[cap.cpu] * H, [cap.gpu] * H, [cap.memory if cap.memory is not None else 0] * H],
@@ -199,7 +200,11 @@ def free_capacity(payload, task: Task, n: int, others: list[ScoredHistory], H: i
     # non-decreasing in cpu, gpu: an option that does not fit is priced out of every history
     off = ((opt.cpu[None, :] > free[0, task.a:, None]) | (opt.gpu[None, :] > free[1, task.a:, None])
            | short[task.a:, None])
-    return np.where(off, _BLOCKED, 0).astype(np.int64), sorted(set(taken))
+    Mu = None
+    if payload.variant == "single":
+        Mu = np.zeros((len(payload.clusters), H), dtype=np.int64)
+        Mu[n, taken] = BLOCKED
+    return np.where(off, BLOCKED, 0).astype(np.int64), Mu
 
 
 def fitted_columns(payload, task: Task, others: list[ScoredHistory]) -> list[ScoredHistory]:
@@ -211,12 +216,8 @@ def fitted_columns(payload, task: Task, others: list[ScoredHistory]) -> list[Sco
     N = len(payload.clusters)
     out = []
     for n, opt in task.opts.items():
-        blocked, taken = free_capacity(payload, task, n, others, H)
-        Mu = None
-        if payload.variant == "single":
-            Mu = np.zeros((N, H), dtype=np.int64)
-            Mu[n, taken] = _BLOCKED
-        r = price_pair(opt, task.a, n, np.zeros((N, 2, H), dtype=np.int64), Mu, H, cap=_BLOCKED, extra=blocked)
+        blocked, Mu = free_capacity(payload, task, n, others, H)
+        r = price_pair(opt, task.a, n, np.zeros((N, 2, H), dtype=np.int64), Mu, H, cap=BLOCKED, extra=blocked)
         if r is None:
             continue
         col = usage_column(payload, task.j, n, ((t, rr, x) for (_, rr, t), x in r[3].items()))
@@ -285,6 +286,27 @@ class Window:
         return [c for (v, c), x in zip(self.vars, sol.values[[v for v, _ in self.vars]]) if x > 0.5]
 
 
+def rechoose(payload, by_task: dict[int, list[ScoredHistory]], cur: list[ScoredHistory], free: set[int], *,
+             deadline: float | None, sub_limit: float, seed: int) -> int | None:
+    """One window: the freed tasks re-choose among their columns (:class:`Window`, HiGHS within
+    ``sub_limit`` and the deadline, seeded); a better choice replaces theirs in ``cur`` (in
+    place). Returns the gain in the sum of ``F - a`` (0: nothing better), None when the deadline
+    has passed before the sub-MIP."""
+    left = None if deadline is None else deadline - time.perf_counter()
+    if left is not None and left <= 0:
+        return None
+    new = Window(payload, by_task, cur, free).solve(time_limit=sub_limit if left is None else min(sub_limit, left),
+                                                    seed=seed)
+    if new is None or len(new) != len(free):
+        return 0
+    gain = sum(cur[c.j].F - c.F for c in new)
+    if gain <= 0:
+        return 0
+    for c in new:
+        cur[c.j] = c
+    return gain
+
+
 def improve(payload, pool: list[ScoredHistory], start: list[ScoredHistory], *, seed: int = 0, block: int = BLOCK,
             sub_limit: float = SUB_LIMIT, iterations: int | None = None, deadline: float | None = None,
             fitted: bool = True) -> tuple[list[ScoredHistory], dict]:
@@ -318,17 +340,10 @@ def improve(payload, pool: list[ScoredHistory], start: list[ScoredHistory], *, s
                             known[j].add(c)
                             by_task[j].append(c)
                             info["fitted_columns"] += 1
-        left = None if deadline is None else deadline - time.perf_counter()
-        if left is not None and left <= 0:
+        gain = rechoose(payload, by_task, cur, free, deadline=deadline, sub_limit=sub_limit, seed=it)
+        if gain is None:
             break  # building the window passed the deadline
-        tl = sub_limit if left is None else min(sub_limit, left)
-        new = Window(payload, by_task, cur, free).solve(time_limit=tl, seed=it)
-        if new is None or len(new) != len(free):
-            continue
-        gain = sum(cur[c.j].F - c.F for c in new)
         if gain > 0:
-            for c in new:
-                cur[c.j] = c
             value -= gain
             info["improvements"] += 1
     info.update(iterations=it, value=value, columns=sum(len(v) for v in by_task.values()))
@@ -463,4 +478,4 @@ def solve(instance, *, time_limit: float | None = None, seed: int = 0, block: in
 
 __all__ = ["solve", "improve", "pool_columns", "fitted_columns", "usage_column", "not_applicable",
            "decisions_columns", "column", "changes_of", "to_decisions", "ScoredHistory", "SOLVER_NAME", "Window",
-           "start_schedule", "free_capacity", "window_search"]
+           "start_schedule", "free_capacity", "BLOCKED", "window_search", "rechoose"]

@@ -50,8 +50,8 @@ from edgebench.formulations.placement.bounds.lagrange import SCALE
 from edgebench.formulations.placement.bounds.timip import TooManyColumns
 from edgebench.formulations.placement.bounds.trajectory import Task, tasks_of
 from edgebench.formulations.placement.deadline import Expired
-from edgebench.formulations.placement.search.cglns import (ScoredHistory, Window, fitted_columns, free_capacity,
-                                                           not_applicable, usage_column, window_search)
+from edgebench.formulations.placement.search.cglns import (ScoredHistory, fitted_columns, free_capacity, not_applicable,
+                                                           rechoose, usage_column, window_search)
 from edgebench.formulations.placement.search.lns import BEST_KNOWN, LAGRANGIAN, check_warm_start
 from edgebench.registry import register
 
@@ -69,8 +69,6 @@ DEFAULT_ITERATIONS = 50
 #: 13 s to give up, at 20,000 a window of 12 tasks takes under 1 s)
 MAX_COLUMNS = 20_000
 MAX_LABELS = 20_000
-#: the price of a start slot a kept task holds (variant single): above every enumeration's cap
-OUT_OF_REACH = 1 << 45
 #: steps past the incumbent's last finish the enumeration's horizon reaches
 REACH = 20
 
@@ -89,11 +87,7 @@ def history_columns(payload, task: Task, current: ScoredHistory, kept: list[Scor
     capped = False
     zero = np.zeros((N, 2, H), dtype=np.int64)
     for n, opt in task.opts.items():
-        blocked, taken = free_capacity(payload, task, n, kept, H)
-        Mu = None
-        if payload.variant == "single":
-            Mu = np.zeros((N, H), dtype=np.int64)
-            Mu[n, taken] = OUT_OF_REACH
+        blocked, Mu = free_capacity(payload, task, n, kept, H)
         found = None
         for room in sorted({limit, current.F - task.a}, reverse=True):  # on a cap, again without slack
             try:
@@ -151,18 +145,11 @@ def improve(payload, start: list[ScoredHistory], *, seed: int = 0, block: int = 
         info["columns"] += sum(len(v) for v in by_task.values())
         c1 = time.perf_counter()
         info["enumeration_s"] += c1 - c0
-        left = None if deadline is None else deadline - time.perf_counter()
-        if left is not None and left <= 0:
-            break
-        tl = sub_limit if left is None else min(sub_limit, left)
-        new = Window(payload, by_task, cur, free).solve(time_limit=tl, seed=it)
+        gain = rechoose(payload, by_task, cur, free, deadline=deadline, sub_limit=sub_limit, seed=it)
         info["mip_s"] += time.perf_counter() - c1
-        if new is None or len(new) != len(free):
-            continue
-        gain = sum(cur[c.j].F - c.F for c in new)
+        if gain is None:
+            break
         if gain > 0:
-            for c in new:
-                cur[c.j] = c
             value -= gain
             info["improvements"] += 1
             info["trace"].append((round(time.perf_counter() - t0, 2), it, value))
