@@ -636,6 +636,8 @@ SOLVERS = [{'name': 'affinity',
                             '20000)',
              'max_labels': 'int: per task and cluster, live labels before the enumeration is capped (default '
                            '20000)',
+             'max_changes': 'int: list only histories with at most this many changes after the first start '
+                            '(allocation switches, pauses, resumes; default: all histories)',
              'warm_start': 'start from this schedule instead of sjf / optimus: a placement solution file, '
                            "'best-known' or 'lagrangian' (as for placement-lns)"},
   'types': {},
@@ -645,7 +647,8 @@ SOLVERS = [{'name': 'affinity',
              'sub_limit': [0.1, None],
              'iterations': [0, None],
              'max_columns': [1, 1000000],
-             'max_labels': [1, 10000000]},
+             'max_labels': [1, 10000000],
+             'max_changes': [0, 1000]},
   'default_time_limit': None,
   'proves': False,
   'open_params': False,

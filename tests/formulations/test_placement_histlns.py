@@ -105,6 +105,34 @@ def test_listed_histories_fit_beside_the_kept_tasks(path):
                 assert (c.n, c.s) not in slots
 
 
+@pytest.mark.parametrize("changes", [0, 1, 2])
+def test_max_changes_lists_only_histories_with_that_many_changes(changes):
+    """With ``max_changes`` = R every listed history other than the current one switches,
+    pauses or resumes at most R times after its first start, and each is one of the unlimited
+    enumeration's histories or dominated by one of them (same cluster and first start, no
+    later finish, no more usage at any step)."""
+    inst = load_instance("instances/data/placement-synthetic-3-v2/placement-synthetic-3-s0.json.gz")
+    p = inst.placement
+    cols = CG.decisions_columns(p, load_solution(sets.best_known_solution(content_hash(inst)), inst).placement)
+    tasks = {t.j: t for t in tasks_of(p, cluster_durations(p))}
+    order = sorted(range(len(cols)), key=lambda j: (p.tasks[j].arrival, j))
+    free = set(order[60:66])
+    kept = [c for c in cols if c.j not in free]
+    H = max(c.F for c in cols) + 2 + HL.REACH
+    for j in sorted(free):
+        lists = {R: HL.history_columns(p, tasks[j], cols[j], kept, 2, H, max_changes=R)[0] for R in (changes, None)}
+        for c in lists[changes]:
+            if c != cols[j]:
+                assert len(c.changes) - 1 <= changes, c.changes
+                assert any(_dominates(d, c) for d in lists[None]), c
+
+
+def _dominates(d, c) -> bool:
+    used = {t: (x, g) for t, x, g in c.use}
+    return (d.n == c.n and d.s == c.s and d.F <= c.F
+            and all(x <= used.get(t, (0, 0))[0] and g <= used.get(t, (0, 0))[1] for t, x, g in d.use))
+
+
 def test_never_worse_and_same_seed_same_schedule():
     inst = load_instance(SYN3_MULTI[1])
     runs = [registry.solve(inst, HL.SOLVER_NAME, seed=5, iterations=3, block=8, warm_start="best-known")

@@ -106,22 +106,29 @@ def _undominated(b: np.ndarray, use: np.ndarray) -> np.ndarray:
 
 
 def pair_histories(task: Task, n: int, Lam, Mu, H: int, top: int, single: bool, counter: list,
-                   max_labels: int, max_columns: int, deadline, cuts=None, nu=None, extra=None) -> list:
+                   max_labels: int, max_columns: int, deadline, cuts=None, nu=None, extra=None,
+                   max_changes: int | None = None) -> list:
     """Every relaxed history of task on cluster n with price <= top (absolute, 2^-S units; the
     rounding cuts' terms included where given), the dominated ones (same start, no earlier
     completion, no smaller usage) left out: [(first start, finish, option index per step from
     the arrival (-1 = nothing), price)].  ``extra``: an optional (steps from the arrival,
     options) integer array added to each step's option cost (steps past its end: 0); the
     exact-history search (:mod:`placement.search.histlns`) prices an allocation that does not
-    fit beside the kept tasks out of reach with it.  ``counter[0]`` grows by the labels
-    extended; past ``max_labels`` live labels or ``max_columns`` columns: TooManyColumns."""
+    fit beside the kept tasks out of reach with it.  ``max_changes``: only histories with at
+    most that many changes after the first start (an allocation switch, a pause, a resume;
+    the search's restriction where every history is too many; None, the bound's case: all).
+    ``counter[0]`` grows by the labels extended; past ``max_labels`` live labels or
+    ``max_columns`` columns: TooManyColumns."""
     opt, a = task.opts[n], task.a
     memo: dict = {}
     nopt = opt.cpu.size
     more = cuts.step_costs(nu, n, a, opt.cpu, opt.gpu) if (cuts is not None and nu is not None) else None
     # groups keyed (k, previous option or -1, first start or -1 (multi: -1 once started: the
     # start matters only through Mu and the start rows)): (progress on the grid, cost, histories)
-    cur = {(0, -1, -1): (np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64), np.zeros((1, 0), dtype=np.int64))}
+    limited = max_changes is not None
+    # with max_changes the key also holds the changes so far (labels with different counts
+    # are not compared: the one with fewer may still change where the other may not)
+    cur = {(0, -1, -1) + ((0,) if limited else ()): (np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64), np.zeros((1, 0), dtype=np.int64))}
     out = []
     t = a
     while cur:
@@ -139,18 +146,27 @@ def pair_histories(task: Task, n: int, Lam, Mu, H: int, top: int, single: bool, 
             if b.size:
                 nxt.setdefault(key, []).append((b, c, h))
 
-        for (k, prev, s), (b, c, h) in cur.items():
+        for key, (b, c, h) in cur.items():
+            k, prev, s = key[:3]
+            m = key[3] if limited else 0
             # per group too: one step of a 192-task instance's task ran 10 s past the limit (issue 46)
             check_deadline(deadline, "enumerating histories")
             counter[0] += b.size * (nopt + 1)
             # pause (before the start: wait)
             ok = (((t + 1 + _needs(opt, b, k, memo) - a) << SCALE) + c) <= top
-            add((k, -1, s), b[ok], c[ok], np.concatenate([h[ok], np.full((int(ok.sum()), 1), -1)], axis=1))
+            mp = m + 1 if (k > 0 and prev >= 0) else m
+            if not limited or mp <= max_changes:
+                add((k, -1, s) + ((mp,) if limited else ()), b[ok], c[ok],
+                    np.concatenate([h[ok], np.full((int(ok.sum()), 1), -1)], axis=1))
             lossy = (np.arange(nopt) != prev) if k > 0 else np.zeros(nopt, dtype=bool)
+            mo = m + lossy.astype(np.int64)  # changes after each option now (a switch, a resume)
             q = opt.step(b.astype(float) / GRID, opt.param, k, lossy)
             tot = c[:, None] + allcost[None, :] + (mu if k == 0 else 0)
             s_new = t if k == 0 else s
             done = q >= DONE
+            if limited:
+                done = done & (mo <= max_changes)[None, :]
+                q = np.where((mo <= max_changes)[None, :], q, -1.0)  # over the limit: neither done nor kept
             fin = ((t + 1 - a) << SCALE) + tot
             for r, o in zip(*np.nonzero(done & (fin <= top))):
                 hist = tuple(h[r].tolist()) + (int(o),)
@@ -159,7 +175,7 @@ def pair_histories(task: Task, n: int, Lam, Mu, H: int, top: int, single: bool, 
             if len(out) > max_columns:
                 raise TooManyColumns(f"more than {max_columns} columns survive the fixing (task {task.j} on "
                                      f"cluster {n} alone, before the dominance)")
-            rr, oo = np.nonzero(~done)
+            rr, oo = np.nonzero(~done & (q >= 0)) if limited else np.nonzero(~done)
             if rr.size == 0:
                 continue
             nb = np.minimum(np.ceil(q[rr, oo] * GRID).astype(np.int64), GRID)
@@ -169,8 +185,8 @@ def pair_histories(task: Task, n: int, Lam, Mu, H: int, top: int, single: bool, 
             nh = np.concatenate([h[rr], oo[:, None]], axis=1)
             key_s = s_new if single else -1
             for o in np.unique(oo).tolist():
-                m = oo == o
-                add((k + 1, o, key_s), nb[m], nc[m], nh[m])
+                sel = oo == o
+                add((k + 1, o, key_s) + ((int(mo[o]),) if limited else ()), nb[sel], nc[sel], nh[sel])
         cur = {}
         live = 0
         for key, parts in nxt.items():

@@ -74,7 +74,7 @@ REACH = 20
 
 
 def history_columns(payload, task: Task, current: ScoredHistory, kept: list[ScoredHistory], slack: int, H: int, *,
-                    max_columns: int = MAX_COLUMNS, max_labels: int = MAX_LABELS,
+                    max_columns: int = MAX_COLUMNS, max_labels: int = MAX_LABELS, max_changes: int | None = None,
                     deadline=None) -> tuple[list[ScoredHistory], bool]:
     """Step 3 for one freed task: its current history and every undominated history that fits
     beside ``kept`` and finishes by ``current.F + slack`` (referee-simulated), sorted; and
@@ -92,7 +92,7 @@ def history_columns(payload, task: Task, current: ScoredHistory, kept: list[Scor
         for room in sorted({limit, current.F - task.a}, reverse=True):  # on a cap, again without slack
             try:
                 found = pair_histories(task, n, zero, Mu, H, room << SCALE, payload.variant == "single", [0],
-                                       max_labels, max_columns, deadline, extra=blocked)
+                                       max_labels, max_columns, deadline, extra=blocked, max_changes=max_changes)
                 break
             except TooManyColumns:
                 capped = True
@@ -113,7 +113,8 @@ def history_columns(payload, task: Task, current: ScoredHistory, kept: list[Scor
 
 def improve(payload, start: list[ScoredHistory], *, seed: int = 0, block: int = BLOCK, slack: int = SLACK,
             sub_limit: float = SUB_LIMIT, iterations: int | None = None, deadline: float | None = None,
-            max_columns: int = MAX_COLUMNS, max_labels: int = MAX_LABELS) -> tuple[list[ScoredHistory], dict]:
+            max_columns: int = MAX_COLUMNS, max_labels: int = MAX_LABELS,
+            max_changes: int | None = None) -> tuple[list[ScoredHistory], dict]:
     """Steps 2-4 until ``iterations`` windows or the deadline; returns the incumbent and stats."""
     arr = [int(t.arrival) for t in payload.tasks]
     J = len(payload.tasks)
@@ -138,7 +139,7 @@ def improve(payload, start: list[ScoredHistory], *, seed: int = 0, block: int = 
             for j in sorted(free):
                 by_task[j], capped = history_columns(payload, tasks[j], cur[j], kept, int(slack), H,
                                                      max_columns=max_columns, max_labels=max_labels,
-                                                     deadline=deadline)
+                                                     max_changes=max_changes, deadline=deadline)
                 info["capped"] += int(capped)
         except Expired:
             break
@@ -172,24 +173,29 @@ def improve(payload, start: list[ScoredHistory], *, seed: int = 0, block: int = 
                                  f"(default {MAX_COLUMNS})",
                   "max_labels": f"int: per task and cluster, live labels before the enumeration is capped "
                                 f"(default {MAX_LABELS})",
+                  "max_changes": "int: list only histories with at most this many changes after the first start "
+                                 "(allocation switches, pauses, resumes; default: all histories)",
                   "warm_start": f"start from this schedule instead of sjf / optimus: a placement solution file, "
                                 f"{BEST_KNOWN!r} or {LAGRANGIAN!r} (as for placement-lns)"},
           bounds={"block": (1, 200), "slack": (0, 50), "sub_limit": (0.1, None), "iterations": (0, None),
-                  "max_columns": (1, 1_000_000), "max_labels": (1, 10_000_000)},
+                  "max_columns": (1, 1_000_000), "max_labels": (1, 10_000_000),
+                  "max_changes": (0, 1000)},
           check=lambda p: check_warm_start(p.get("warm_start")), applies=not_applicable)
 def solve(instance, *, time_limit: float | None = None, seed: int = 0, block: int = BLOCK, slack: int = SLACK,
           sub_limit: float = SUB_LIMIT, iterations: int | None = None, max_columns: int = MAX_COLUMNS,
-          max_labels: int = MAX_LABELS, warm_start: str | None = None):
+          max_labels: int = MAX_LABELS, max_changes: int | None = None, warm_start: str | None = None):
     """Improve a start schedule by exact-history windows. A bad warm start is an InputError
     (raised before any work; unknown parameters are the registry's InputError); nothing else
     raises."""
     params = {"block": block, "slack": slack, "sub_limit": sub_limit, "iterations": iterations,
-              "max_columns": max_columns, "max_labels": max_labels, "warm_start": warm_start}
+              "max_columns": max_columns, "max_labels": max_labels, "max_changes": max_changes,
+              "warm_start": warm_start}
 
     def search(payload, start_cols, deadline, iterations, stats):
         cols, info = improve(payload, start_cols, seed=seed, block=int(block), slack=int(slack),
                              sub_limit=float(sub_limit), iterations=iterations, deadline=deadline,
-                             max_columns=int(max_columns), max_labels=int(max_labels))
+                             max_columns=int(max_columns), max_labels=int(max_labels),
+                             max_changes=None if max_changes is None else int(max_changes))
         stats.update(info)
         return cols, "feasible"
 
