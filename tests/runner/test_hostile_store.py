@@ -81,13 +81,24 @@ def copy(src: Path, dst: Path) -> Path:
 # ---- case 1: a merge into a store in use; two merges at once ----------------------------
 
 
+def _stored(db: Path) -> int:
+    """Runs in the store so far; 0 while the sweep has not yet created it or its table (the file
+    can exist a moment before the schema: seen once under load, 'no such table: runs')."""
+    if not db.exists():
+        return 0
+    try:
+        return sql(db, "SELECT COUNT(*) FROM runs")[0][0]
+    except sqlite3.OperationalError:
+        return 0
+
+
 def test_merge_into_a_running_sweep_keeps_every_run_of_both(tmp_path, source):
     db = tmp_path / "r.sqlite"
     # the GA runs for its whole time limit: the sweep is still writing when the merge comes
     sweep = cli("run", "--instances", SET, "--solvers", "ga", "--seeds", ",".join(map(str, range(10))),
                 "--time-limit", "1", "--db", str(db), "--no-report", "--no-progress", "--workers", "1")
     t0 = time.monotonic()
-    while not (db.exists() and sql(db, "SELECT COUNT(*) FROM runs")[0][0] >= 1):  # the sweep is writing
+    while _stored(db) < 1:  # the sweep is writing
         assert sweep.poll() is None and time.monotonic() - t0 < 120, sweep.communicate()
         time.sleep(0.1)
     merged = cli("merge", "-o", str(db), str(source))

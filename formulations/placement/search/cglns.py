@@ -279,24 +279,25 @@ class Window:
         arr = [int(t.arrival) for t in payload.tasks]
         m.set_objective([(v, float(c.F - arr[c.j])) for v, c in self.vars], sense="min")
 
-    def solve(self, *, time_limit: float | None, seed: int) -> list[ScoredHistory] | None:
-        sol = solve_highs(self.model, hint=self.hint, time_limit=time_limit, threads=1, seed=seed)
+    def solve(self, *, time_limit: float | None, seed: int, presolve: bool = True) -> list[ScoredHistory] | None:
+        sol = solve_highs(self.model, hint=self.hint, time_limit=time_limit, threads=1, seed=seed, presolve=presolve)
         if sol.values is None:
             return None
         return [c for (v, c), x in zip(self.vars, sol.values[[v for v, _ in self.vars]]) if x > 0.5]
 
 
 def rechoose(payload, by_task: dict[int, list[ScoredHistory]], cur: list[ScoredHistory], free: set[int], *,
-             deadline: float | None, sub_limit: float, seed: int) -> int | None:
+             deadline: float | None, sub_limit: float, seed: int, presolve: bool = True) -> int | None:
     """One window: the freed tasks re-choose among their columns (:class:`Window`, HiGHS within
     ``sub_limit`` and the deadline, seeded); a better choice replaces theirs in ``cur`` (in
     place). Returns the gain in the sum of ``F - a`` (0: nothing better), None when the deadline
-    has passed before the sub-MIP."""
+    has passed before the sub-MIP. ``presolve=False``: HiGHS without its MIP presolve, which
+    checks the clock only between passes."""
     left = None if deadline is None else deadline - time.perf_counter()
     if left is not None and left <= 0:
         return None
     new = Window(payload, by_task, cur, free).solve(time_limit=sub_limit if left is None else min(sub_limit, left),
-                                                    seed=seed)
+                                                    seed=seed, presolve=presolve)
     if new is None or len(new) != len(free):
         return 0
     gain = sum(cur[c.j].F - c.F for c in new)
