@@ -154,7 +154,8 @@ def test_improves_a_schedule_that_placement_lns_left():
 
 
 @pytest.mark.parametrize("params, field", [({"slack": -1}, "slack"), ({"block": 0}, "block"),
-                                           ({"slack": "nan"}, "slack"), ({"warm_start": "/nonexistent.json"}, "warm_start")])
+                                           ({"slack": "nan"}, "slack"),
+                                           ({"warm_start": "/nonexistent.json"}, "warm_start")])
 def test_bad_parameters_are_clear_errors(params, field):
     inst = load_instance(SYN3_MULTI[0])
     with pytest.raises(InputError, match=field):

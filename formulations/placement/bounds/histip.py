@@ -128,7 +128,8 @@ def pair_histories(task: Task, n: int, Lam, Mu, H: int, top: int, single: bool, 
     limited = max_changes is not None
     # with max_changes the key also holds the changes so far (labels with different counts
     # are not compared: the one with fewer may still change where the other may not)
-    cur = {(0, -1, -1) + ((0,) if limited else ()): (np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64), np.zeros((1, 0), dtype=np.int64))}
+    cur = {(0, -1, -1) + ((0,) if limited else ()): (np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64),
+                                                      np.zeros((1, 0), dtype=np.int64))}
     out = []
     t = a
     while cur:
@@ -163,10 +164,9 @@ def pair_histories(task: Task, n: int, Lam, Mu, H: int, top: int, single: bool, 
             q = opt.step(b.astype(float) / GRID, opt.param, k, lossy)
             tot = c[:, None] + allcost[None, :] + (mu if k == 0 else 0)
             s_new = t if k == 0 else s
-            done = q >= DONE
-            if limited:
-                done = done & (mo <= max_changes)[None, :]
-                q = np.where((mo <= max_changes)[None, :], q, -1.0)  # over the limit: neither done nor kept
+            allowed = (mo <= max_changes if limited else np.ones(nopt, dtype=bool))[None, :]
+            reached = q >= DONE
+            done = reached & allowed  # an option over the change limit ends no history and extends none
             fin = ((t + 1 - a) << SCALE) + tot
             for r, o in zip(*np.nonzero(done & (fin <= top))):
                 hist = tuple(h[r].tolist()) + (int(o),)
@@ -175,7 +175,7 @@ def pair_histories(task: Task, n: int, Lam, Mu, H: int, top: int, single: bool, 
             if len(out) > max_columns:
                 raise TooManyColumns(f"more than {max_columns} columns survive the fixing (task {task.j} on "
                                      f"cluster {n} alone, before the dominance)")
-            rr, oo = np.nonzero(~done & (q >= 0)) if limited else np.nonzero(~done)
+            rr, oo = np.nonzero(~reached & allowed)
             if rr.size == 0:
                 continue
             nb = np.minimum(np.ceil(q[rr, oo] * GRID).astype(np.int64), GRID)
