@@ -638,6 +638,9 @@ SOLVERS = [{'name': 'affinity',
                            '20000)',
              'max_changes': 'int: list only histories with at most this many changes after the first start '
                             '(allocation switches, pauses, resumes; default: all histories)',
+             'max_block': 'int: once every window of the current size gave nothing since the last '
+                          'improvement, windows grow by 4 tasks up to this many, then the search stops '
+                          '(default: every task)',
              'warm_start': 'start from this schedule instead of sjf / optimus: a placement solution file, '
                            "'best-known' or 'lagrangian' (as for placement-lns)"},
   'types': {},
@@ -648,7 +651,8 @@ SOLVERS = [{'name': 'affinity',
              'iterations': [0, None],
              'max_columns': [1, 1000000],
              'max_labels': [1, 10000000],
-             'max_changes': [0, 1000]},
+             'max_changes': [0, 1000],
+             'max_block': [1, 100000]},
   'default_time_limit': None,
   'proves': False,
   'open_params': False,

@@ -165,3 +165,22 @@ def test_bad_parameters_are_clear_errors(params, field):
 def test_listed_as_a_placement_heuristic():
     info = registry.get(HL.SOLVER_NAME)
     assert info.kind == "heuristic" and info.families == ("placement",) and info.bound is None
+
+
+SYN3_V1_S1 = "instances/data/placement-synthetic-3-v1/placement-synthetic-3-s1-7c493faf.json"
+
+
+@pytest.mark.parametrize("max_block, windows, grown", [(None, 15, [(9, 8), (14, 12)]), (8, 14, [(9, 8)]),
+                                                       (4, 9, [])])
+def test_from_an_optimum_every_window_once_then_larger_then_stop(max_block, windows, grown):
+    """synthetic-3-v1 s1 (12 tasks) from its shipped best known, proven optimal (38): no window
+    improves it, so each of the 9 positions of a 4-task window is tried once (no repeats), then
+    the 5 of an 8-task window, then the single 12-task one, and the search stops as exhausted,
+    well before its 50 default windows."""
+    inst = load_instance(SYN3_V1_S1)
+    r = registry.solve(inst, HL.SOLVER_NAME, seed=3, block=4, max_block=max_block, warm_start="best-known")
+    assert r.stats["start"]["value"] == pytest.approx(38, abs=TOL)
+    assert r.solution.objective == pytest.approx(38, abs=TOL)
+    assert r.stats["exhausted"] is True and r.stats["improvements"] == 0
+    assert r.stats["iterations"] == windows
+    assert [tuple(g) for g in r.stats["grown"]] == grown

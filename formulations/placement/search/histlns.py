@@ -10,7 +10,12 @@ multi-task gaps"). This search enumerates instead of pricing (docs, "Exact-histo
    ``lagrangian``) or else the better of ``sjf`` and ``optimus`` by the referee; its decisions
    become one history per task.
 2. **Window.** ``block`` tasks consecutive in arrival order (ties by index) from a random
-   position are freed; the others are kept as they are.
+   position are freed; the others are kept as they are. A position whose window gave nothing
+   is not drawn again until the next improvement (the window would be the same search again);
+   once every position has given nothing, windows grow by ``GROW`` tasks, up to ``max_block``
+   (default: every task), and past that the search stops (stats ``exhausted``): every window
+   of the largest size was tried on the incumbent and gave nothing (within the caps and
+   ``sub_limit`` of steps 3-4).
 3. **Enumeration.** For each freed task j and eligible cluster n, bound (7)'s labelling
    (:func:`placement.bounds.histip.pair_histories`) with zero prices lists EVERY history —
    per step a pause or an allocation option, re-allocations included — that is not dominated
@@ -71,6 +76,8 @@ MAX_COLUMNS = 20_000
 MAX_LABELS = 20_000
 #: steps past the incumbent's last finish the enumeration's horizon reaches
 REACH = 20
+#: tasks a window grows by once every window of its size gave nothing
+GROW = 4
 
 
 def history_columns(payload, task: Task, current: ScoredHistory, kept: list[ScoredHistory], slack: int, H: int, *,
@@ -114,8 +121,10 @@ def history_columns(payload, task: Task, current: ScoredHistory, kept: list[Scor
 def improve(payload, start: list[ScoredHistory], *, seed: int = 0, block: int = BLOCK, slack: int = SLACK,
             sub_limit: float = SUB_LIMIT, iterations: int | None = None, deadline: float | None = None,
             max_columns: int = MAX_COLUMNS, max_labels: int = MAX_LABELS,
-            max_changes: int | None = None) -> tuple[list[ScoredHistory], dict]:
-    """Steps 2-4 until ``iterations`` windows or the deadline; returns the incumbent and stats."""
+            max_changes: int | None = None, max_block: int | None = None) -> tuple[list[ScoredHistory], dict]:
+    """Steps 2-4 until ``iterations`` windows, the deadline or, once every window of
+    ``max_block`` tasks (default: every task) gave nothing since the last improvement, a local
+    optimum (stats ``exhausted``); returns the incumbent and stats."""
     arr = [int(t.arrival) for t in payload.tasks]
     J = len(payload.tasks)
     tasks = {t.j: t for t in tasks_of(payload, cluster_durations(payload))}
@@ -124,13 +133,25 @@ def improve(payload, start: list[ScoredHistory], *, seed: int = 0, block: int = 
     value = sum(c.F - arr[c.j] for c in cur)
     rng = np.random.default_rng(seed)
     info: dict[str, Any] = {"start_value": value, "improvements": 0, "columns": 0, "capped": 0,
-                            "enumeration_s": 0.0, "mip_s": 0.0, "trace": []}
+                            "enumeration_s": 0.0, "mip_s": 0.0, "trace": [], "grown": [], "exhausted": False}
     t0 = time.perf_counter()
     it = 0
+    size = block
+    top = J if max_block is None else max(block, min(J, int(max_block)))
+    failed: set[int] = set()  # window positions that gave nothing since the last improvement
     while (iterations is None or it < iterations) and (deadline is None or time.perf_counter() < deadline):
+        positions = [p for p in range(max(1, J - size + 1)) if p not in failed]
+        if not positions:  # every window of this size gave nothing: a larger one, or stop
+            if size >= top:
+                info["exhausted"] = True
+                break
+            size = min(top, size + GROW)
+            failed.clear()
+            info["grown"].append((it, size))
+            continue
         it += 1
-        first = int(rng.integers(0, max(1, J - block + 1)))
-        free = set(order[first:first + block])
+        first = positions[int(rng.integers(0, len(positions)))]
+        free = set(order[first:first + size])
         kept = [c for c in cur if c.j not in free]
         H = max(c.F for c in cur) + slack + REACH
         by_task: dict[int, list[ScoredHistory]] = {}
@@ -152,7 +173,10 @@ def improve(payload, start: list[ScoredHistory], *, seed: int = 0, block: int = 
         info["mip_s"] += time.perf_counter() - c1
         if gain is None:
             break
-        if gain > 0:
+        if gain <= 0:
+            failed.add(first)
+        else:
+            failed.clear()
             value -= gain
             info["improvements"] += 1
             info["trace"].append((round(time.perf_counter() - t0, 2), it, value))
@@ -177,27 +201,32 @@ def improve(payload, start: list[ScoredHistory], *, seed: int = 0, block: int = 
                                 f"(default {MAX_LABELS})",
                   "max_changes": "int: list only histories with at most this many changes after the first start "
                                  "(allocation switches, pauses, resumes; default: all histories)",
+                  "max_block": f"int: once every window of the current size gave nothing since the last "
+                               f"improvement, windows grow by {GROW} tasks up to this many, then the search stops "
+                               f"(default: every task)",
                   "warm_start": f"start from this schedule instead of sjf / optimus: a placement solution file, "
                                 f"{BEST_KNOWN!r} or {LAGRANGIAN!r} (as for placement-lns)"},
           bounds={"block": (1, 200), "slack": (0, 50), "sub_limit": (0.1, None), "iterations": (0, None),
                   "max_columns": (1, 1_000_000), "max_labels": (1, 10_000_000),
-                  "max_changes": (0, 1000)},
+                  "max_changes": (0, 1000), "max_block": (1, 100_000)},
           check=lambda p: check_warm_start(p.get("warm_start")), applies=not_applicable)
 def solve(instance, *, time_limit: float | None = None, seed: int = 0, block: int = BLOCK, slack: int = SLACK,
           sub_limit: float = SUB_LIMIT, iterations: int | None = None, max_columns: int = MAX_COLUMNS,
-          max_labels: int = MAX_LABELS, max_changes: int | None = None, warm_start: str | None = None):
+          max_labels: int = MAX_LABELS, max_changes: int | None = None, max_block: int | None = None,
+          warm_start: str | None = None):
     """Improve a start schedule by exact-history windows. A bad warm start is an InputError
     (raised before any work; unknown parameters are the registry's InputError); nothing else
     raises."""
     params = {"block": block, "slack": slack, "sub_limit": sub_limit, "iterations": iterations,
               "max_columns": max_columns, "max_labels": max_labels, "max_changes": max_changes,
-              "warm_start": warm_start}
+              "max_block": max_block, "warm_start": warm_start}
 
     def search(payload, start_cols, deadline, iterations, stats):
         cols, info = improve(payload, start_cols, seed=seed, block=int(block), slack=int(slack),
                              sub_limit=float(sub_limit), iterations=iterations, deadline=deadline,
                              max_columns=int(max_columns), max_labels=int(max_labels),
-                             max_changes=None if max_changes is None else int(max_changes))
+                             max_changes=None if max_changes is None else int(max_changes),
+                             max_block=None if max_block is None else int(max_block))
         stats.update(info)
         return cols, "feasible"
 
