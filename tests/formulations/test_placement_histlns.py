@@ -22,6 +22,7 @@ from edgebench.formulations.placement.bounds.trajectory import tasks_of
 from edgebench.formulations.placement.search import cglns as CG
 from edgebench.formulations.placement.search import histlns as HL
 from edgebench.instances import sets
+from edgebench.instances.generators.placement import generate_placement
 from edgebench.instances.io import content_hash, load_instance, load_solution
 from edgebench.referee.placement import evaluate
 from test_placement_enum import tiny_instances
@@ -184,3 +185,39 @@ def test_from_an_optimum_every_window_once_then_larger_then_stop(max_block, wind
     assert r.stats["exhausted"] is True and r.stats["improvements"] == 0
     assert r.stats["iterations"] == windows
     assert [tuple(g) for g in r.stats["grown"]] == grown
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_windows_an_improvement_leaves_alone_stay_failed_and_exhaustion_is_a_local_optimum(seed):
+    """A generated synthetic-3 instance (40 tasks, one arrival per step) from the better of sjf
+    and optimus, windows of 4 tasks only: after an improvement, the failed windows that free
+    none of the changed tasks and whose span misses the steps those ran are not tried again
+    (``kept_failed`` > 0, the rule is exercised). The claim behind it, checked from scratch:
+    the search ends exhausted, and on its final schedule a fresh search, which tries every
+    position once, finds nothing in any of them."""
+    inst = generate_placement("synthetic-3", seed=seed, num_tasks=40, rate=1.0, noise=0.0)
+    payload = inst.placement
+    start = CG.decisions_columns(payload, CG.start_schedule(inst, None, 0, None, None)[1])
+    final, info = HL.improve(payload, start, seed=0, block=4, max_block=4, iterations=5000)
+    assert info["improvements"] > 0 and info["kept_failed"] > 0 and info["exhausted"] is True
+    again, check = HL.improve(payload, final, seed=1, block=4, max_block=4, iterations=5000)
+    assert check["exhausted"] is True and check["improvements"] == 0
+    assert check["iterations"] == len(payload.tasks) - 4 + 1
+    ev = evaluate(inst, CG.to_decisions(final))
+    assert ev.feasible and ev.primary_value == pytest.approx(info["value"], abs=TOL)
+
+
+def test_untouched_keeps_exactly_the_windows_off_the_changed_span():
+    """:func:`untouched` on hand-made histories: 6 tasks arriving at steps 0, 0, 5, 5, 10, 10,
+    each running 2 steps from its arrival; task 2 (steps 5-7) is changed to finish at 8. With
+    windows of 2 tasks and slack 1: the window of tasks 0, 1 (span 0-3) and of 4, 5 (span
+    10-13) stay failed; the ones that free task 2 or reach its steps do not."""
+    def h(j, a, F):
+        return CG.ScoredHistory(j=j, n=0, s=a, F=F, use=tuple((t, 1, 0) for t in range(a, F)), changes=((a, 1, 0),))
+    arr = [0, 0, 5, 5, 10, 10]
+    cur = [h(j, a, a + 2) for j, a in enumerate(arr)]
+    before = {2: cur[2]}
+    cur[2] = h(2, 5, 8)
+    order = list(range(6))
+    kept = HL.untouched({0, 1, 2, 3, 4}, order, 2, arr, cur, 1, [2], before)
+    assert kept == {0, 4}

@@ -11,7 +11,8 @@ multi-task gaps"). This search enumerates instead of pricing (docs, "Exact-histo
    become one history per task.
 2. **Window.** ``block`` tasks consecutive in arrival order (ties by index) from a random
    position are freed; the others are kept as they are. A position whose window gave nothing
-   is not drawn again until the next improvement (the window would be the same search again);
+   is not drawn again until an improvement changes what it reads (a history it frees, or a
+   step of its span at which a changed task ran; :func:`untouched`): else it is the same search;
    once every position has given nothing, windows grow by ``GROW`` tasks, up to ``max_block``
    (default: every task), and past that the search stops (stats ``exhausted``): every window
    of the largest size was tried on the incumbent and gave nothing (within the caps and
@@ -118,6 +119,34 @@ def history_columns(payload, task: Task, current: ScoredHistory, kept: list[Scor
     return sorted(out), capped
 
 
+def window_span(window: list[int], arr: list[int], cur: list[ScoredHistory], slack: int) -> tuple[int, int]:
+    """The steps a window's search reads: from its first arrival to its last finish plus the
+    slack. Each freed task's listed histories start at or after its arrival and end by its
+    finish plus the slack, so the enumeration, the fitted histories and the sub-MIP's rows read
+    the kept tasks only at those steps."""
+    return min(arr[j] for j in window), max(cur[j].F for j in window) + slack
+
+
+def untouched(failed: set[int], order: list[int], size: int, arr: list[int], cur: list[ScoredHistory],
+              slack: int, changed: list[int], before: dict[int, ScoredHistory]) -> set[int]:
+    """After an improvement that changed the histories of ``changed`` (``before`` them, ``cur``
+    now): the failed window positions whose search is still the same. A window that frees none
+    of the changed tasks and whose :func:`window_span` misses every step at which a changed task
+    ran, before or after (from its arrival to its later finish), reads the same current
+    histories and the same kept usage and start slots, so it would give nothing again; every
+    other failed position may be tried again."""
+    lo = min(arr[j] for j in changed)
+    hi = max(max(before[j].F, cur[j].F) for j in changed)
+    hit = set(changed)
+    keep = set()
+    for q in failed:
+        window = order[q:q + size]
+        w_lo, w_hi = window_span(window, arr, cur, slack)
+        if not hit.intersection(window) and (w_lo > hi or w_hi < lo):
+            keep.add(q)
+    return keep
+
+
 def improve(payload, start: list[ScoredHistory], *, seed: int = 0, block: int = BLOCK, slack: int = SLACK,
             sub_limit: float = SUB_LIMIT, iterations: int | None = None, deadline: float | None = None,
             max_columns: int = MAX_COLUMNS, max_labels: int = MAX_LABELS,
@@ -133,7 +162,8 @@ def improve(payload, start: list[ScoredHistory], *, seed: int = 0, block: int = 
     value = sum(c.F - arr[c.j] for c in cur)
     rng = np.random.default_rng(seed)
     info: dict[str, Any] = {"start_value": value, "improvements": 0, "columns": 0, "capped": 0,
-                            "enumeration_s": 0.0, "mip_s": 0.0, "trace": [], "grown": [], "exhausted": False}
+                            "enumeration_s": 0.0, "mip_s": 0.0, "trace": [], "grown": [], "exhausted": False,
+                            "kept_failed": 0}
     t0 = time.perf_counter()
     it = 0
     size = block
@@ -169,6 +199,7 @@ def improve(payload, start: list[ScoredHistory], *, seed: int = 0, block: int = 
         info["enumeration_s"] += c1 - c0
         # no MIP presolve: on these windows it took 3 s past a 0.3 s limit where the solve alone
         # proves the optimum in 0.1 s (synthetic-3-v2 s0 from optimus, 2,996 histories)
+        before = {j: cur[j] for j in free}
         gain = rechoose(payload, by_task, cur, free, deadline=deadline, sub_limit=sub_limit, seed=it, presolve=False)
         info["mip_s"] += time.perf_counter() - c1
         if gain is None:
@@ -176,7 +207,9 @@ def improve(payload, start: list[ScoredHistory], *, seed: int = 0, block: int = 
         if gain <= 0:
             failed.add(first)
         else:
-            failed.clear()
+            changed = [j for j in free if cur[j] != before[j]]
+            failed = untouched(failed, order, size, arr, cur, int(slack), changed, before)
+            info["kept_failed"] += len(failed)
             value -= gain
             info["improvements"] += 1
             info["trace"].append((round(time.perf_counter() - t0, 2), it, value))
@@ -234,4 +267,4 @@ def solve(instance, *, time_limit: float | None = None, seed: int = 0, block: in
                          warm_start=warm_start, iterations=iterations, default_iterations=DEFAULT_ITERATIONS)
 
 
-__all__ = ["solve", "improve", "history_columns", "SOLVER_NAME", "BLOCK", "SLACK"]
+__all__ = ["solve", "improve", "history_columns", "window_span", "untouched", "SOLVER_NAME", "BLOCK", "SLACK"]
