@@ -187,15 +187,16 @@ def test_from_an_optimum_every_window_once_then_larger_then_stop(max_block, wind
     assert [tuple(g) for g in r.stats["grown"]] == grown
 
 
-@pytest.mark.parametrize("seed", [0, 1])
-def test_windows_an_improvement_leaves_alone_stay_failed_and_exhaustion_is_a_local_optimum(seed):
-    """A generated synthetic-3 instance (40 tasks, one arrival per step) from the better of sjf
+@pytest.mark.parametrize("seed, variant, noise", [(0, "single", 0.0), (1, "multi", 0.1)])
+def test_windows_an_improvement_leaves_alone_stay_failed_and_exhaustion_is_a_local_optimum(seed, variant, noise):
+    """A generated synthetic-3 instance (40 tasks, one arrival per step; single without noise,
+    multi with multiplicative noise 0.1) from the better of sjf
     and optimus, windows of 4 tasks only: after an improvement, the failed windows that free
     none of the changed tasks and whose span misses the steps those ran are not tried again
     (``kept_failed`` > 0, the rule is exercised). The claim behind it, checked from scratch:
     the search ends exhausted, and on its final schedule a fresh search, which tries every
     position once, finds nothing in any of them."""
-    inst = generate_placement("synthetic-3", seed=seed, num_tasks=40, rate=1.0, noise=0.0)
+    inst = generate_placement("synthetic-3", seed=seed, num_tasks=40, rate=1.0, noise=noise, variant=variant)
     payload = inst.placement
     start = CG.decisions_columns(payload, CG.start_schedule(inst, None, 0, None, None)[1])
     final, info = HL.improve(payload, start, seed=0, block=4, max_block=4, iterations=5000)
