@@ -7,6 +7,7 @@ clear InputErrors.  Also bound (7)'s compiled dominance filter against its defin
 from __future__ import annotations
 
 import glob
+import re
 from pathlib import Path
 
 import numpy as np
@@ -185,6 +186,10 @@ def test_from_an_optimum_every_window_once_then_larger_then_stop(max_block, wind
     assert r.stats["exhausted"] is True and r.stats["improvements"] == 0
     assert r.stats["iterations"] == windows
     assert [tuple(g) for g in r.stats["grown"]] == grown
+    size = grown[-1][1] if grown else 4
+    assert re.fullmatch(f"{windows} windows, 0 improvements, {r.stats['capped']} enumerations capped, 0 failed "
+                        f"windows kept; exhausted: every window of {size} tasks gave nothing on the incumbent",
+                        r.stats["message"])
 
 
 @pytest.mark.parametrize("seed, variant, noise", [(0, "single", 0.0), (1, "multi", 0.1)])

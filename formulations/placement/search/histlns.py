@@ -217,6 +217,16 @@ def improve(payload, start: list[ScoredHistory], *, seed: int = 0, block: int = 
     return cur, info
 
 
+def summary(info: dict, block: int) -> str:
+    """One line for the run's store (its ``message``): how far the windows got and why they
+    stopped, so a certification run says whether more time on that start can pay."""
+    size = info["grown"][-1][1] if info["grown"] else block
+    end = (f"exhausted: every window of {size} tasks gave nothing on the incumbent" if info["exhausted"]
+           else f"stopped at windows of {size} tasks")
+    return (f"{info['iterations']} windows, {info['improvements']} improvements, {info['capped']} enumerations "
+            f"capped, {info['kept_failed']} failed windows kept; {end}")
+
+
 @register(SOLVER_NAME, families=("placement",), kind="heuristic",
           description="Exact-history LNS: windows of tasks consecutive in arrival order re-choose among EVERY "
                       "undominated allocation history (pauses and re-allocations included) that fits beside the "
@@ -261,10 +271,11 @@ def solve(instance, *, time_limit: float | None = None, seed: int = 0, block: in
                              max_changes=None if max_changes is None else int(max_changes),
                              max_block=None if max_block is None else int(max_block))
         stats.update(info)
+        stats["message"] = summary(info, int(block))
         return cols, "feasible"
 
     return window_search(instance, SOLVER_NAME, params, search, time_limit=time_limit, seed=seed,
                          warm_start=warm_start, iterations=iterations, default_iterations=DEFAULT_ITERATIONS)
 
 
-__all__ = ["solve", "improve", "history_columns", "window_span", "untouched", "SOLVER_NAME", "BLOCK", "SLACK"]
+__all__ = ["solve", "improve", "history_columns", "window_span", "untouched", "summary", "SOLVER_NAME", "BLOCK", "SLACK"]
