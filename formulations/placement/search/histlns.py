@@ -278,4 +278,5 @@ def solve(instance, *, time_limit: float | None = None, seed: int = 0, block: in
                          warm_start=warm_start, iterations=iterations, default_iterations=DEFAULT_ITERATIONS)
 
 
-__all__ = ["solve", "improve", "history_columns", "window_span", "untouched", "summary", "SOLVER_NAME", "BLOCK", "SLACK"]
+__all__ = ["solve", "improve", "history_columns", "window_span", "untouched", "summary", "SOLVER_NAME", "BLOCK",
+           "SLACK"]
