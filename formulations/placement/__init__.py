@@ -35,6 +35,9 @@ Map (``edgebench.formulations.placement``; issue 45)::
       cglns.py        placement-cg-lns: column-generation LNS over allocation histories
       histlns.py      placement-history-lns: windows re-choose among EVERY undominated
                       history that fits (bound (7)'s labelling), by a set-partitioning MIP
+      lahc.py         placement-lahc: late acceptance over serial schedules (task order and
+                      one fixed option per task)
+      sgs.py          the serial schedule decoder placement-lahc moves in (numba)
       neighbourhoods.py  the LNS's destroy moves
       grow.py         growing a fixed schedule's allocations (re-allocation, scored by the referee)
       lagrange_list.py   placement-lagrange: the Lagrangian-guided list schedule

@@ -1,0 +1,144 @@
+"""Late acceptance over serial schedules (formulations/placement/search/lahc.py) and its compiled
+decoder (search/sgs.py): the decoder is the list scheduler's earliest-start rule
+(:class:`~edgebench.formulations.placement.problem.Profile`) on random orders and options, both
+variants, memory included; every decoded schedule is feasible for the referee, which scores it as
+the decoder does; the search never returns worse than its start, never beats the referee's
+brute-force optimum on tiny instances and reaches the fixed-allocation optimum there; the same seed
+gives the same schedule; bad parameters are clear InputErrors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from edgebench import registry
+from edgebench.errors import InputError
+from edgebench.formulations.placement import enum as E
+from edgebench.formulations.placement.problem import (
+    Profile, prepare, schedule_objective, schedule_violations, to_decisions,
+)
+from edgebench.formulations.placement.search import lahc as LA
+from edgebench.formulations.placement.search.sgs import Tables
+from edgebench.instances.generators.placement import generate_placement
+from edgebench.instances.io import load_instance
+from edgebench.referee.placement import evaluate
+from test_placement_enum import tiny_instances
+
+TOL = 1e-6
+ALIBABA = "instances/data/placement-alibaba-v2/placement-alibaba-c3-s3.json.gz"  # memory capacities
+SYN3_MULTI = "instances/data/placement-synthetic-3-multi-v2/placement-synthetic-3-s1-17330a79.json.gz"
+
+
+def _reference_decode(data, order, choice):
+    """The serial rule written with the list scheduler's own profile (problem.Profile)."""
+    prof = Profile(data)
+    out = [None] * data.num_tasks
+    for j in order:
+        o = data.options[j][choice[j]]
+        s = prof.earliest(o, data.arrivals[j])
+        prof.place(o, s)
+        out[j] = (o, s)
+    return out
+
+
+def _instances():
+    yield generate_placement("synthetic-3", seed=1, num_tasks=24, variant="single")
+    yield generate_placement("synthetic-3", seed=2, num_tasks=24, variant="multi")
+    yield generate_placement("hetero-6", seed=3, num_tasks=30, variant="multi")
+    yield load_instance(ALIBABA)
+
+
+@pytest.mark.parametrize("inst", list(_instances()), ids=["syn3-single", "syn3-multi", "hetero6-multi", "alibaba"])
+def test_decoder_is_the_list_schedulers_rule_and_the_referee_agrees(inst):
+    data = prepare(inst.payload)
+    tables = Tables(data)
+    rng = np.random.default_rng(0)
+    counts = np.diff(tables.offset)
+    for _ in range(8):
+        order = rng.permutation(data.num_tasks).astype(np.int64)
+        choice = np.array([rng.integers(c) for c in counts], dtype=np.int64)
+        value = tables.decode(order, choice)
+        ref = _reference_decode(data, order, choice)
+        assert tables.start.tolist() == [s for _, s in ref]
+        assert value == schedule_objective(data, ref)
+        sched = tables.schedule(order, choice)
+        assert sched == ref
+        assert schedule_violations(data, sched) == []
+        ev = evaluate(inst, to_decisions(sched))
+        assert ev.feasible, ev.violations[:3]
+        assert ev.primary_value == pytest.approx(value, abs=TOL)
+    assert not tables.used.any() and not tables.starts.any()  # the workspace is left empty
+
+
+def test_encode_then_decode_gives_back_a_schedule_no_worse():
+    """A fixed schedule's tasks in start order, each with its option: every task starts no later
+    than it did (the serial rule starts each at its earliest fit beside the earlier ones)."""
+    inst = load_instance(SYN3_MULTI)
+    data = prepare(inst.payload)
+    tables = Tables(data)
+    order, choice = tables.encode(_reference_decode(data, np.arange(data.num_tasks)[::-1],
+                                                    np.zeros(data.num_tasks, dtype=np.int64)))
+    before = _reference_decode(data, order, choice)
+    tables.decode(order, choice)
+    assert all(int(tables.start[j]) <= s for j, (_, s) in enumerate(before))
+
+
+@settings(max_examples=25, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(tiny_instances(max_tasks=3))
+def test_on_tiny_instances_it_reaches_the_fixed_allocation_optimum(inst):
+    """Never below the referee's brute-force optimum (it is a referee-feasible schedule), and equal
+    to the fixed-allocation restriction's optimum (placement-milp, solved to optimality): the
+    serial schedules of the dominant options hold an optimal fixed-allocation schedule."""
+    opt, _ = E.optimum(inst, max_states=200_000)
+    milp = registry.solve(inst, "placement-milp", time_limit=60)
+    r = registry.solve(inst, LA.SOLVER_NAME, seed=0, iterations=3000, history=50, window=3)
+    assert r.status == "feasible", r.stats.get("message")
+    ev = evaluate(inst, r.solution.placement)
+    assert ev.feasible, ev.violations[:3]
+    assert r.solution.objective == pytest.approx(ev.primary_value, abs=TOL)
+    assert ev.primary_value >= opt - TOL
+    if milp.status == "optimal":
+        assert ev.primary_value <= evaluate(inst, milp.solution.placement).primary_value + TOL
+
+
+def test_never_worse_than_its_start_and_same_seed_same_schedule():
+    inst = load_instance(SYN3_MULTI)
+    runs = [registry.solve(inst, LA.SOLVER_NAME, seed=7, iterations=4000) for _ in range(2)]
+    other = registry.solve(inst, LA.SOLVER_NAME, seed=8, iterations=4000)
+    for r in runs + [other]:
+        ev = evaluate(inst, r.solution.placement)
+        assert ev.feasible and r.solution.objective == pytest.approx(ev.primary_value, abs=TOL)
+        assert ev.primary_value <= r.stats["start"]["value"] + TOL
+    assert runs[0].solution.placement == runs[1].solution.placement
+    assert runs[0].stats["iterations"] == runs[1].stats["iterations"] == 4000
+    # from the sjf / optimus start the queue moves pay: it improves
+    assert runs[0].solution.objective < runs[0].stats["start"]["value"] - TOL
+    assert runs[0].stats["message"].startswith("4000 moves")
+
+
+def test_improve_keeps_the_best_and_the_late_list_accepts_worse():
+    inst = load_instance(SYN3_MULTI)
+    data = prepare(inst.payload)
+    tables = Tables(data)
+    order = np.arange(data.num_tasks, dtype=np.int64)
+    choice = np.zeros(data.num_tasks, dtype=np.int64)
+    start = tables.decode(order, choice)
+    best_order, best_choice, info = LA.improve(tables, order, choice, seed=0, iterations=3000, deadline=None,
+                                               history=200, window=10)
+    assert tables.decode(best_order, best_choice) == info["value"] <= start
+    assert info["decoded_start"] == start and info["iterations"] == 3000
+    assert [v for _, _, v in info["trace"]] == sorted((v for _, _, v in info["trace"]), reverse=True)
+    assert sum(info["moves"].values()) == info["accepted"]
+    assert (order == np.arange(data.num_tasks)).all()  # the caller's arrays are not touched
+
+
+@pytest.mark.parametrize("params, field", [({"history": 0}, "history"), ({"window": 0}, "window"),
+                                           ({"iterations": -1}, "iterations"), ({"warm_start": "nope.json"}, None),
+                                           ({"moves": 3}, None)])
+def test_bad_parameters_are_input_errors(params, field):
+    inst = generate_placement("synthetic-3", seed=0, num_tasks=6)
+    with pytest.raises(InputError) as err:
+        registry.solve(inst, LA.SOLVER_NAME, **params)
+    if field:
+        assert field in str(err.value)
