@@ -20,8 +20,11 @@ that chain is free (docs/formulations/placement.md, "Late-acceptance search"):
 4. **Acceptance.** Late acceptance (Burke and Bykov, *The late acceptance hill-climbing
    heuristic*, EJOR 258, 2017): a move is kept when the decoded value is at most the current one
    or at most the current value of ``history`` iterations ago; otherwise it is undone.
-5. **Result.** The best decoded schedule, scored by the referee; the frame returns the better of
-   it and the start (a warm start with pauses or re-allocations may beat every fixed schedule).
+5. **Result.** The best decoded schedule, then placement-lns's re-allocating moves on it
+   (:func:`.grow.grow`: a task grows its allocation, or starts earlier, where the others leave
+   room; kept when the referee finishes it earlier), each scored by the referee; the frame returns
+   the best of these and the start (a warm start with pauses or re-allocations may beat every
+   fixed schedule).
 
 Seeded: moves come from ``numpy.random.default_rng(seed)``; with ``iterations`` the same seed gives
 the same schedule. Declines the authors' additive noise, as the window searches' frame does.
@@ -36,8 +39,11 @@ import numpy as np
 
 from edgebench.formulations.placement.problem import prepare, to_decisions as fixed_decisions
 from edgebench.formulations.placement.search import cglns
-from edgebench.formulations.placement.search.lns import BEST_KNOWN, LAGRANGIAN, check_warm_start, to_schedule
+from edgebench.formulations.placement.search import grow as placement_grow
+from edgebench.formulations.placement.search.lns import (BEST_KNOWN, GROW_RESERVE, LAGRANGIAN, check_warm_start,
+                                                         to_schedule)
 from edgebench.formulations.placement.search.sgs import Tables
+from edgebench.referee.placement import evaluate
 from edgebench.registry import register
 
 SOLVER_NAME = "placement-lahc"
@@ -138,8 +144,10 @@ def improve(tables: Tables, order: np.ndarray, choice: np.ndarray, *, seed: int,
 
 def summary(info: dict) -> str:
     """One line for the run's store (its ``message``)."""
+    grown = info.get("grown_value")
     return (f"{info['iterations']} moves, {info['accepted']} improving, {info['improvements']} new bests; "
-            f"fixed start {info['decoded_start']} -> {info['value']}")
+            f"fixed start {info['decoded_start']} -> {info['value']}"
+            + (f"; re-allocating moves -> {grown:g}" if grown is not None and grown < info["value"] else ""))
 
 
 @register(SOLVER_NAME, families=("placement",), kind="heuristic",
@@ -169,11 +177,20 @@ def solve(instance, *, time_limit: float | None = None, seed: int = 0, history: 
             return None, "feasible"
         tables = Tables(data)
         order, choice = tables.encode(fixed)
-        order, choice, info = improve(tables, order, choice, seed=seed, iterations=iterations, deadline=deadline,
+        order, choice, info = improve(tables, order, choice, seed=seed, iterations=iterations,
+                                      deadline=None if deadline is None else deadline - GROW_RESERVE,
                                       history=int(history), window=int(window))
+        sched = tables.schedule(order, choice)
+        best = fixed_decisions(sched)
+        lines, ginfo = placement_grow.grow(payload, data, sched, deadline=deadline)
+        grown = placement_grow.to_decisions(lines)
+        ev = evaluate(instance, grown)
+        info.update(ginfo, grown_value=float(ev.primary_value) if ev.feasible else None)
+        if ev.feasible and float(ev.primary_value) < info["value"]:
+            best = grown
         stats.update(info)
         stats["message"] = summary(info)
-        return cglns.decisions_columns(payload, fixed_decisions(tables.schedule(order, choice))), "feasible"
+        return cglns.decisions_columns(payload, best), "feasible"
 
     return cglns.window_search(instance, SOLVER_NAME, params, search, time_limit=time_limit, seed=seed,
                                warm_start=warm_start, iterations=iterations, default_iterations=DEFAULT_ITERATIONS)
