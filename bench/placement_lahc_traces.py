@@ -9,10 +9,11 @@ With ``--db`` it reads every ``placement-*`` run of the stores (the runner's ``t
 best referee value so far, from the fixed start; the run's ``message``) and the manifests' bounds,
 and writes them to ``--json`` (small: the shipped record). Without ``--db`` it reads ``--json``.
 The plot has one panel per instance: the gap of the best schedule so far to the instance's
-certified bound, against seconds, one line per run. A trace starts at the fixed-allocation schedule
-of the best known the run started from (``sgs.decode`` of it: above the best known where that one
-pauses or re-allocates); the table in docs/formulations/placement.md gives the best knowns before
-and after.
+certified bound, against seconds, one line per run, and a dot at the value the run returned (after
+the re-allocating moves; the best known it started from where the search did not beat it). A trace
+starts at the fixed-allocation schedule of the best known the run started from (``sgs.decode`` of
+it: above the best known where that one pauses or re-allocates); the table in
+docs/formulations/placement.md gives the best knowns before and after.
 """
 
 from __future__ import annotations
@@ -75,8 +76,10 @@ def plot(runs: list[dict], png: str) -> None:
         gap = (lambda v: 100.0 * (v - bound) / v) if bound else (lambda v: v)
         for r in mine:
             xs = [t for t, _ in r["trace"]] + [r["runtime"]]
-            ys = [gap(v) for _, v in r["trace"]] + [gap(r["value"])]
-            ax.step(xs, ys, where="post", label=f"{r['label']} seed {r['seed']}: {r['value']:g}")
+            ys = [gap(v) for _, v in r["trace"]]
+            label = f"{r['label']} seed {r['seed']}: search {r['trace'][-1][1]:g}, returned {r['value']:g}"
+            line, = ax.step(xs, ys + ys[-1:], where="post", label=label)
+            ax.plot([r["runtime"]], [gap(r["value"])], "o", color=line.get_color(), ms=4)
         ax.set_title(f"{key[0].removeprefix('placement-')} {key[1].removeprefix('placement-')}", fontsize=9)
         ax.set_xlabel("seconds")
         ax.set_ylabel("gap to the bound (%)" if bound else "total completion time")
