@@ -192,6 +192,9 @@ def test_is_warm_follows_the_stamp_and_the_cache(tmp_path, monkeypatch):
     assert not kernels.is_warm()  # a stamp but no compiled code
     (tmp_path / "formulations_x").mkdir()
     (tmp_path / "formulations_x" / "labelling.label-126.py311.nbi").write_bytes(b"")
+    assert not kernels.is_warm()  # one kernel module compiled, not every one (sgs: placement-lahc)
+    for m in kernels.KERNEL_MODULES:
+        (tmp_path / "formulations_x" / f"{m.rsplit('.', 1)[-1]}.k-1.py311.nbi").write_bytes(b"")
     assert kernels.is_warm()
     stamp.write_text(json.dumps({**kernels.fingerprint(), "numba": "0.0"}))  # another numba: recompile
     assert not kernels.is_warm()
