@@ -67,3 +67,42 @@ def test_moves(benchmark, name, index):
     benchmark.pedantic(run, rounds=1, iterations=1, warmup_rounds=1)
     benchmark.extra_info.update({"instance": f"{name}[{index}]", "start": int(start), "best": int(out["value"])})
     assert out["value"] <= start
+
+
+def _shaped(name, index):
+    """The best known's own histories as shapes, with every two-piece shape (pieces = 2)."""
+    import time
+
+    inst = sets.load_set(name)[index]
+    data = prepare(inst.payload)
+    best = load_solution(sets.best_known_solution(content_hash(inst)), inst).placement
+    t0 = time.process_time()
+    tables, order, choice = LA.two_piece_start(inst.payload, data, best, to_schedule(inst.payload, data, best))
+    return inst, data, tables, order, choice, time.process_time() - t0
+
+
+@pytest.mark.parametrize("name,index", CASES)
+def test_decode_shapes(benchmark, name, index):
+    """One decode of the best known itself (its histories as shapes of up to several pieces), to read
+    beside ``test_decode[kernel]`` (the fixed version); extra_info: the CPU seconds of listing the
+    shapes (shapes.two_piece over every task) and their number."""
+    inst, data, tables, order, choice, listing = _shaped(name, index)
+    value = benchmark(tables.decode, order, choice)
+    benchmark.extra_info.update({"instance": f"{name}[{index}]", "tasks": data.num_tasks, "value": int(value),
+                                 "shapes": int(tables.offset[-1]), "listing_cpu_s": round(listing, 2)})
+
+
+@pytest.mark.parametrize("name,index", CASES)
+def test_moves_shapes(benchmark, name, index):
+    """10,000 late-acceptance moves with shapes of two pieces from the best known itself (seed 0,
+    lift 0.01)."""
+    inst, data, tables, order, choice, _ = _shaped(name, index)
+    start = tables.decode(order, choice)
+    out = {}
+
+    def run():
+        out.update(LA.improve(tables, order, choice, seed=0, iterations=10_000, deadline=None, lift=0.01)[2])
+
+    benchmark.pedantic(run, rounds=1, iterations=1, warmup_rounds=1)
+    benchmark.extra_info.update({"instance": f"{name}[{index}]", "start": int(start), "best": int(out["value"])})
+    assert out["value"] <= start

@@ -38,6 +38,8 @@ Map (``edgebench.formulations.placement``; issue 45)::
       lahc.py         placement-lahc: late acceptance over serial schedules (task order and
                       one fixed option per task)
       sgs.py          the serial schedule decoder placement-lahc moves in (numba)
+      shapes.py       allocation histories relative to a start (a fixed option, two pieces,
+                      a warm start's own histories) for that decoder
       neighbourhoods.py  the LNS's destroy moves
       grow.py         growing a fixed schedule's allocations (re-allocation, scored by the referee)
       lagrange_list.py   placement-lagrange: the Lagrangian-guided list schedule

@@ -19,6 +19,7 @@ from edgebench.formulations.placement.problem import (
     Profile, prepare, schedule_objective, schedule_violations, to_decisions,
 )
 from edgebench.formulations.placement.search import lahc as LA
+from edgebench.formulations.placement.search import shapes as SH
 from edgebench.formulations.placement.search.sgs import Tables
 from edgebench.instances.generators.placement import generate_placement
 from edgebench.instances.io import load_instance
@@ -157,3 +158,153 @@ def test_reallocating_moves_after_the_search_are_kept_only_when_the_referee_agre
     assert ev.primary_value < r.stats["value"] - 0.5
     assert any(d.history for d in r.solution.placement.tasks)  # some task re-allocates
     assert "re-allocating moves" in r.stats["message"]
+
+
+# ---- shapes of several pieces (pieces = 2; a warm start's own histories) ----------------------------
+
+
+def _random_shape(rng, payload, data, j):
+    """A referee history of task j of one to three pieces (a pause possible in the middle) on one of
+    its clusters, as a shape through the referee's simulation (shapes.of_decision)."""
+    from edgebench.solution import AllocationChange, PlacementDecision
+
+    opts = data.options[j]
+    a = opts[rng.integers(len(opts))]
+    same = [o for o in opts if o.cluster == a.cluster]
+    changes, step = [(0, a.cpu, a.gpu)], 0
+    for _ in range(int(rng.integers(0, 3))):
+        step += int(rng.integers(1, 4))
+        b = (0, 0) if rng.random() < 0.25 else (lambda o: (o.cpu, o.gpu))(same[rng.integers(len(same))])
+        if b != changes[-1][1:]:
+            changes.append((step, *b))
+    if changes[-1][1:] == (0, 0):
+        changes.append((step + 1, a.cpu, a.gpu))
+    d = PlacementDecision(cluster=a.cluster, start=5, history=tuple(AllocationChange(step=5 + r, cpu=c, gpu=g)
+                                                                    for r, c, g in changes))
+    return SH.of_decision(payload, data, j, d)
+
+
+def _reference_shape_decode(tables, order, choice):
+    """The serial rule with every start tried in turn (no jumps): each shape at the first step
+    >= arrival at which each of its pieces fits beside the shapes before it (and, single, no
+    earlier first start on its cluster in that step)."""
+    data = tables.data
+    used = np.zeros_like(tables.used)
+    starts = np.zeros_like(tables.starts)
+    out = [0] * data.num_tasks
+    for j in order:
+        sh = tables.shapes[j][choice[j]]
+        n = sh.cluster
+
+        def amounts(s):
+            for t in range(s, s + sh.steps):
+                r, c, g = [p for p in sh.pieces if p[0] <= t - s][-1]
+                yield t, np.array([c, g, sh.memory if (c > 0 or g > 0) else 0])
+
+        s = data.arrivals[j]
+        while (data.single and starts[n, s]) or any((used[n, :, t] + a > tables.cap[n]).any() for t, a in amounts(s)):
+            s += 1
+        for t, a in amounts(s):
+            used[n, :, t] += a
+        starts[n, s] += 1
+        out[j] = s
+    return out
+
+
+@pytest.mark.parametrize("inst", list(_instances()), ids=["syn3-single", "syn3-multi", "hetero6-multi", "alibaba"])
+def test_shapes_of_several_pieces_decode_by_the_serial_rule_and_the_referee_agrees(inst):
+    """Random histories of one to three pieces (pauses, shrinking and growing ones) as shapes: the
+    compiled decoder's starts are those of trying every start in turn (its jumps skip no start
+    that fits), each shape's steps are the referee's, the decisions are feasible and the value is
+    the referee's; the workspace is left empty."""
+    payload = inst.payload
+    data = prepare(payload)
+    rng = np.random.default_rng(1)
+    extra = [[s for s in (_random_shape(rng, payload, data, j) for _ in range(4)) if s is not None]
+             for j in range(data.num_tasks)]
+    tables = Tables(data, extra)
+    assert any(len(sh.pieces) > 1 for shs in extra for sh in shs) and not tables.mono.all()
+    counts = np.diff(tables.offset)
+    for _ in range(6):
+        order = rng.permutation(data.num_tasks).astype(np.int64)
+        choice = np.array([rng.integers(c) for c in counts], dtype=np.int64)
+        value = tables.decode(order, choice)
+        assert tables.start.tolist() == _reference_shape_decode(tables, order, choice)
+        ev = evaluate(inst, tables.decisions(order, choice))
+        assert ev.feasible, ev.violations[:3]
+        assert ev.primary_value == pytest.approx(value, abs=TOL)
+    assert not tables.used.any() and not tables.starts.any()
+
+
+@pytest.mark.parametrize("preset, variant", [("synthetic-3", "single"), ("hetero-6", "multi")])
+def test_two_piece_shapes_run_as_the_step_rule_says(preset, variant):
+    """Every generated two-piece shape's steps are the referee's simulation of that history
+    (switching loss on the change step; hetero-6 with noise), and a fixed option is one piece."""
+    from edgebench.referee.placement import task_finish
+
+    inst = generate_placement(preset, seed=4, num_tasks=8, variant=variant, noise=0.1)
+    payload = inst.payload
+    data = prepare(payload)
+    seen = 0
+    for j in range(data.num_tasks):
+        for sh in SH.two_piece(payload, data, j):
+            (_, c, g), (k, c2, g2) = sh.pieces
+            assert (c, g) != (c2, g2) and 0 < k < sh.steps
+            assert task_finish(payload, j, 3, [(3, c, g), (3 + k, c2, g2)]) == 3 + sh.steps
+            seen += 1
+        assert SH.Shape.of(data.options[j][0]).pieces == ((0, data.options[j][0].cpu, data.options[j][0].gpu),)
+    assert seen > 50
+
+
+def test_a_best_known_with_reallocations_is_its_own_start():
+    """pieces = 2 encodes the warm start's histories as they are: testbed-v2 s0's best known
+    (re-allocations, two tasks with two changes) decodes, in start order, to itself (1595); its
+    fixed-allocation version decodes to 2712."""
+    inst = load_instance("instances/data/placement-testbed-v2/placement-testbed-s0.json.gz")
+    from edgebench.instances.io import load_solution
+    from edgebench.formulations.placement.search.lns import to_schedule
+
+    sol = load_solution("instances/data/placement-testbed-v2/solutions/placement-testbed-s0.json.gz", inst)
+    data = prepare(inst.payload)
+    fixed = to_schedule(inst.payload, data, sol.placement)
+    tables, order, choice = LA.two_piece_start(inst.payload, data, sol.placement, fixed)
+    assert tables.decode(order, choice) == 1595 == evaluate(inst, sol.placement).primary_value
+
+    def timelines(decisions):
+        return [(d.cluster, d.start, [(h.step, h.cpu, h.gpu) for h in d.history] if d.history
+                 else [(d.start, d.cpu, d.gpu)]) for d in decisions.tasks]
+
+    assert timelines(tables.decisions(order, choice)) == timelines(sol.placement)
+    one = Tables(data)
+    assert one.decode(*one.encode(fixed)) > 2500
+
+
+def test_two_pieces_same_seed_same_schedule_and_never_below_the_optimum():
+    inst = generate_placement("synthetic-3", seed=2, num_tasks=30, variant="single")
+    runs = [registry.solve(inst, LA.SOLVER_NAME, seed=3, iterations=3000, pieces=2, lift=0.01) for _ in range(2)]
+    assert runs[0].solution.placement == runs[1].solution.placement
+    ev = evaluate(inst, runs[0].solution.placement)
+    assert ev.feasible and runs[0].solution.objective == pytest.approx(ev.primary_value, abs=TOL)
+    assert ev.primary_value <= runs[0].stats["start"]["value"] + TOL
+    assert runs[0].stats["shapes"] > 0
+
+
+@settings(max_examples=15, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(tiny_instances(max_tasks=3))
+def test_two_pieces_on_tiny_instances_never_beat_the_brute_force_optimum(inst):
+    opt, _ = E.optimum(inst, max_states=200_000)
+    r = registry.solve(inst, LA.SOLVER_NAME, seed=0, iterations=2000, history=50, window=3, pieces=2)
+    assert r.status == "feasible", r.stats.get("message")
+    ev = evaluate(inst, r.solution.placement)
+    assert ev.feasible, ev.violations[:3]
+    assert r.solution.objective == pytest.approx(ev.primary_value, abs=TOL)
+    assert ev.primary_value >= opt - TOL
+
+
+@pytest.mark.parametrize("params, field", [({"pieces": 3}, "pieces"), ({"pieces": 0}, "pieces"),
+                                           ({"lift": -0.1}, "lift"), ({"lift": 2.0}, "lift")])
+def test_bad_shape_parameters_are_input_errors(params, field):
+    inst = generate_placement("synthetic-3", seed=0, num_tasks=6)
+    with pytest.raises(InputError) as err:
+        registry.solve(inst, LA.SOLVER_NAME, **params)
+    assert field in str(err.value)

@@ -26,6 +26,15 @@ that chain is free (docs/formulations/placement.md, "Late-acceptance search"):
    the best of these and the start (a warm start with pauses or re-allocations may beat every
    fixed schedule).
 
+**Shapes of two pieces** (``pieces = 2``, :mod:`.shapes`): every task may also hold a first dominant
+allocation for 1 .. steps - 1 steps and then another of the same cluster (the switching loss of
+the change step included), and the warm start's own histories (pauses, several changes) are
+shapes too: the search starts from the warm start itself, not from its fixed version. An option
+move then draws a two-piece shape half the time, and a fifth of the moves *nudge* a task's change
+1-3 steps earlier or later. The schedule is returned as decoded (no re-allocating moves after it
+when it holds a shape of several pieces). ``lift``: the late list starts ``lift`` above the
+start's value, so that from a local optimum (a best known) the search can climb out of it.
+
 Seeded: moves come from ``numpy.random.default_rng(seed)``; with ``iterations`` the same seed gives
 the same schedule. Declines the authors' additive noise, as the window searches' frame does.
 """
@@ -40,6 +49,7 @@ import numpy as np
 from edgebench.formulations.placement.problem import prepare, to_decisions as fixed_decisions
 from edgebench.formulations.placement.search import cglns
 from edgebench.formulations.placement.search import grow as placement_grow
+from edgebench.formulations.placement.search import shapes
 from edgebench.formulations.placement.search.lns import (BEST_KNOWN, GROW_RESERVE, LAGRANGIAN, check_warm_start,
                                                          to_schedule)
 from edgebench.formulations.placement.search.sgs import Tables
@@ -59,6 +69,9 @@ CLOCK_EVERY = 64
 MOVES = ("option", "option+shift", "shift", "swap")
 WEIGHTS = (0.25, 0.25, 0.35, 0.15)
 CUMULATIVE = tuple(np.cumsum(WEIGHTS))
+#: with shapes of two pieces, also "nudge": a task on one moves its change 1-3 steps earlier or later
+MOVES_TWO = MOVES + ("nudge",)
+CUMULATIVE_TWO = tuple(np.cumsum((0.2, 0.2, 0.3, 0.1, 0.2)))
 
 
 def _shift(order: np.ndarray, i: int, k: int) -> None:
@@ -71,36 +84,67 @@ def _shift(order: np.ndarray, i: int, k: int) -> None:
     order[k] = j
 
 
+def _draw(rng: np.random.Generator, cur: int, ones: int, count: int, two: bool) -> int:
+    """Another shape of a task with ``count`` (> 1) of them, the first ``ones`` fixed options:
+    without two-piece shapes any but the current one; with them, half the time a two-piece shape
+    and half the time a fixed option (never the current one)."""
+    if not two:
+        new = int(rng.integers(count - 1))
+        return new + (new >= cur)
+    if count > ones and (ones - (cur < ones) == 0 or rng.random() < 0.5):
+        lo, size = ones, count - ones
+    else:
+        lo, size = 0, ones
+    if lo <= cur < lo + size:
+        if size == 1:
+            return cur
+        new = int(rng.integers(size - 1))
+        return lo + new + (lo + new >= cur)
+    return lo + int(rng.integers(size))
+
+
 def improve(tables: Tables, order: np.ndarray, choice: np.ndarray, *, seed: int, iterations: int | None,
-            deadline: float | None, history: int = HISTORY, window: int = WINDOW):
+            deadline: float | None, history: int = HISTORY, window: int = WINDOW, lift: float = 0.0):
     """Late acceptance from (``order``, ``choice``) (module docstring, steps 3-4) until
     ``iterations`` moves or the ``deadline`` (a ``time.perf_counter()`` value). Returns the best
     (order, choice) and the run's stats."""
     rng = np.random.default_rng(seed)
     n = len(order)
     counts = np.diff(tables.offset)
+    ones = tables.ones
+    two = bool((counts > ones).any())
     several = np.flatnonzero(counts > 1)
     order, choice = order.copy(), choice.copy()
     cur = tables.decode(order, choice)
-    info = {"decoded_start": cur, "iterations": 0, "accepted": 0, "improvements": 0, "moves": dict.fromkeys(MOVES, 0),
+    moves, cumulative = (MOVES_TWO, CUMULATIVE_TWO) if two else (MOVES, CUMULATIVE)
+    info = {"decoded_start": cur, "iterations": 0, "accepted": 0, "improvements": 0, "moves": dict.fromkeys(moves, 0),
             "trace": [(0.0, 0, cur)]}
     best, best_order, best_choice = cur, order.copy(), choice.copy()
-    late = np.full(int(history), cur, dtype=np.int64)
+    late = np.full(int(history), cur + int(round(cur * lift)), dtype=np.int64)
     t0 = time.perf_counter()
     it = 0
     while iterations is None or it < iterations:
         if deadline is not None and it % CLOCK_EVERY == 0 and time.perf_counter() >= deadline:
             break
-        kind = MOVES[min(bisect_right(CUMULATIVE, rng.random()), len(MOVES) - 1)]
+        kind = moves[min(bisect_right(cumulative, rng.random()), len(moves) - 1)]
         if kind.startswith("option") and several.size == 0:
             it += 1
             continue
         undo_choice = undo_shift = None
-        if kind.startswith("option"):
+        if kind == "nudge":
             j = int(several[rng.integers(several.size)])
-            new = int(rng.integers(counts[j] - 1))
+            o = int(tables.offset[j] + choice[j])
+            lo, hi = int(tables.block[o, 0]), int(tables.block[o, 1])
+            if lo == hi:
+                it += 1
+                continue
             undo_choice = (j, int(choice[j]))
-            choice[j] = new + (new >= choice[j])  # any option but the current one
+            step = int(rng.integers(1, 4)) * (1 if rng.random() < 0.5 else -1)
+            choice[j] = min(hi, max(lo, o + step)) - int(tables.offset[j])
+        elif kind.startswith("option"):
+            j = int(several[rng.integers(several.size)])
+            undo_choice = (j, int(choice[j]))
+            choice[j] = _draw(rng, int(choice[j]), int(ones[j]), int(counts[j]), two)
             if kind == "option+shift":
                 i = int(np.flatnonzero(order == j)[0])
                 k = min(n - 1, max(0, i + int(rng.integers(-window, window + 1))))
@@ -142,12 +186,42 @@ def improve(tables: Tables, order: np.ndarray, choice: np.ndarray, *, seed: int,
     return best_order, best_choice, info
 
 
+def two_piece_start(payload, data, decisions, fixed):
+    """Tables with every task's two-piece shapes (:func:`.shapes.two_piece`) and the start's own
+    histories of at most one change (:func:`.shapes.of_decision`), and the start encoded: its
+    tasks in start order, each with its own shape, or with its fixed option (``fixed``, from
+    :func:`.lns.to_schedule`) where its history pauses or changes more than once. (None, None,
+    None) when a task has neither."""
+    own, starts = [], []
+    for j, d in enumerate(decisions.tasks):
+        sh = shapes.of_decision(payload, data, j, d)
+        if sh is None:
+            if fixed is None:
+                return None, None, None
+            sh, st = shapes.Shape.of(fixed[j][0]), fixed[j][1]
+        else:
+            st = int(d.start)
+        own.append(sh)
+        starts.append(st)
+    extra = []
+    for j in range(data.num_tasks):
+        gen = shapes.two_piece(payload, data, j)
+        known = set(gen) | {shapes.Shape.of(o) for o in data.options[j]}
+        extra.append(gen + ([own[j]] if own[j] not in known else []))
+    tables = Tables(data, extra)
+    choice = np.array([tables.shapes[j].index(own[j]) for j in range(data.num_tasks)], dtype=np.int64)
+    order = np.array(sorted(range(data.num_tasks), key=lambda j: (starts[j], j)), dtype=np.int64)
+    return tables, order, choice
+
+
 def summary(info: dict) -> str:
     """One line for the run's store (its ``message``)."""
     grown = info.get("grown_value")
     return (f"{info['iterations']} moves, {info['accepted']} improving, {info['improvements']} new bests; "
             f"fixed start {info['decoded_start']} -> {info['value']}"
-            + (f"; re-allocating moves -> {grown:g}" if grown is not None and grown < info["value"] else ""))
+            + (f"; re-allocating moves -> {grown:g}" if grown is not None and grown < info["value"] else "")
+            + (f"; {info['two_piece']} tasks on two-piece shapes (of {info['shapes']})" if info.get("two_piece")
+               else ""))
 
 
 @register(SOLVER_NAME, families=("placement",), kind="heuristic",
@@ -156,30 +230,49 @@ def summary(info: dict) -> str:
                       "leaves a queue); moves change a task's option and place in the order; scored by the referee",
           params={"history": f"int: late-acceptance list length (default {HISTORY})",
                   "window": f"int: the farthest a move shifts a task in the order (default {WINDOW})",
+                  "lift": "float: the late list starts at the start's value times 1 + lift (default 0: "
+                          "plain late acceptance; from a local optimum such as a best known it then only walks "
+                          "its plateau)",
+                  "pieces": "int: 1 (default) fixed options only; 2 also every history of one change "
+                            "(a first dominant allocation for 1..steps-1 steps, then another of the cluster)",
                   "iterations": "int: stop after this many moves (default: the time limit; "
                                 f"{DEFAULT_ITERATIONS} without one)",
                   "warm_start": f"start from this schedule instead of sjf / optimus: a placement solution file, "
                                 f"{BEST_KNOWN!r} or {LAGRANGIAN!r} (as for placement-lns)"},
-          bounds={"history": (1, 10_000_000), "window": (1, 100_000), "iterations": (0, None)},
+          bounds={"history": (1, 10_000_000), "window": (1, 100_000), "iterations": (0, None), "pieces": (1, 2),
+                  "lift": (0.0, 1.0)},
           check=lambda p: check_warm_start(p.get("warm_start")), applies=cglns.not_applicable)
 def solve(instance, *, time_limit: float | None = None, seed: int = 0, history: int = HISTORY, window: int = WINDOW,
-          iterations: int | None = None, warm_start: str | None = None):
+          iterations: int | None = None, warm_start: str | None = None, pieces: int = 1, lift: float = 0.0):
     """Improve a start schedule by late acceptance over serial schedules. A bad warm start is an
     InputError (raised before any work; unknown parameters are the registry's InputError);
     nothing else raises."""
-    params = {"history": history, "window": window, "iterations": iterations, "warm_start": warm_start}
+    params = {"history": history, "window": window, "iterations": iterations, "warm_start": warm_start,
+              "pieces": pieces, "lift": lift}
 
     def search(payload, start_cols, deadline, iterations, stats):
         data = prepare(payload)
-        fixed = to_schedule(payload, data, cglns.to_decisions(start_cols))
-        if fixed is None:
+        decisions = cglns.to_decisions(start_cols)
+        fixed = to_schedule(payload, data, decisions)
+        if int(pieces) == 2:
+            tables, order, choice = two_piece_start(payload, data, decisions, fixed)
+        elif fixed is None:
+            tables = None
+        else:
+            tables = Tables(data)
+            order, choice = tables.encode(fixed)
+        if tables is None:
             stats["message"] = "the start has no fixed-allocation schedule among the dominant options"
             return None, "feasible"
-        tables = Tables(data)
-        order, choice = tables.encode(fixed)
         order, choice, info = improve(tables, order, choice, seed=seed, iterations=iterations,
                                       deadline=None if deadline is None else deadline - GROW_RESERVE,
-                                      history=int(history), window=int(window))
+                                      history=int(history), window=int(window), lift=float(lift))
+        info["shapes"] = int(tables.offset[-1] - tables.ones.sum())
+        if (choice >= tables.ones).any():  # two-piece shapes: the decoded schedule as it is
+            info["two_piece"] = int((choice >= tables.ones).sum())
+            stats.update(info)
+            stats["message"] = summary(info)
+            return cglns.decisions_columns(payload, tables.decisions(order, choice)), "feasible"
         sched = tables.schedule(order, choice)
         best = fixed_decisions(sched)
         lines, ginfo = placement_grow.grow(payload, data, sched, deadline=deadline)
