@@ -525,10 +525,12 @@ SOLVERS = [{'name': 'affinity',
              'nodes': 'int: nodes solved at most (default 10000)',
              'memory_mb': 'number: a memory budget, MiB: the tree stops (status timeout, with its bound) '
                           'once the address space passes 80% of it (default none: only the limits in force, '
-                          "RLIMIT_AS and a memory cgroup's, each at 80%)"},
+                          "RLIMIT_AS and a memory cgroup's, each at 80%)",
+             'root_work': 'int: label extensions the root bound (6) may spend before its cut rounds (default '
+                          "4e+09; testbed-v2's column generation converges only past it)"},
   'types': {},
   'choices': {},
-  'bounds': {'nodes': [1, None], 'memory_mb': [1, None]},
+  'bounds': {'nodes': [1, None], 'memory_mb': [1, None], 'root_work': [1, None]},
   'default_time_limit': 300.0,
   'proves': True,
   'open_params': False,

@@ -16,6 +16,7 @@ from typing import Any
 
 from edgebench.formulations.memory import FRACTION, MemoryBudget
 from edgebench.formulations.placement.bounds.branch_price import NODES, branch_and_price
+from edgebench.formulations.placement.bounds.trajectory import WORK
 from edgebench.formulations.placement.deadline import Deadline
 from edgebench.formulations.placement.search.lns import BEST_KNOWN, warm_start_decisions
 from edgebench.registry import make_result, register
@@ -38,14 +39,17 @@ def _declines(instance, params: dict[str, Any]) -> str | None:
                   "nodes": f"int: nodes solved at most (default {NODES})",
                   "memory_mb": f"number: a memory budget, MiB: the tree stops (status timeout, with its bound) once "
                                f"the address space passes {FRACTION:.0%} of it (default none: only the limits in "
-                               f"force, RLIMIT_AS and a memory cgroup's, each at {FRACTION:.0%})"},
-          bounds={"nodes": (1, None), "memory_mb": (1, None)})
+                               f"force, RLIMIT_AS and a memory cgroup's, each at {FRACTION:.0%})",
+                  "root_work": f"int: label extensions the root bound (6) may spend before its cut rounds (default "
+                               f"{WORK:.0e}; testbed-v2's column generation converges only past it)"},
+          bounds={"nodes": (1, None), "memory_mb": (1, None), "root_work": (1, None)})
 def solve(instance, *, time_limit: float | None = None, seed: int = 0, warm_start: str = BEST_KNOWN,
-          nodes: int = NODES, memory_mb: float | None = None, **extra: Any):
+          nodes: int = NODES, memory_mb: float | None = None, root_work: int = WORK, **extra: Any):
     """The warm start with bound (8) (deterministic under the node limit; the time limit only
     stops the tree earlier, the bound being valid at any stop)."""
     t0 = time.perf_counter()
-    params = {"warm_start": warm_start, "nodes": nodes, **({} if memory_mb is None else {"memory_mb": memory_mb})}
+    params = {"warm_start": warm_start, "nodes": nodes, **({} if memory_mb is None else {"memory_mb": memory_mb}),
+              **({} if root_work == WORK else {"root_work": root_work})}
     stats: dict[str, Any] = {"message": ""}
     if extra:
         stats["message"] = f"unknown parameters: {', '.join(sorted(extra))}"
@@ -58,7 +62,8 @@ def solve(instance, *, time_limit: float | None = None, seed: int = 0, warm_star
                                stats=stats)
         value, decisions = warm[0], warm[1]
         r = branch_and_price(instance.placement, int(round(value)), nodes=int(nodes),
-                             deadline=Deadline.after(time_limit, t0), memory=MemoryBudget.in_force(memory_mb))
+                             deadline=Deadline.after(time_limit, t0), memory=MemoryBudget.in_force(memory_mb),
+                             root_work=int(root_work))
     except Exception as exc:  # never raise out of solve
         stats["message"] = f"{type(exc).__name__}: {exc}"
         return make_result(instance, SOLVER_NAME, status="error", seed=seed, params=params, started=t0, stats=stats)

@@ -67,6 +67,20 @@ def test_the_tree_proves_the_optimum_above_the_root():
         assert 37 <= r.bound <= S1_OPT, (upper, nodes, r.bound)
 
 
+def test_the_root_work_budget_changes_the_speed_not_the_validity():
+    """``root_work`` caps the root (6)'s label extensions (placement-bnp's ``root_work``): with a
+    budget of one extension the root stops after its first pricing (35 on synthetic-3-v1 s1,
+    against 37), and the tree still bounds it between that root and the optimum; the solver
+    records the parameter."""
+    p = load_instance(S1).placement
+    capped = BP.branch_and_price(p, S1_OPT, nodes=40, root_work=1)
+    full = BP.branch_and_price(p, S1_OPT, nodes=40)
+    assert capped.root == 35 < full.root == 37
+    assert capped.root <= capped.bound <= S1_OPT
+    res = registry.solve(load_instance(S1), "placement-bnp", time_limit=120, nodes=40, root_work=1)
+    assert res.solution.params["root_work"] == 1 and res.solution.bound <= S1_OPT
+
+
 def test_a_restricted_price_is_at_most_every_allowed_column():
     """At (6)'s root point, each task's price under a rule (one cluster, a start window, a
     forbidden allocation) is at most the price of every pool column the rule allows, and the

@@ -53,7 +53,8 @@ from edgebench.formulations.placement.bounds.ladder import cluster_durations, pr
 from edgebench.formulations.placement.bounds.lagrange import (SCALE, MasterLP, generate_columns, greedy_columns,
                                                               lagrangian_multipliers)
 from edgebench.formulations.placement.bounds.rounding import Cuts
-from edgebench.formulations.placement.bounds.trajectory import SWITCHING, Task, price_pair, rounded_multipliers, tasks_of
+from edgebench.formulations.placement.bounds.trajectory import (SWITCHING, WORK, Task, price_pair, rounded_multipliers,
+                                                                 tasks_of)
 from edgebench.formulations.memory import MemoryBudget
 from edgebench.formulations.placement.deadline import NEVER, Deadline, Expired
 
@@ -459,7 +460,8 @@ def branching(ctx: Context, rules: dict, shares: dict):
 
 def branch_and_price(payload, upper: int | None = None, *, nodes: int = NODES, deadline=None,
                      rounded=None, rounds: int = ROUNDS, stall: int = STALL,
-                     memory: MemoryBudget | None = None, cut_rounds: int = NODE_CUT_ROUNDS) -> Result:
+                     memory: MemoryBudget | None = None, cut_rounds: int = NODE_CUT_ROUNDS,
+                     root_work: int = WORK) -> Result:
     """Bound (8): branch-and-price from (6)'s root point with its rounding cuts (``rounded``:
     :func:`placement.bounds.trajectory.rounded_multipliers`' result, computed when not given).
     ``upper``: the referee value of a known schedule (any U >= the optimum is sound, a smaller
@@ -470,7 +472,8 @@ def branch_and_price(payload, upper: int | None = None, *, nodes: int = NODES, d
     is valid at every stop.  ``cut_rounds``: rounding-cut separation rounds per node (0: the
     root's cuts only); ``stats["node_cuts"]`` counts the cuts added at the nodes,
     ``stats["cut_nodes"]`` the nodes that added some, ``stats["at_bound"]`` the open nodes whose
-    value is the bound (those left to raise before it rises)."""
+    value is the bound (those left to raise before it rises). ``root_work``: the label extensions
+    the root's (6) may spend (``rounded_multipliers``' ``work``; any value gives a valid bound)."""
     if not proof_applies(payload):
         return Result(None, reason="a precondition of the trajectory bound fails (proof_applies)")
     if payload.noise_model == "additive" and payload.noise > 0:
@@ -483,7 +486,7 @@ def branch_and_price(payload, upper: int | None = None, *, nodes: int = NODES, d
     if rounded is None:
         try:
             rounded = rounded_multipliers(payload, durations, lagrangian_multipliers(payload, durations, deadline=expire),
-                                          deadline=expire)
+                                          deadline=expire, work=int(root_work))
         except Expired:
             return Result(None, reason="the time limit ran out during the root bound (6) with cuts")
         except MemoryError as exc:
