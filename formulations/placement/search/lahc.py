@@ -188,10 +188,10 @@ def improve(tables: Tables, order: np.ndarray, choice: np.ndarray, *, seed: int,
 
 def two_piece_start(payload, data, decisions, fixed):
     """Tables with every task's two-piece shapes (:func:`.shapes.two_piece`) and the start's own
-    histories of at most one change (:func:`.shapes.of_decision`), and the start encoded: its
-    tasks in start order, each with its own shape, or with its fixed option (``fixed``, from
-    :func:`.lns.to_schedule`) where its history pauses or changes more than once. (None, None,
-    None) when a task has neither."""
+    histories (:func:`.shapes.of_decision`: pauses and changes included), and the start encoded:
+    its tasks in start order, each with its own shape, or with its fixed option (``fixed``, from
+    :func:`.lns.to_schedule`) where its history is no shape (more pieces than ``of_decision``
+    takes, or no finish). (None, None, None) when a task has neither."""
     own, starts = [], []
     for j, d in enumerate(decisions.tasks):
         sh = shapes.of_decision(payload, data, j, d)
