@@ -448,9 +448,13 @@ def cmd_sets(args: argparse.Namespace) -> int:
             print(sets.build_set(r, out_dir=out))
         return 0
     if args.action == "bks":
-        from edgebench.instances.bks import write_bks
+        from edgebench.instances.bks import instance_gaps, write_bks
+        from edgebench.runner.plots import gap_strips
 
-        print(write_bks(args.output or "docs/bks.md"))
+        page = write_bks(args.output or "docs/bks.md")
+        print(page)
+        for path in gap_strips(instance_gaps(), page.parent / "img" / "bks-gaps.png"):
+            print(path)
         from edgebench.instances.references import disagreements
 
         bad = disagreements()  # a published optimum / bound that contradicts our certificate
@@ -717,7 +721,8 @@ def _add_sets(sub) -> None:
              "List the versioned instance sets shipped with edgebench (instances/data/<name>/manifest.json): "
              "name, family, number of instances, description. 'build' rebuilds sets byte for byte from their "
              "recipes (instances/recipes/<name>.toml, or any recipe file) into DIR/<name>/ (default: the "
-             "embedded data folder); 'bks' writes the best-known / bound table (default docs/bks.md).",
+             "embedded data folder); 'bks' writes the best-known / bound table (default docs/bks.md) and, beside "
+             "it, the figure of every certified instance's gap (img/bks-gaps.png and .svg).",
              "  edgebench sets\n"
              "  edgebench sets --json\n"
              "  edgebench sets build placement-synthetic-3-v2 -o /tmp/sets\n"

@@ -29,6 +29,11 @@ value: [docs/generators.md](generators.md#certified-values) and the proofs below
   `combinatorial: ...` — computed from the instance alone (`edgebench/runner/bounds.py`);
 * **wall**: the certification runs' wall time on the set's instances (one worker, one thread), summed over every round of every certification suite (a manifest's `certification` key keeps each round, keyed by its runs, so folding one store twice counts it once).
 
+![Per set, each certified instance's gap to its bound: closed instances filled at 0, open ones hollow, the set's mean gap as a bar](img/bks-gaps.png)
+
+The figure (`img/bks-gaps.png` and `.svg`, written beside this page by the same command) shows the
+table's gaps per instance, one row per set in the table's order.
+
 | set | family | instances | certified | closed | open | mean gap | bound kinds | wall (s) |
 | --- | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: |
 """
@@ -47,6 +52,25 @@ def rows(data_dir: Path | None = None) -> list[dict]:
                     "open": sum(1 for b in cert if b.get("status") != "closed"),
                     "mean_gap": mean(gaps) if gaps else None, "kinds": dict(sorted(kinds.items())),
                     "wall": sum(v.get("wall_s", 0.0) for v in (m.get("certification") or {}).values())})
+    return out
+
+
+def instance_gaps(data_dir: Path | None = None) -> list[tuple[str, str, list[float | None]]]:
+    """Per set, in :func:`rows`' order: (set, family, the gap of each certified instance, None
+    where it is closed) -- the numbers of the figure ``img/bks-gaps.png``."""
+    out = []
+    for name in sets.list_sets(data_dir):
+        m = sets.read_manifest(name, data_dir)
+        gaps: list[float | None] = []
+        for e in m["instances"]:
+            b = e.get("best_known") or {}
+            if b.get("objective") is None or not b.get("solution"):
+                continue
+            if b.get("status") == "closed":
+                gaps.append(None)
+            elif b.get("gap") is not None:  # open with a bound (no bound: no gap to draw)
+                gaps.append(float(b["gap"]))
+        out.append((name, m["family"], gaps))
     return out
 
 

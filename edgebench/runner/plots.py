@@ -143,7 +143,9 @@ def _save(plt, fig, path: Path, *, adjust: bool = True) -> list[Path]:
     svg = path.with_suffix(".svg")
     try:  # temp file then rename: a full disk leaves no 0-byte or truncated image (issue 28)
         _save_atomic(fig, path, dpi=DPI, format="png", pil_kwargs={"compress_level": 1})
-        _save_atomic(fig, svg, format="svg", metadata={"Date": None})  # no date: same data, same file
+        # no date and fixed element ids (matplotlib draws them at random otherwise): same data, same file
+        with plt.rc_context({"svg.hashsalt": "edgebench"}):
+            _save_atomic(fig, svg, format="svg", metadata={"Date": None})
     finally:
         plt.close(fig)
     return [path, svg]
@@ -332,4 +334,57 @@ def pareto(panels: list[ParetoPanel], st: dict[str, Style], path: Path) -> list[
     fig.legend(list(handles.values()), list(handles), loc="upper left", bbox_to_anchor=(AXES_RIGHT + 0.02, 0.92),
                frameon=False, fontsize=7)
     fig.subplots_adjust(left=0.08, right=AXES_RIGHT, bottom=0.1, top=0.88, wspace=0.3, hspace=0.5)
+    return _save(plt, fig, path, adjust=False)
+
+
+#: colour per instance family in plots of the certified library (Okabe & Ito, as above)
+FAMILY_COLORS = {"placement": "#0072B2", "mapping": "#009E73", "offloading": "#E69F00"}
+
+
+def gap_strips(rows: list[tuple[str, str, list[float | None]]], path: Path) -> list[Path]:
+    """The certified library at a glance: one row per instance set (``rows``: (set, family, the
+    gap of each certified instance, None where it is closed), in the order given), a dot per
+    instance at its gap to its bound (symlog axis), closed instances as filled dots at 0, open
+    ones hollow, the set's mean gap (closed instances count 0) as a bar; colour = family.
+    Height grows with the number of sets."""
+    from matplotlib.lines import Line2D
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    plt = _plt()
+    height = 1.3 + 0.24 * max(len(rows), 1)
+    with plt.rc_context(_RC):
+        fig, ax = plt.subplots(figsize=(FIGSIZE[0], height), dpi=DPI)
+    ax.grid(True, axis="x", alpha=0.35, linewidth=0.6)
+    ax.spines[["top", "right"]].set_visible(False)
+    top = max((g for _, _, gaps in rows for g in gaps if g is not None), default=1e-2)
+    for y, (name, family, gaps) in enumerate(rows):
+        color = FAMILY_COLORS.get(family, OTHER_COLOR)
+        closed = [0.0 for g in gaps if g is None]
+        open_ = sorted(g for g in gaps if g is not None)
+        # several instances at one gap: spread up and down a little (values unchanged)
+        jitter = (np.arange(len(open_)) % 5 - 2) * 0.07
+        if closed:
+            ax.scatter(closed, np.full(len(closed), y, dtype=float), s=26, color=color, edgecolors=color, zorder=3)
+        if open_:
+            ax.scatter(open_, y + jitter, s=26, facecolors="white", edgecolors=color, linewidths=1.2, zorder=3)
+        if gaps:
+            m = sum(g or 0.0 for g in gaps) / len(gaps)
+            ax.plot([m, m], [y - 0.38, y + 0.38], color=color, linewidth=2.4, zorder=2)
+    ax.set_yticks(range(len(rows)))
+    ax.set_yticklabels([f"{name} ({len(gaps)})" for name, _, gaps in rows], fontsize=8)
+    ax.set_ylim(len(rows) - 0.5, -0.5)
+    _gap_axis(ax.xaxis, top)
+    ax.set_xlim(left=-2e-4, right=max(top * 1.5, 2e-2))
+    ax.set_xlabel("gap of the best known to the bound, |best known - bound| / |best known|")
+    n_inst = sum(len(g) for _, _, g in rows)
+    n_closed = sum(1 for _, _, g in rows for x in g if x is None)
+    ax.set_title(f"The certified library: {n_closed} of {n_inst} certified instances closed")
+    handles = [Line2D([], [], marker="o", linestyle="", color=c, label=f) for f, c in FAMILY_COLORS.items()]
+    handles += [Line2D([], [], marker="o", linestyle="", color="grey", label="closed (optimal)"),
+                Line2D([], [], marker="o", linestyle="", markerfacecolor="white", color="grey", label="open"),
+                Line2D([], [], marker="|", linestyle="", markersize=12, markeredgewidth=2.4, color="grey",
+                       label="set mean")]
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, frameon=False,
+              fontsize=8, title="family / instance", title_fontsize=8)
+    fig.subplots_adjust(left=0.27, right=0.80, bottom=0.9 / height, top=1 - 0.45 / height)
     return _save(plt, fig, path, adjust=False)

@@ -80,7 +80,34 @@ def test_shipped_references_are_the_published_tables():
 def test_sets_bks_command_exits_0_without_disagreement(tmp_path, capsys):
     out = tmp_path / "bks.md"
     assert main(["sets", "bks", "-o", str(out)]) == 0
-    assert "Published-open instances closed by our certificates" in out.read_text()
+    text = out.read_text()
+    assert "Published-open instances closed by our certificates" in text
+    assert "](img/bks-gaps.png)" in text
+    # the figure beside the page: every set a row, the totals of the table's 'all' row in its title
+    svg = (tmp_path / "img" / "bks-gaps.svg").read_text()
+    assert (tmp_path / "img" / "bks-gaps.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    gaps = bks.instance_gaps()
+    assert [name for name, _, _ in gaps] == [r["set"] for r in bks.rows()]
+    for (name, _, g), r in zip(gaps, bks.rows()):
+        assert f"{name} ({len(g)})" in svg
+        assert sum(x is None for x in g) == r["closed"] and len(g) <= r["certified"]
+    all_row = next(line for line in text.splitlines() if line.startswith("| **all** |")).split("|")
+    assert f"{all_row[5].strip()} of {sum(len(g) for _, _, g in gaps)} certified instances closed" in svg
+
+
+def test_gap_figure_draws_closed_open_and_empty_sets(tmp_path):
+    """The figure's drawing on made-up rows: a closed, an open and a set without certified instances."""
+    from edgebench.runner.plots import gap_strips
+
+    paths = gap_strips([("a-v1", "placement", [None, None]), ("b-v2", "mapping", [0.05, 0.0012, None]),
+                        ("c-v1", "offloading", [])], tmp_path / "g.png")
+    assert [p.name for p in paths] == ["g.png", "g.svg"]
+    svg = paths[1].read_text()
+    assert "a-v1 (2)" in svg and "b-v2 (3)" in svg and "c-v1 (0)" in svg
+    assert "3 of 5 certified instances closed" in svg
+    again = gap_strips([("a-v1", "placement", [None, None]), ("b-v2", "mapping", [0.05, 0.0012, None]),
+                        ("c-v1", "offloading", [])], tmp_path / "h.png")
+    assert again[1].read_text() == svg  # same rows, same file (no date, fixed element ids)
 
 
 def test_still_open_rows_say_which_published_end_ours_tightens(tmp_path):
