@@ -388,3 +388,49 @@ def gap_strips(rows: list[tuple[str, str, list[float | None]]], path: Path) -> l
               fontsize=8, title="family / instance", title_fontsize=8)
     fig.subplots_adjust(left=0.27, right=0.80, bottom=0.9 / height, top=1 - 0.45 / height)
     return _save(plt, fig, path, adjust=False)
+
+
+def ratio_strips(rows: list[tuple[str, dict[str, float]]], st: dict[str, Style], path: Path, *, title: str,
+                 xlabel: str, line: float | None = None, line_label: str = "", marked: Iterable[str] = ()) -> list[Path]:
+    """One row per group (``rows``: (group, solver label -> ratio to a reference), in the order
+    given), each solver's ratio as its marker on a log axis with plain-number ticks; ``line``: a
+    vertical reference (e.g. a target ratio) with ``line_label``; the groups in ``marked`` get a
+    shaded band (e.g. the ones a target applies to). Height grows with the number of groups."""
+    from matplotlib import ticker
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    plt = _plt()
+    height = 1.4 + 0.34 * max(len(rows), 1)
+    with plt.rc_context(_RC):
+        fig, ax = plt.subplots(figsize=(FIGSIZE[0], height), dpi=DPI)
+    ax.grid(True, axis="x", alpha=0.35, linewidth=0.6)
+    ax.spines[["top", "right"]].set_visible(False)
+    marked = set(marked)
+    labels = ordered({lb for _, r in rows for lb in r}, st)
+    n = len(labels)
+    for y, (group, _) in enumerate(rows):
+        if group in marked:
+            ax.axhspan(y - 0.5, y + 0.5, color="#000000", alpha=0.05, linewidth=0)
+    for j, label in enumerate(labels):
+        s = st[label]
+        pts = [(r[label], y + (j - (n - 1) / 2) * 0.6 / max(n, 1)) for y, (_, r) in enumerate(rows) if label in r]
+        if pts:
+            xs, ys = zip(*pts)
+            ax.scatter(xs, ys, marker=s.marker, s=34, color=s.color, label=label, zorder=3)
+    hi = max((v for _, r in rows for v in r.values()), default=2.0)
+    lo = min((v for _, r in rows for v in r.values()), default=1.0)
+    if line is not None:
+        ax.axvline(line, color="#444444", linestyle="--", linewidth=1.2, label=line_label or None, zorder=2)
+    ax.set_xscale("log")
+    ax.set_xlim(min(lo, 1.0) / 1.03, hi * 1.15)
+    ax.xaxis.set_major_locator(ticker.FixedLocator(_ratio_ticks(hi * 1.15)))
+    ax.xaxis.set_major_formatter(ticker.FuncFormatter(_plain))
+    ax.xaxis.set_minor_locator(ticker.NullLocator())
+    ax.set_yticks(range(len(rows)))
+    ax.set_yticklabels([g for g, _ in rows], fontsize=8)
+    ax.set_ylim(len(rows) - 0.5, -0.5)
+    ax.set_xlabel(xlabel)
+    ax.set_title(title)
+    _legend(fig, ax, st)
+    fig.subplots_adjust(left=0.22, right=AXES_RIGHT, bottom=0.9 / height, top=1 - 0.45 / height)
+    return _save(plt, fig, path, adjust=False)
