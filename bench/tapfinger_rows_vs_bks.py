@@ -94,7 +94,8 @@ def table(runs: list[dict]) -> tuple[list[str], list[tuple[str, int, float, dict
 
 
 def markdown(cols: list[str], rows) -> str:
-    head = "| set (instances) | best known | " + " | ".join(f"`{c}`" for c in cols) + " | within 15 % (a TapFinger row) |"
+    head = ("| set (instances) | best known | " + " | ".join(f"`{c}`" for c in cols)
+            + " | within 15 % (a TapFinger row) |")
     lines = [head, "| --- | ---: | " + " | ".join("---:" for _ in cols) + " | --- |"]
     for name, n, bk, means in rows:
         cells = []

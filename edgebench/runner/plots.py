@@ -337,6 +337,19 @@ def pareto(panels: list[ParetoPanel], st: dict[str, Style], path: Path) -> list[
     return _save(plt, fig, path, adjust=False)
 
 
+def _strip_figure(path: Path, n_rows: int, base: float, per_row: float):
+    """(plt, fig, ax, height in inches) of a figure with one horizontal strip per row: the
+    standard width, ``base + per_row`` inches per row high, an x grid only; ``path``'s folder made."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    plt = _plt()
+    height = base + per_row * max(n_rows, 1)
+    with plt.rc_context(_RC):
+        fig, ax = plt.subplots(figsize=(FIGSIZE[0], height), dpi=DPI)
+    ax.grid(True, axis="x", alpha=0.35, linewidth=0.6)
+    ax.spines[["top", "right"]].set_visible(False)
+    return plt, fig, ax, height
+
+
 #: colour per instance family in plots of the certified library (Okabe & Ito, as above)
 FAMILY_COLORS = {"placement": "#0072B2", "mapping": "#009E73", "offloading": "#E69F00"}
 
@@ -349,13 +362,7 @@ def gap_strips(rows: list[tuple[str, str, list[float | None]]], path: Path) -> l
     Height grows with the number of sets."""
     from matplotlib.lines import Line2D
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    plt = _plt()
-    height = 1.3 + 0.24 * max(len(rows), 1)
-    with plt.rc_context(_RC):
-        fig, ax = plt.subplots(figsize=(FIGSIZE[0], height), dpi=DPI)
-    ax.grid(True, axis="x", alpha=0.35, linewidth=0.6)
-    ax.spines[["top", "right"]].set_visible(False)
+    plt, fig, ax, height = _strip_figure(path, len(rows), 1.3, 0.24)
     top = max((g for _, _, gaps in rows for g in gaps if g is not None), default=1e-2)
     for y, (name, family, gaps) in enumerate(rows):
         color = FAMILY_COLORS.get(family, OTHER_COLOR)
@@ -391,20 +398,15 @@ def gap_strips(rows: list[tuple[str, str, list[float | None]]], path: Path) -> l
 
 
 def ratio_strips(rows: list[tuple[str, dict[str, float]]], st: dict[str, Style], path: Path, *, title: str,
-                 xlabel: str, line: float | None = None, line_label: str = "", marked: Iterable[str] = ()) -> list[Path]:
+                 xlabel: str, line: float | None = None, line_label: str = "",
+                 marked: Iterable[str] = ()) -> list[Path]:
     """One row per group (``rows``: (group, solver label -> ratio to a reference), in the order
     given), each solver's ratio as its marker on a log axis with plain-number ticks; ``line``: a
     vertical reference (e.g. a target ratio) with ``line_label``; the groups in ``marked`` get a
     shaded band (e.g. the ones a target applies to). Height grows with the number of groups."""
     from matplotlib import ticker
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    plt = _plt()
-    height = 1.4 + 0.34 * max(len(rows), 1)
-    with plt.rc_context(_RC):
-        fig, ax = plt.subplots(figsize=(FIGSIZE[0], height), dpi=DPI)
-    ax.grid(True, axis="x", alpha=0.35, linewidth=0.6)
-    ax.spines[["top", "right"]].set_visible(False)
+    plt, fig, ax, height = _strip_figure(path, len(rows), 1.4, 0.34)
     marked = set(marked)
     labels = ordered({lb for _, r in rows for lb in r}, st)
     n = len(labels)
