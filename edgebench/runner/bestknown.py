@@ -435,9 +435,12 @@ def write_manifests(store, data_dir: str | Path | None = None, *, refresh_bounds
                     writes.append((folder / rel, text))
                     bk.update(objective=value, solution=rel, solver=rec.get("obj_solver"), run=rec.get("obj_run"),
                               date=rec.get("obj_date"), **_run_info(store, rec.get("obj_run")))
-            b = _finite(rec.get("bound")) if solver_bound_applies(inst, rec.get("bound_solver")) else None
+            # whether the bound counts is a property of the solver that made it, not of the run's label
+            # (a suite's label, e.g. "bnp-root-work" for placement-bnp, names no registered solver)
+            run = store.run(rec.get("bound_run")) if rec.get("bound_run") else None
+            maker = (run or {}).get("solver") or rec.get("bound_solver")
+            b = _finite(rec.get("bound")) if solver_bound_applies(inst, maker) else None
             if b is not None and bound_better(b, _finite(bk.get("bound")), sense):
-                run = store.run(rec.get("bound_run")) if rec.get("bound_run") else None
                 bk.update(bound=b, bound_solver=rec.get("bound_solver"), bound_run=rec.get("bound_run"),
                           bound_date=rec.get("bound_date"),
                           bound_kind=_bound_kind(store, rec.get("bound_run"),

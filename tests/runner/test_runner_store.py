@@ -154,6 +154,37 @@ def test_write_manifests_keep_bounds_takes_the_objective_and_leaves_the_bound(tm
                  "--data-dir", str(data)]) == 2
 
 
+@pytest.mark.parametrize("maker, counts", [("placement-bnp", True), ("placement-milp", False)])
+def test_write_manifests_judges_a_bound_by_the_solver_that_made_it_not_by_the_label(tmp_path, maker, counts):
+    """A suite's label (``bnp-root-work``) names no registered solver: the run's bound counts by
+    its solver's declared scope ("instance" for placement-bnp; placement-milp's is its
+    restriction's), never by the label (session 33: a label once dropped a valid bound)."""
+    name = "placement-synthetic-3-v1"
+    data = tmp_path / "data"
+    shutil.copytree(sets.DATA_DIR / name, data / name)
+    path = data / name / "manifest.json"
+    manifest = json.loads(path.read_text())
+    entry = manifest["instances"][0]
+    shipped_bound = entry["best_known"]["bound"]  # closed: the optimum, a valid bound
+    (data / name / entry["best_known"]["solution"]).unlink()
+    entry["best_known"] = dict(sets.EMPTY_BEST_KNOWN)
+    path.write_text(json.dumps(manifest, indent=1) + "\n")
+    inst = sets.load_set(name, data)[0]
+    r = _solved(inst, "sjf", "k1")
+    r.update(solver=maker, label="bnp-root-work", bound=shipped_bound)
+    with Store.open(tmp_path / "r.sqlite") as st:
+        st.add_run(r)
+        B.write_manifests(st, data, keep_bounds=True)
+    bk = json.loads(path.read_text())["instances"][0]["best_known"]
+    assert bk["objective"] == r["primary_value"] and bk["solver"] == "bnp-root-work"
+    if counts:
+        assert bk["bound"] == pytest.approx(shipped_bound)
+        assert (bk["bound_solver"], bk["bound_kind"]) == ("bnp-root-work", f"solver bound ({maker})")
+        assert B.proving_source(bk)  # and it stays: the next write keeps it
+    else:
+        assert bk["bound"] is None and bk["status"] == "open"
+
+
 def test_certification_tally_adds_rounds_and_is_idempotent():
     """Folding the same store twice changes nothing; another store of the same suite adds a round;
     a tally written before rounds were kept counts as one round ("earlier")."""
