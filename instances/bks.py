@@ -29,7 +29,7 @@ value: [docs/generators.md](generators.md#certified-values) and the proofs below
   `combinatorial: ...` — computed from the instance alone (`edgebench/runner/bounds.py`);
 * **wall**: the certification runs' wall time on the set's instances (one worker, one thread), summed over every round of every certification suite (a manifest's `certification` key keeps each round, keyed by its runs, so folding one store twice counts it once).
 
-![Each certified instance's gap to its bound, by set; closed filled at 0, open hollow, set mean as a bar](img/bks-gaps.png)
+![Each certified instance's gap to its bound, by set: closed filled at 0, open hollow, set mean a bar](img/bks-gaps.png)
 
 The figure (`img/bks-gaps.png` and `.svg`, written beside this page by the same command) shows the
 table's gaps per instance, one row per set in the table's order.
