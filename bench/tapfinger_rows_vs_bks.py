@@ -18,7 +18,6 @@ knowns as they improve without re-running the policies::
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import sqlite3
 import sys
@@ -26,12 +25,12 @@ from pathlib import Path
 from statistics import mean
 
 from edgebench.instances import sets
+from edgebench.learned.provenance import CHECKPOINT_DIR, sha256_file
 from edgebench.runner.plots import ratio_strips, styles
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNS = ROOT / "bench" / "results" / "tapfinger-rows-vs-bks-s25-issue42.json"
 FIGURE = ROOT / "docs" / "img" / "tapfinger-rows-vs-bks.png"
-CHECKPOINTS = ROOT / "learned" / "checkpoints"
 #: the sets issue 42's "within 15 % of the best known" target applies to
 TARGET_SETS = ("placement-synthetic-3-v1", "placement-synthetic-3-v2", "placement-synthetic-3-v3",
                "placement-synthetic-3-multi-v2", "placement-synthetic-3-multi-v3", "placement-hetero-6-v1",
@@ -65,7 +64,7 @@ def runs_from_store(db: str) -> list[dict]:
 
 
 def shipped_checkpoints() -> set[str]:
-    return {hashlib.sha256(p.read_bytes()).hexdigest() for p in CHECKPOINTS.glob("*.pt")}
+    return {sha256_file(p) for p in CHECKPOINT_DIR.glob("*.pt")}
 
 
 def table(runs: list[dict]) -> tuple[list[str], list[tuple[str, int, float, dict[str, float]]], list[str]]:

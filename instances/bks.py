@@ -40,6 +40,8 @@ table's gaps per instance, one row per set in the table's order.
 
 
 def rows(data_dir: Path | None = None) -> list[dict]:
+    """One dict per shipped set: the table's columns, and ``drawn``, the gap of each certified
+    instance with a bound (None where it is closed) -- the numbers of ``img/bks-gaps.png``."""
     out = []
     for name in sets.list_sets(data_dir):
         m = sets.read_manifest(name, data_dir)
@@ -47,31 +49,20 @@ def rows(data_dir: Path | None = None) -> list[dict]:
         cert = [b for b in bks if b.get("objective") is not None and b.get("solution")]
         gaps = [b["gap"] for b in cert if b.get("gap") is not None]
         kinds = Counter(str(b.get("bound_kind")) for b in bks if b.get("bound") is not None)
+        drawn = [None if b.get("status") == "closed" else float(b["gap"]) for b in cert
+                 if b.get("status") == "closed" or b.get("gap") is not None]  # no bound: no gap to draw
         out.append({"set": name, "family": m["family"], "instances": len(bks), "certified": len(cert),
                     "closed": sum(1 for b in cert if b.get("status") == "closed"),
                     "open": sum(1 for b in cert if b.get("status") != "closed"),
                     "mean_gap": mean(gaps) if gaps else None, "kinds": dict(sorted(kinds.items())),
-                    "wall": sum(v.get("wall_s", 0.0) for v in (m.get("certification") or {}).values())})
+                    "wall": sum(v.get("wall_s", 0.0) for v in (m.get("certification") or {}).values()),
+                    "drawn": drawn})
     return out
 
 
 def instance_gaps(data_dir: Path | None = None) -> list[tuple[str, str, list[float | None]]]:
-    """Per set, in :func:`rows`' order: (set, family, the gap of each certified instance, None
-    where it is closed) -- the numbers of the figure ``img/bks-gaps.png``."""
-    out = []
-    for name in sets.list_sets(data_dir):
-        m = sets.read_manifest(name, data_dir)
-        gaps: list[float | None] = []
-        for e in m["instances"]:
-            b = e.get("best_known") or {}
-            if b.get("objective") is None or not b.get("solution"):
-                continue
-            if b.get("status") == "closed":
-                gaps.append(None)
-            elif b.get("gap") is not None:  # open with a bound (no bound: no gap to draw)
-                gaps.append(float(b["gap"]))
-        out.append((name, m["family"], gaps))
-    return out
+    """Per set, in :func:`rows`' order: (set, family, its ``drawn`` gaps), for the figure."""
+    return [(r["set"], r["family"], r["drawn"]) for r in rows(data_dir)]
 
 
 def render(data_dir: Path | None = None) -> str:
