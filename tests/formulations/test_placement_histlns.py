@@ -2,11 +2,14 @@
 task of a tiny instance it reaches the referee's brute-force optimum (its enumeration is complete
 for the slack); every history it lists fits beside the kept tasks; it never returns worse than its
 start; the same seed gives the same schedule; it improves a shipped schedule; bad parameters are
-clear InputErrors.  Also bound (7)'s compiled dominance filter against its definition."""
+clear InputErrors.  Also bound (7)'s compiled dominance filter against its definition, and its
+enumeration, batched over all labels of a step (session 34), against what the per-group version
+before it listed."""
 
 from __future__ import annotations
 
 import glob
+import hashlib
 import re
 from pathlib import Path
 
@@ -17,7 +20,9 @@ from hypothesis import HealthCheck, assume, given, settings
 from edgebench import registry
 from edgebench.errors import InputError
 from edgebench.formulations.placement import enum as E
-from edgebench.formulations.placement.bounds.labelling import undominated
+from edgebench.formulations.placement.bounds.histip import pair_histories
+from edgebench.formulations.placement.bounds.labelling import undominated, undominated_groups
+from edgebench.formulations.placement.bounds.lagrange import SCALE
 from edgebench.formulations.placement.bounds.ladder import cluster_durations
 from edgebench.formulations.placement.bounds.trajectory import tasks_of
 from edgebench.formulations.placement.search import cglns as CG
@@ -49,6 +54,63 @@ def test_compiled_dominance_filter_is_its_definition(seed):
     use = rng.integers(0, 3, (n, w)).astype(np.int64)
     order = np.lexsort((use.sum(axis=1), -b)).astype(np.int64)
     assert undominated(b, use, order).tolist() == _reference_undominated(b, use, order.tolist())
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_compiled_dominance_filter_by_groups_is_its_definition_per_group(seed):
+    """undominated_groups filters each group of the visiting order on its own: the same as the
+    definition applied group by group."""
+    rng = np.random.default_rng(seed)
+    n, w = int(rng.integers(1, 60)), int(rng.integers(1, 5))
+    b = rng.integers(0, 4, n).astype(np.int64)
+    use = rng.integers(0, 3, (n, w)).astype(np.int64)
+    group = rng.integers(0, 4, n)
+    order = np.lexsort((use.sum(axis=1), -b, group)).astype(np.int64)
+    cut = np.flatnonzero(np.diff(group[order]) != 0) + 1
+    starts = np.concatenate([[0], cut, [n]]).astype(np.int64)
+    want = [i for g in range(starts.size - 1)
+            for i in _reference_undominated(b, use, order[starts[g]:starts[g + 1]].tolist())]
+    assert undominated_groups(b, use, order, starts).tolist() == want
+
+
+#: (set, index, slack, max_changes) -> (histories, labels extended, sha256 prefix of the sorted lists)
+#: of the per-group enumeration before session 34 (commit 7673ce0), on four tasks from the middle of
+#: the shipped best known: table and synthetic gains, multiplicative and additive noise, both variants
+BEFORE_BATCHING = {
+    ("placement-testbed-v2", 0, 3, 1): (61, 133386, "d4be1bfb86558129"),
+    ("placement-synthetic-3-multi-v2", 0, 1, None): (39, 208528, "04daec9b8486c9a6"),
+    ("placement-synthetic-3-v3", 0, 1, None): (1038, 289428, "9dca997e8499b409"),
+    ("placement-hetero-6-v2", 0, 1, 1): (13, 4292, "96f90b0c17adc97a"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BEFORE_BATCHING, key=str))
+def test_batched_enumeration_lists_what_the_per_group_one_listed(case):
+    """The enumeration extends every label of a step together (one compiled step, one grouped
+    dominance filter) where it used to loop over the groups: the same histories, prices and
+    number of labels extended as before, bit for bit (integers; the progress uses the same float
+    operations)."""
+    name, index, slack, changes = case
+    inst = sets.load_set(name)[index]
+    p = inst.placement
+    cols = CG.decisions_columns(p, load_solution(sets.best_known_solution(content_hash(inst)), inst).placement)
+    order = sorted(range(len(cols)), key=lambda j: (p.tasks[j].arrival, j))
+    free = order[len(order) // 2:len(order) // 2 + 4]
+    kept = [c for c in cols if c.j not in set(free)]
+    H = max(c.F for c in cols) + slack + HL.REACH
+    zero = np.zeros((len(p.clusters), 2, H), dtype=np.int64)
+    tasks = {t.j: t for t in tasks_of(p, cluster_durations(p))}
+    listed, labels = [], 0
+    for j in free:
+        for n in tasks[j].opts:
+            blocked, Mu = CG.free_capacity(p, tasks[j], n, kept, H)
+            counter = [0]
+            listed.append(sorted(pair_histories(tasks[j], n, zero, Mu, H, (cols[j].F - tasks[j].a + slack) << SCALE,
+                                                p.variant == "single", counter, 20_000, 20_000, None, extra=blocked,
+                                                max_changes=changes)))
+            labels += counter[0]
+    digest = hashlib.sha256(repr(listed).encode()).hexdigest()[:16]
+    assert (sum(map(len, listed)), labels, digest) == BEFORE_BATCHING[case]
 
 
 @settings(max_examples=30, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])

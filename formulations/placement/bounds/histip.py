@@ -30,7 +30,7 @@ import numpy as np
 from edgebench.formulations.linear import LinearModel, LinearSolution
 from edgebench.formulations.placement.bounds.ladder import cluster_durations, proof_applies
 from edgebench.formulations.placement.highs import solve_highs
-from edgebench.formulations.placement.bounds.labelling import undominated
+from edgebench.formulations.placement.bounds import labelling as LB
 from edgebench.formulations.placement.bounds.lagrange import SCALE, BoundTooLarge, lagrangian_multipliers
 from edgebench.formulations.placement.bounds.timip import TOL, OutOfTime, TooManyColumns, check_deadline
 from edgebench.formulations.placement.bounds.trajectory import DONE, GRID, Task, price_task, rounded_multipliers, tasks_of
@@ -67,27 +67,18 @@ class Pool:
     per_task: list = field(default_factory=list)
 
 
-def _needs(opt, bs, k: int, memo: dict) -> np.ndarray:
-    """Per grid progress b of ``bs`` with k steps done: the executed steps at least still needed,
-    with the best parameter, no loss, rounded up each step (every enumerated continuation needs
-    as many).  The progress values not yet in ``memo`` advance together, one step index at a
-    time (the compiled step is elementwise, so each value is the one a lone label would get)."""
-    bs = [int(x) for x in bs]
-    todo = sorted({x for x in bs if (x, k) not in memo})
-    if todo:
-        p = np.array(todo, dtype=float) / GRID
-        live = np.arange(len(todo))
-        top = opt.param[:1]
-        steps = 0
-        while live.size:
-            q = opt.step(p[live], top, k + steps, np.zeros(1, dtype=bool))[:, 0]
-            steps += 1
-            done = q >= DONE
-            for i in live[done].tolist():
-                memo[(todo[i], k)] = steps
-            live = live[~done]
-            p[live] = np.minimum(np.ceil(q[~done] * GRID), GRID) / GRID
-    return np.array([memo[(x, k)] for x in bs], dtype=np.int64)
+def needed_steps(opt, bs: np.ndarray, ks: np.ndarray) -> np.ndarray:
+    """Per label of grid progress ``bs[i]`` after ``ks[i]`` executed steps: the executed steps at
+    least still needed, with the best parameter, no loss, rounded up each step (every enumerated
+    continuation needs as many); compiled (:func:`placement.bounds.labelling.needed_steps`), the
+    noise draws extended until they reach."""
+    while True:
+        out = LB.needed_steps(np.ascontiguousarray(bs, dtype=np.int64), np.ascontiguousarray(ks, dtype=np.int64),
+                              float(opt.param[0]), opt.factors(), opt.synthetic, opt.additive, opt.kappa, opt.base,
+                              opt.sigma, GRID, DONE)
+        if out.size == 0 or out.min() >= 0:
+            return out
+        opt.factor(2 * len(opt.noise))  # more noise draws, then the same again
 
 
 def _usage(opt, hists: np.ndarray) -> np.ndarray:
@@ -97,12 +88,13 @@ def _usage(opt, hists: np.ndarray) -> np.ndarray:
     return np.concatenate([cpu[hists], gpu[hists]], axis=1)
 
 
-def _undominated(b: np.ndarray, use: np.ndarray) -> np.ndarray:
-    """Indices of the labels no other label dominates (at least the progress, at most the
-    usage in every past step; of identical ones the first)."""
-    order = np.lexsort((use.sum(axis=1), -b))
-    return np.sort(undominated(np.ascontiguousarray(b, dtype=np.int64), np.ascontiguousarray(use, dtype=np.int64),
-                               order.astype(np.int64)))
+def _group_starts(order: np.ndarray, *keys: np.ndarray) -> np.ndarray:
+    """Where each group of equal ``keys`` begins in ``order`` (sorted by the keys), and its end:
+    :func:`placement.bounds.labelling.undominated_groups`'s ``starts``."""
+    change = np.zeros(max(order.size - 1, 0), dtype=bool)
+    for key in keys:
+        change |= np.diff(key[order]) != 0
+    return np.concatenate([[0], np.flatnonzero(change) + 1, [order.size]]).astype(np.int64)
 
 
 def pair_histories(task: Task, n: int, Lam, Mu, H: int, top: int, single: bool, counter: list,
@@ -111,28 +103,38 @@ def pair_histories(task: Task, n: int, Lam, Mu, H: int, top: int, single: bool, 
     """Every relaxed history of task on cluster n with price <= top (absolute, 2^-S units; the
     rounding cuts' terms included where given), the dominated ones (same start, no earlier
     completion, no smaller usage) left out: [(first start, finish, option index per step from
-    the arrival (-1 = nothing), price)].  ``extra``: an optional (steps from the arrival,
-    options) integer array added to each step's option cost (steps past its end: 0); the
-    exact-history search (:mod:`placement.search.histlns`) prices an allocation that does not
-    fit beside the kept tasks out of reach with it.  ``max_changes``: only histories with at
+    the arrival (-1 = nothing), price)], sorted.  Every label of a step is extended at once (one
+    compiled step, one dominance filter over its groups; session 34: the per-group loop before it
+    spent its time on the overhead of small arrays and listed the same histories).  ``extra``: an
+    optional (steps from the arrival, options) integer array added to each step's option cost
+    (steps past its end: 0); the exact-history search (:mod:`placement.search.histlns`) prices
+    an allocation that does not fit beside the kept tasks out of reach with it.  ``max_changes``: only histories with at
     most that many changes after the first start (an allocation switch, a pause, a resume;
     the search's restriction where every history is too many; None, the bound's case: all).
     ``counter[0]`` grows by the labels extended; past ``max_labels`` live labels or
     ``max_columns`` columns: TooManyColumns."""
     opt, a = task.opts[n], task.a
-    memo: dict = {}
     nopt = opt.cpu.size
     more = cuts.step_costs(nu, n, a, opt.cpu, opt.gpu) if (cuts is not None and nu is not None) else None
-    # groups keyed (k, previous option or -1, first start or -1 (multi: -1 once started: the
-    # start matters only through Mu and the start rows)): (progress on the grid, cost, histories)
     limited = max_changes is not None
-    # with max_changes the key also holds the changes so far (labels with different counts
-    # are not compared: the one with fewer may still change where the other may not)
-    cur = {(0, -1, -1) + ((0,) if limited else ()): (np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64),
-                                                      np.zeros((1, 0), dtype=np.int64))}
-    out = []
+    every = np.arange(nopt)
+    # the labels at the start of step t, one row each: executed steps k, the previous step's option
+    # (-1 after a pause or before the start), the first start (-1 before it; multi: -1 throughout,
+    # the start matters only through Mu and the start rows), the changes so far, progress on the
+    # grid, cost, and the option per step from the arrival (-1 = nothing).  Labels are compared only
+    # within a group of equal (k, previous option, first start, changes): a label with fewer changes
+    # may still change where the other may not.
+    K = np.zeros(1, dtype=np.int64)
+    P = np.full(1, -1, dtype=np.int64)
+    S = np.full(1, -1, dtype=np.int64)
+    M = np.zeros(1, dtype=np.int64)
+    B = np.zeros(1, dtype=np.int64)
+    C = np.zeros(1, dtype=np.int64)
+    Hs = np.zeros((1, 0), dtype=np.int64)
+    out = []  # per step: the finished histories' (first start, options, price)
+    found = 0
     t = a
-    while cur:
+    while K.size:
         check_deadline(deadline, "enumerating histories")
         lc, lg = (int(Lam[n, 0, t]), int(Lam[n, 1, t])) if t < H else (0, 0)
         mu = int(Mu[n, t]) if (Mu is not None and t < H) else 0
@@ -141,75 +143,73 @@ def pair_histories(task: Task, n: int, Lam, Mu, H: int, top: int, single: bool, 
             allcost = allcost + more[t - a]
         if extra is not None and t - a < extra.shape[0]:
             allcost = allcost + extra[t - a]
-        nxt: dict = {}
-
-        def add(key, b, c, h):
-            if b.size:
-                nxt.setdefault(key, []).append((b, c, h))
-
-        for key, (b, c, h) in cur.items():
-            k, prev, s = key[:3]
-            m = key[3] if limited else 0
-            # per group too: one step of a 192-task instance's task ran 10 s past the limit (issue 46)
-            check_deadline(deadline, "enumerating histories")
-            counter[0] += b.size * (nopt + 1)
-            # pause (before the start: wait)
-            ok = (((t + 1 + _needs(opt, b, k, memo) - a) << SCALE) + c) <= top
-            mp = m + 1 if (k > 0 and prev >= 0) else m
-            if not limited or mp <= max_changes:
-                add((k, -1, s) + ((mp,) if limited else ()), b[ok], c[ok],
-                    np.concatenate([h[ok], np.full((int(ok.sum()), 1), -1)], axis=1))
-            lossy = (np.arange(nopt) != prev) if k > 0 else np.zeros(nopt, dtype=bool)
-            mo = m + lossy.astype(np.int64)  # changes after each option now (a switch, a resume)
-            q = opt.step(b.astype(float) / GRID, opt.param, k, lossy)
-            tot = c[:, None] + allcost[None, :] + (mu if k == 0 else 0)
-            s_new = t if k == 0 else s
-            allowed = (mo <= max_changes if limited else np.ones(nopt, dtype=bool))[None, :]
-            reached = q >= DONE
-            done = reached & allowed  # an option over the change limit ends no history and extends none
-            fin = ((t + 1 - a) << SCALE) + tot
-            for r, o in zip(*np.nonzero(done & (fin <= top))):
-                hist = tuple(h[r].tolist()) + (int(o),)
-                first = next(i for i, x in enumerate(hist) if x >= 0)  # multi: the key has no start
-                out.append((a + first, t + 1, hist, int(fin[r, o])))
-            if len(out) > max_columns:
-                raise TooManyColumns(f"more than {max_columns} columns survive the fixing (task {task.j} on "
-                                     f"cluster {n} alone, before the dominance)")
-            rr, oo = np.nonzero(~reached & allowed)
-            if rr.size == 0:
-                continue
-            nb = np.minimum(np.ceil(q[rr, oo] * GRID).astype(np.int64), GRID)
-            nc = tot[rr, oo]
-            keep = (((t + 1 + _needs(opt, nb, k + 1, memo) - a) << SCALE) + nc) <= top
-            rr, oo, nb, nc = rr[keep], oo[keep], nb[keep], nc[keep]
-            nh = np.concatenate([h[rr], oo[:, None]], axis=1)
-            key_s = s_new if single else -1
-            for o in np.unique(oo).tolist():
-                sel = oo == o
-                add((k + 1, o, key_s) + ((int(mo[o]),) if limited else ()), nb[sel], nc[sel], nh[sel])
-        cur = {}
-        live = 0
-        for key, parts in nxt.items():
-            check_deadline(deadline, "enumerating histories")
-            b, c, h = (np.concatenate([x[i] for x in parts]) for i in range(3))
-            idx = _undominated(b, _usage(opt, h))
-            cur[key] = (b[idx], c[idx], h[idx])
-            live += idx.size
-        if live > max_labels:
+        counter[0] += K.size * (nopt + 1)
+        # pause (before the start: wait)
+        ok = (((t + 1 + needed_steps(opt, B, K) - a) << SCALE) + C) <= top
+        # every option: a switch or a resume is a change (and loses progress); changes are counted
+        # only under max_changes (else every label has 0)
+        lossy = (every[None, :] != P[:, None]) & (K[:, None] > 0)
+        if limited:
+            MP = M + ((K > 0) & (P >= 0))
+            ok &= MP <= max_changes
+            MO = M[:, None] + lossy
+        else:
+            MP, MO = M, np.zeros(lossy.shape, dtype=np.int64)
+        opt.factor(int(K.max()))
+        q = LB.step_rows(B.astype(float) / GRID, K, opt.param, opt.factors(), lossy, opt.synthetic, opt.additive,
+                         opt.kappa, opt.base, opt.sigma)
+        tot = C[:, None] + allcost[None, :] + np.where(K == 0, mu, 0)[:, None]
+        allowed = MO <= max_changes if limited else np.ones(MO.shape, dtype=bool)
+        reached = q >= DONE
+        fin = ((t + 1 - a) << SCALE) + tot
+        # an option over the change limit ends no history and extends none
+        er, eo = np.nonzero(reached & allowed & (fin <= top))
+        if er.size:
+            hist = np.concatenate([Hs[er], eo[:, None]], axis=1)
+            out.append((np.argmax(hist >= 0, axis=1) + a, hist, fin[er, eo]))  # first start (multi: not in S)
+            found += er.size
+        if found > max_columns:
+            raise TooManyColumns(f"more than {max_columns} columns survive the fixing (task {task.j} on "
+                                 f"cluster {n} alone, before the dominance)")
+        rr, oo = np.nonzero(~reached & allowed)
+        nb = np.minimum(np.ceil(q[rr, oo] * GRID).astype(np.int64), GRID)
+        nk = K[rr] + 1
+        nc = tot[rr, oo]
+        keep = (((t + 1 + needed_steps(opt, nb, nk) - a) << SCALE) + nc) <= top
+        rr, oo, nb, nk, nc = rr[keep], oo[keep], nb[keep], nk[keep], nc[keep]
+        ns = np.where(K[rr] == 0, t, S[rr]) if single else np.full(rr.size, -1, dtype=np.int64)
+        K = np.concatenate([K[ok], nk])
+        P = np.concatenate([np.full(int(ok.sum()), -1, dtype=np.int64), oo])
+        S = np.concatenate([S[ok], ns])
+        M = np.concatenate([MP[ok], MO[rr, oo]])
+        B = np.concatenate([B[ok], nb])
+        C = np.concatenate([C[ok], nc])
+        Hs = np.concatenate([np.concatenate([Hs[ok], np.full((int(ok.sum()), 1), -1, dtype=np.int64)], axis=1),
+                             np.concatenate([Hs[rr], oo[:, None]], axis=1)])
+        # each group's undominated labels (of identical ones the first)
+        use = _usage(opt, Hs)
+        order = np.lexsort((use.sum(axis=1), -B, M, S, P, K))
+        idx = LB.undominated_groups(B, use, order, _group_starts(order, K, P, S, M))
+        K, P, S, M, B, C, Hs = K[idx], P[idx], S[idx], M[idx], B[idx], C[idx], Hs[idx]
+        if K.size > max_labels:
             raise TooManyColumns(f"more than {max_labels} labels while enumerating the histories of task "
                                  f"{task.j} on cluster {n}")
         t += 1
-    # drop dominated columns: same first start (multi: any), no earlier completion, no less usage
-    groups: dict = {}
-    for s, F, hist, cost in out:
-        groups.setdefault(s if single else -1, []).append((s, F, hist, cost))
-    kept = []
-    for cols in groups.values():
-        check_deadline(deadline, "enumerating histories")
-        L = max(len(x[2]) for x in cols)
-        hists = np.array([x[2] + (-1,) * (L - len(x[2])) for x in cols], dtype=np.int64)
-        idx = _undominated(-np.array([x[1] for x in cols], dtype=np.int64), _usage(opt, hists))
-        kept.extend(cols[i] for i in idx.tolist())
+    if not out:
+        return []
+    # drop dominated columns: same first start (multi: any), no earlier completion, no less usage;
+    # the survivors in a fixed order (first start, finish, options)
+    L = out[-1][1].shape[1]
+    first = np.concatenate([x[0] for x in out])
+    hists = np.concatenate([np.pad(x[1], ((0, 0), (0, L - x[1].shape[1])), constant_values=-1) for x in out])
+    fin = np.concatenate([x[2] for x in out])
+    F = np.concatenate([np.full(x[0].size, x[1].shape[1] + a, dtype=np.int64) for x in out])
+    use = _usage(opt, hists)
+    group = first if single else np.zeros(first.size, dtype=np.int64)
+    order = np.lexsort((use.sum(axis=1), F, group))
+    idx = LB.undominated_groups(-F, use, order, _group_starts(order, group))
+    kept = [(int(first[i]), int(F[i]), tuple(hists[i, :F[i] - a].tolist()), int(fin[i])) for i in idx.tolist()]
+    kept.sort()
     return kept
 
 
@@ -419,5 +419,5 @@ def histip_bound(instance, upper: int, *, time_limit: float | None = None, seed:
     return HistipResult(bound, "the master's optimum", schedule, stats)
 
 
-__all__ = ["histip_bound", "enumerate_columns", "pair_histories", "build", "solve", "decode", "HistipResult", "MAX_COLUMNS",
-           "MAX_LABELS"]
+__all__ = ["histip_bound", "enumerate_columns", "pair_histories", "needed_steps", "build", "solve", "decode",
+           "HistipResult", "MAX_COLUMNS", "MAX_LABELS"]

@@ -284,30 +284,76 @@ def walk_back(a, t_end, row, option, parents, options, offsets):
 
 
 @njit(cache=True)
-def undominated(b, use, order):
-    """Bound (7)'s dominance filter, compiled: visiting the labels in ``order``, keep a label
-    unless a kept one has at least its progress ``b`` and at most its usage at every position of
-    ``use`` (rows); the kept indices in visiting order.  The logic of the numpy loop it replaced
-    (session 27), so the same labels survive; a kept label whose total usage exceeds the
-    label's is skipped before the positions are compared (it cannot be at most everywhere)."""
+def undominated_groups(b, use, order, starts):
+    """Bound (7)'s dominance filter, compiled, on each group of labels at once: group g is
+    ``order[starts[g]:starts[g + 1]]``, visited in that order; a label is kept unless a kept label
+    of its group has at least its progress ``b`` and at most its usage at every position of
+    ``use`` (rows); the kept indices, group by group, each in visiting order.  The logic of the
+    numpy loop it replaced (session 27), so the same labels survive; a kept label whose total
+    usage exceeds the label's is skipped before the positions are compared (it cannot be at most
+    everywhere)."""
     kept = np.empty(order.size, dtype=np.int64)
     total = use.sum(axis=1)
     m = 0
     width = use.shape[1]
-    for i in order:
-        dominated = False
-        for r in range(m):
-            k = kept[r]
-            if b[k] >= b[i] and total[k] <= total[i]:
-                below = True
-                for c in range(width):
-                    if use[k, c] > use[i, c]:
-                        below = False
+    for g in range(starts.size - 1):
+        first = m
+        for ii in range(starts[g], starts[g + 1]):
+            i = order[ii]
+            dominated = False
+            for r in range(first, m):
+                k = kept[r]
+                if b[k] >= b[i] and total[k] <= total[i]:
+                    below = True
+                    for c in range(width):
+                        if use[k, c] > use[i, c]:
+                            below = False
+                            break
+                    if below:
+                        dominated = True
                         break
-                if below:
-                    dominated = True
-                    break
-        if not dominated:
-            kept[m] = i
-            m += 1
+            if not dominated:
+                kept[m] = i
+                m += 1
     return kept[:m]
+
+
+@njit(cache=True)
+def undominated(b, use, order):
+    """:func:`undominated_groups` on one group: the labels in ``order``."""
+    starts = np.empty(2, dtype=np.int64)
+    starts[0] = 0
+    starts[1] = order.size
+    return undominated_groups(b, use, order, starts)
+
+
+@njit(cache=True)
+def step_rows(p, ks, par, factors, lossy, synthetic, additive, kappa, base, sigma):
+    """:func:`step_grid` with a noise index per row: row i advances with ``factors[ks[i]]``."""
+    out = np.empty((p.size, par.size))
+    for i in range(p.size):
+        fac = factors[ks[i]]
+        for j in range(par.size):
+            out[i, j] = _step(p[i], par[j], fac, lossy[i, j], synthetic, additive, kappa, base, sigma)
+    return out
+
+
+@njit(cache=True)
+def needed_steps(b, ks, top, factors, synthetic, additive, kappa, base, sigma, grid, done_at):
+    """Per label of progress ``b[i] / grid`` after ``ks[i]`` executed steps: the executed steps it
+    still needs at the gain parameter ``top`` with no switching loss, its progress rounded up to
+    the grid after each step (bound (7)'s pruning); -1 where ``factors`` is too short."""
+    out = np.empty(b.size, dtype=np.int64)
+    for i in range(b.size):
+        p = float(b[i]) / grid
+        k = ks[i]
+        steps = 0
+        out[i] = -1
+        while k + steps < factors.size:
+            q = _step(p, top, factors[k + steps], False, synthetic, additive, kappa, base, sigma)
+            steps += 1
+            if q >= done_at:
+                out[i] = steps
+                break
+            p = min(np.ceil(q * grid), float(grid)) / grid
+    return out
