@@ -35,7 +35,8 @@ from test_placement_enum import tiny_instances
 
 TOL = 1e-6
 SYN3_MULTI = sorted(glob.glob("instances/data/placement-synthetic-3-multi-v2/*.json.gz"))
-LNS_656 = Path(__file__).parent.parent / "data" / "placement" / "synthetic-3-multi-v2-s0-lns-656.json.gz"
+DATA = Path(__file__).parent.parent / "data" / "placement"
+LNS_656 = DATA / "synthetic-3-multi-v2-s0-lns-656.json.gz"
 
 
 def _reference_undominated(b, use, order):
@@ -73,14 +74,15 @@ def test_compiled_dominance_filter_by_groups_is_its_definition_per_group(seed):
     assert undominated_groups(b, use, order, starts).tolist() == want
 
 
-#: (set, index, slack, max_changes) -> (histories, labels extended, sha256 prefix of the sorted lists)
-#: of the per-group enumeration before session 34 (commit 7673ce0), on four tasks from the middle of
-#: the shipped best known: table and synthetic gains, multiplicative and additive noise, both variants
+#: (set, index, slack, max_changes, schedule in tests/data/placement: a best known of its day) ->
+#: (histories, labels extended, sha256 prefix of the sorted lists) of the per-group enumeration
+#: before session 34 (commit 7673ce0), on four tasks from the middle of the schedule: table and
+#: synthetic gains, multiplicative and additive noise, both variants
 BEFORE_BATCHING = {
-    ("placement-testbed-v2", 0, 3, 1): (61, 133386, "d4be1bfb86558129"),
-    ("placement-synthetic-3-multi-v2", 0, 1, None): (39, 208528, "04daec9b8486c9a6"),
-    ("placement-synthetic-3-v3", 0, 1, None): (1038, 289428, "9dca997e8499b409"),
-    ("placement-hetero-6-v2", 0, 1, 1): (13, 4292, "96f90b0c17adc97a"),
+    ("placement-testbed-v2", 0, 3, 1, "testbed-v2-s0-1595"): (61, 133386, "d4be1bfb86558129"),
+    ("placement-synthetic-3-multi-v2", 0, 1, None, "synthetic-3-multi-v2-s0-650"): (39, 208528, "04daec9b8486c9a6"),
+    ("placement-synthetic-3-v3", 0, 1, None, "synthetic-3-v3-s0-724"): (1038, 289428, "9dca997e8499b409"),
+    ("placement-hetero-6-v2", 0, 1, 1, "hetero-6-v2-s0-3137"): (13, 4292, "96f90b0c17adc97a"),
 }
 
 
@@ -90,10 +92,10 @@ def test_batched_enumeration_lists_what_the_per_group_one_listed(case):
     dominance filter) where it used to loop over the groups: the same histories, prices and
     number of labels extended as before, bit for bit (integers; the progress uses the same float
     operations)."""
-    name, index, slack, changes = case
+    name, index, slack, changes, schedule = case
     inst = sets.load_set(name)[index]
     p = inst.placement
-    cols = CG.decisions_columns(p, load_solution(sets.best_known_solution(content_hash(inst)), inst).placement)
+    cols = CG.decisions_columns(p, load_solution(DATA / f"{schedule}.json.gz", inst).placement)
     order = sorted(range(len(cols)), key=lambda j: (p.tasks[j].arrival, j))
     free = order[len(order) // 2:len(order) // 2 + 4]
     kept = [c for c in cols if c.j not in set(free)]

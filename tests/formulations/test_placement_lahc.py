@@ -8,6 +8,8 @@ gives the same schedule; bad parameters are clear InputErrors."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -257,14 +259,15 @@ def test_two_piece_shapes_run_as_the_step_rule_says(preset, variant):
 
 
 def test_a_best_known_with_reallocations_is_its_own_start():
-    """pieces = 2 encodes the warm start's histories as they are: testbed-v2 s0's best known
-    (re-allocations, two tasks with two changes) decodes, in start order, to itself (1595); its
+    """pieces = 2 encodes the warm start's histories as they are: testbed-v2 s0's best known of
+    sessions 29-33 (re-allocations, two tasks with two changes; kept in tests/data, as the
+    manifest's best known moves on) decodes, in start order, to itself (1595); its
     fixed-allocation version decodes to 2712."""
     inst = load_instance("instances/data/placement-testbed-v2/placement-testbed-s0.json.gz")
     from edgebench.instances.io import load_solution
     from edgebench.formulations.placement.search.lns import to_schedule
 
-    sol = load_solution("instances/data/placement-testbed-v2/solutions/placement-testbed-s0.json.gz", inst)
+    sol = load_solution(Path(__file__).parent.parent / "data" / "placement" / "testbed-v2-s0-1595.json.gz", inst)
     data = prepare(inst.payload)
     fixed = to_schedule(inst.payload, data, sol.placement)
     tables, order, choice = LA.two_piece_start(inst.payload, data, sol.placement, fixed)
