@@ -36,9 +36,9 @@ from edgebench.instances.io import content_hash, load_solution
 CASES = [("placement-synthetic-3-multi-v2", 0), ("placement-hetero-6-v2", 0), ("placement-testbed-v2", 0)]
 
 
-@pytest.mark.parametrize("changes", [None, 1])
-@pytest.mark.parametrize("name,index", CASES)
-def test_one_window(benchmark, name, index, changes):
+def _window(name, index):
+    """The benchmark's window: (payload, columns of the shipped best known, tasks, freed tasks,
+    kept columns, horizon)."""
     inst = sets.load_set(name)[index]
     p = inst.placement
     cols = CG.decisions_columns(p, load_solution(sets.best_known_solution(content_hash(inst)), inst).placement)
@@ -47,7 +47,13 @@ def test_one_window(benchmark, name, index, changes):
     free = order[len(order) // 2:len(order) // 2 + HL.BLOCK]
     freed = set(free)
     kept = [c for c in cols if c.j not in freed]
-    H = max(c.F for c in cols) + 1 + HL.REACH
+    return p, cols, tasks, free, kept, max(c.F for c in cols) + 1 + HL.REACH
+
+
+@pytest.mark.parametrize("changes", [None, 1])
+@pytest.mark.parametrize("name,index", CASES)
+def test_one_window(benchmark, name, index, changes):
+    p, cols, tasks, free, kept, H = _window(name, index)
     out = {"columns": 0, "capped": 0}
 
     def run():
@@ -85,15 +91,8 @@ def _per_group_histip():
 @pytest.mark.parametrize("name,index", CASES)
 def test_batched_vs_per_group(benchmark, name, index, changes):
     old = _per_group_histip()
-    inst = sets.load_set(name)[index]
-    p = inst.placement
-    cols = CG.decisions_columns(p, load_solution(sets.best_known_solution(content_hash(inst)), inst).placement)
-    order = sorted(range(len(cols)), key=lambda j: (p.tasks[j].arrival, j))
-    free = order[len(order) // 2:len(order) // 2 + HL.BLOCK]
-    kept = [c for c in cols if c.j not in set(free)]
-    H = max(c.F for c in cols) + 1 + HL.REACH
+    p, cols, tasks, free, kept, H = _window(name, index)
     zero = np.zeros((len(p.clusters), 2, H), dtype=np.int64)
-    tasks = {t.j: t for t in tasks_of(p, cluster_durations(p))}
     rooms = {(j, n): CG.free_capacity(p, tasks[j], n, kept, H) for j in free for n in tasks[j].opts}
 
     def enumerate_with(mod):

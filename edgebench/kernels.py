@@ -142,8 +142,8 @@ def is_warm() -> bool:
 def warm_kernels(force: bool = False) -> dict[str, float]:
     """Compile (or load from the cache) every numba kernel, outside any timed section: runs the
     placement trajectory bound, whose labelling programme calls the kernels, on a tiny instance,
-    then the entry points it does not reach (bound (7)'s enumeration among them), then the serial schedule decoder of
-    placement-lahc. Returns {kernel: number of compiled signatures}
+    then the entry points it does not reach (bound (7)'s enumeration among them), then the serial
+    schedule decoder of placement-lahc. Returns {kernel: number of compiled signatures}
     plus ``"seconds"``: the time it took (about 20 s on a cold cache, about 1 s on a warm one).
     Without ``force``, returns ``{"seconds": 0.0}`` at once when :func:`is_warm` (the runner's
     workers and ``edgebench solve`` call it so, before a solver's clock starts); ``edgebench

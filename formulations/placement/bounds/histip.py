@@ -108,9 +108,10 @@ def pair_histories(task: Task, n: int, Lam, Mu, H: int, top: int, single: bool, 
     spent its time on the overhead of small arrays and listed the same histories).  ``extra``: an
     optional (steps from the arrival, options) integer array added to each step's option cost
     (steps past its end: 0); the exact-history search (:mod:`placement.search.histlns`) prices
-    an allocation that does not fit beside the kept tasks out of reach with it.  ``max_changes``: only histories with at
-    most that many changes after the first start (an allocation switch, a pause, a resume;
-    the search's restriction where every history is too many; None, the bound's case: all).
+    an allocation that does not fit beside the kept tasks out of reach with it.  ``max_changes``:
+    only histories with at most that many changes after the first start (an allocation switch, a
+    pause, a resume; the search's restriction where every history is too many; None, the bound's
+    case: all).
     ``counter[0]`` grows by the labels extended; past ``max_labels`` live labels or
     ``max_columns`` columns: TooManyColumns."""
     opt, a = task.opts[n], task.a
@@ -186,7 +187,9 @@ def pair_histories(task: Task, n: int, Lam, Mu, H: int, top: int, single: bool, 
         C = np.concatenate([C[ok], nc])
         Hs = np.concatenate([np.concatenate([Hs[ok], np.full((int(ok.sum()), 1), -1, dtype=np.int64)], axis=1),
                              np.concatenate([Hs[rr], oo[:, None]], axis=1)])
-        # each group's undominated labels (of identical ones the first)
+        # each group's undominated labels (of identical ones the first); the clock is read again
+        # before the filter, the step's largest part on a large label set (issue 46)
+        check_deadline(deadline, "enumerating histories")
         use = _usage(opt, Hs)
         order = np.lexsort((use.sum(axis=1), -B, M, S, P, K))
         idx = LB.undominated_groups(B, use, order, _group_starts(order, K, P, S, M))
