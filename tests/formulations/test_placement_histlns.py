@@ -220,7 +220,7 @@ def test_improves_a_schedule_that_placement_lns_left():
 
 
 @pytest.mark.parametrize("params, field", [({"slack": -1}, "slack"), ({"block": 0}, "block"),
-                                           ({"slack": "nan"}, "slack"),
+                                           ({"slack": "nan"}, "slack"), ({"windows": "random"}, "windows"),
                                            ({"warm_start": "/nonexistent.json"}, "warm_start")])
 def test_bad_parameters_are_clear_errors(params, field):
     inst = load_instance(SYN3_MULTI[0])
@@ -256,8 +256,10 @@ def test_from_an_optimum_every_window_once_then_larger_then_stop(max_block, wind
                         r.stats["message"])
 
 
-@pytest.mark.parametrize("seed, variant, noise", [(0, "single", 0.0), (1, "multi", 0.1)])
-def test_windows_an_improvement_leaves_alone_stay_failed_and_exhaustion_is_a_local_optimum(seed, variant, noise):
+@pytest.mark.parametrize("seed, variant, noise, windows", [(0, "single", 0.0, "arrival"), (1, "multi", 0.1, "arrival"),
+                                                            (2, "single", 0.0, "both")])
+def test_windows_an_improvement_leaves_alone_stay_failed_and_exhaustion_is_a_local_optimum(seed, variant, noise,
+                                                                                            windows):
     """A generated synthetic-3 instance (40 tasks, one arrival per step; single without noise,
     multi with multiplicative noise 0.1) from the better of sjf
     and optimus, windows of 4 tasks only: after an improvement, the failed windows that free
@@ -268,11 +270,16 @@ def test_windows_an_improvement_leaves_alone_stay_failed_and_exhaustion_is_a_loc
     inst = generate_placement("synthetic-3", seed=seed, num_tasks=40, rate=1.0, noise=noise, variant=variant)
     payload = inst.placement
     start = CG.decisions_columns(payload, CG.start_schedule(inst, None, 0, None, None)[1])
-    final, info = HL.improve(payload, start, seed=0, block=4, max_block=4, iterations=5000)
+    final, info = HL.improve(payload, start, seed=0, block=4, max_block=4, iterations=5000, windows=windows)
     assert info["improvements"] > 0 and info["kept_failed"] > 0 and info["exhausted"] is True
-    again, check = HL.improve(payload, final, seed=1, block=4, max_block=4, iterations=5000)
+    again, check = HL.improve(payload, final, seed=1, block=4, max_block=4, iterations=5000, windows=windows)
     assert check["exhausted"] is True and check["improvements"] == 0
-    assert check["iterations"] == len(payload.tasks) - 4 + 1
+    order = sorted(range(len(payload.tasks)), key=lambda j: (payload.tasks[j].arrival, j))
+    assert check["iterations"] == len(HL.windows_of(windows, order, 4, final))
+    if windows == "arrival":
+        assert check["iterations"] == len(payload.tasks) - 4 + 1
+    else:  # the running windows are more than the arrival ones: they are searched too
+        assert check["iterations"] > len(payload.tasks) - 4 + 1
     ev = evaluate(inst, CG.to_decisions(final))
     assert ev.feasible and ev.primary_value == pytest.approx(info["value"], abs=TOL)
 
@@ -289,5 +296,27 @@ def test_untouched_keeps_exactly_the_windows_off_the_changed_span():
     before = {2: cur[2]}
     cur[2] = h(2, 5, 8)
     order = list(range(6))
-    kept = HL.untouched({0, 1, 2, 3, 4}, order, 2, arr, cur, 1, [2], before)
-    assert kept == {0, 4}
+    windows = HL.arrival_windows(order, 2)
+    assert windows == [(0, 1), (1, 2), (2, 3), (3, 4), (4, 5)]
+    kept = HL.untouched(set(windows), windows, arr, cur, 1, [2], before)
+    assert kept == {(0, 1), (4, 5)}
+    # a failed window that is no longer drawn (here: not among the windows given) is dropped
+    assert HL.untouched(set(windows), windows[1:], arr, cur, 1, [2], before) == {(4, 5)}
+
+
+def test_running_windows_free_the_tasks_of_a_cluster_nearest_each_run():
+    """:func:`running_windows` on hand-made histories: cluster 0 runs tasks 0 (steps 0-4), 1
+    (2-6), 2 (10-12) and 4 (5-8); cluster 1 runs task 3 (1-3). Windows of 2: task 0's run
+    overlaps 1's; 1's overlaps 0's and 4's, and 0 starts nearer (the same window again); 3 is
+    alone on its cluster; 4 overlaps 1 only; 2 overlaps none, 4 is nearest (one step between
+    them). Distinct windows, in order of their first task's arrival; ``both`` adds them after
+    the arrival windows."""
+    def h(j, n, s, F):
+        return CG.ScoredHistory(j=j, n=n, s=s, F=F, use=tuple((t, 1, 0) for t in range(s, F)), changes=((s, 1, 0),))
+    cur = [h(0, 0, 0, 5), h(1, 0, 2, 7), h(2, 0, 10, 13), h(3, 1, 1, 4), h(4, 0, 5, 9)]
+    order = [0, 3, 1, 4, 2]  # arrival order
+    assert HL.running_windows(order, 2, cur) == [(0, 1), (3,), (1, 4), (2, 4)]
+    assert HL.running_windows(order, 3, cur) == [(0, 1, 4), (3,), (1, 2, 4)]
+    assert HL.windows_of("both", order, 2, cur) == [(0, 3), (1, 3), (1, 4), (2, 4), (0, 1), (3,)]
+    with pytest.raises(ValueError, match="windows"):
+        HL.windows_of("random", order, 2, cur)

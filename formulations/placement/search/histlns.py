@@ -9,14 +9,17 @@ multi-task gaps"). This search enumerates instead of pricing (docs, "Exact-histo
 1. **Start.** As ``placement-cg-lns``: the warm start (a solution file, ``best-known`` or
    ``lagrangian``) or else the better of ``sjf`` and ``optimus`` by the referee; its decisions
    become one history per task.
-2. **Window.** ``block`` tasks consecutive in arrival order (ties by index) from a random
-   position are freed; the others are kept as they are. A position whose window gave nothing
-   is not drawn again until an improvement changes what it reads (a history it frees, or a
-   step of its span at which a changed task ran; :func:`untouched`): else it is the same search;
-   once every position has given nothing, windows grow by ``GROW`` tasks, up to ``max_block``
-   (default: every task), and past that the search stops (stats ``exhausted``): every window
-   of the largest size was tried on the incumbent and gave nothing (within the caps and
-   ``sub_limit`` of steps 3-4).
+2. **Window.** A window of ``block`` tasks is freed; the others are kept as they are. The
+   windows (``windows``): ``arrival``, tasks consecutive in arrival order (ties by index) from
+   each position; ``running``, for each task, the tasks of its cluster whose runs are nearest
+   its own (those that share the cluster's capacity with it; :func:`running_windows`); ``both``,
+   the two lists. One is drawn at random among the distinct windows not yet failed. A window
+   that gave nothing is not drawn again until an improvement changes what it reads (a history
+   it frees, or a step of its span at which a changed task ran; :func:`untouched`): else it is
+   the same search; once every window has given nothing, windows grow by ``GROW`` tasks, up to
+   ``max_block`` (default: every task), and past that the search stops (stats ``exhausted``):
+   every window of the largest size was tried on the incumbent and gave nothing (within the
+   caps and ``sub_limit`` of steps 3-4).
 3. **Enumeration.** For each freed task j and eligible cluster n, bound (7)'s labelling
    (:func:`placement.bounds.histip.pair_histories`) with zero prices lists EVERY history —
    per step a pause or an allocation option, re-allocations included — that is not dominated
@@ -79,6 +82,8 @@ MAX_LABELS = 20_000
 REACH = 20
 #: tasks a window grows by once every window of its size gave nothing
 GROW = 4
+#: the windows drawn: consecutive in arrival order, nearest runs on one cluster, or both lists
+WINDOWS = ("arrival", "running", "both")
 
 
 def history_columns(payload, task: Task, current: ScoredHistory, kept: list[ScoredHistory], slack: int, H: int, *,
@@ -127,30 +132,71 @@ def window_span(window: list[int], arr: list[int], cur: list[ScoredHistory], sla
     return min(arr[j] for j in window), max(cur[j].F for j in window) + slack
 
 
-def untouched(failed: set[int], order: list[int], size: int, arr: list[int], cur: list[ScoredHistory],
-              slack: int, changed: list[int], before: dict[int, ScoredHistory]) -> set[int]:
+def arrival_windows(order: list[int], size: int) -> list[tuple[int, ...]]:
+    """The tasks consecutive in arrival order (``order``) from each position, ``size`` at a time."""
+    return [tuple(sorted(order[q:q + size])) for q in range(max(1, len(order) - size + 1))]
+
+
+def running_windows(order: list[int], size: int, cur: list[ScoredHistory]) -> list[tuple[int, ...]]:
+    """For each task j0 in arrival order, the ``size`` tasks of its cluster whose runs (first
+    start to finish) are nearest j0's: those overlapping it first, then by the steps between
+    the two runs, the distance of the first starts and the index; the distinct windows in
+    order of their first appearance. They free the tasks that share a cluster's capacity at
+    the same steps, which arrival windows split where queues are long or runs are long."""
+    by_cluster: dict[int, list[int]] = {}
+    for j in order:
+        by_cluster.setdefault(cur[j].n, []).append(j)
+    out: dict[tuple[int, ...], None] = {}
+    for j0 in order:
+        a = cur[j0]
+
+        def near(j, a=a):
+            c = cur[j]
+            return max(0, c.s - a.F + 1, a.s - c.F + 1), abs(c.s - a.s), j
+
+        out.setdefault(tuple(sorted(sorted(by_cluster[a.n], key=near)[:size])), None)
+    return list(out)
+
+
+def windows_of(kind: str, order: list[int], size: int, cur: list[ScoredHistory]) -> list[tuple[int, ...]]:
+    """The distinct windows of ``kind`` (one of :data:`WINDOWS`) on the incumbent ``cur``, each a
+    sorted tuple of tasks; ``both``: the arrival windows, then the running ones not among them."""
+    if kind not in WINDOWS:
+        raise ValueError(f"windows must be one of {WINDOWS}, not {kind!r}")
+    out: dict[tuple[int, ...], None] = {}
+    if kind in ("arrival", "both"):
+        out.update(dict.fromkeys(arrival_windows(order, size)))
+    if kind in ("running", "both"):
+        out.update(dict.fromkeys(running_windows(order, size, cur)))
+    return list(out)
+
+
+def untouched(failed: set[tuple[int, ...]], windows: list[tuple[int, ...]], arr: list[int], cur: list[ScoredHistory],
+              slack: int, changed: list[int], before: dict[int, ScoredHistory]) -> set[tuple[int, ...]]:
     """After an improvement that changed the histories of ``changed`` (``before`` them, ``cur``
-    now): the failed window positions whose search is still the same. A window that frees none
-    of the changed tasks and whose :func:`window_span` misses every step at which a changed task
-    ran, before or after (from its arrival to its later finish), reads the same current
-    histories and the same kept usage and start slots, so it would give nothing again; every
-    other failed position may be tried again."""
+    now): the failed windows whose search is still the same. A window that is still one of the
+    ``windows`` drawn from (those of the new incumbent), frees none of the changed tasks and
+    whose :func:`window_span` misses every step at which a changed task ran, before or after
+    (from its arrival to its later finish), reads the same current histories and the same kept
+    usage and start slots, so it would give nothing again; every other failed window may be
+    tried again (or is no longer drawn)."""
     lo = min(arr[j] for j in changed)
     hi = max(max(before[j].F, cur[j].F) for j in changed)
     hit = set(changed)
+    now = set(windows)
     keep = set()
-    for q in failed:
-        window = order[q:q + size]
-        w_lo, w_hi = window_span(window, arr, cur, slack)
-        if not hit.intersection(window) and (w_lo > hi or w_hi < lo):
-            keep.add(q)
+    for window in failed:
+        w_lo, w_hi = window_span(list(window), arr, cur, slack)
+        if window in now and not hit.intersection(window) and (w_lo > hi or w_hi < lo):
+            keep.add(window)
     return keep
 
 
 def improve(payload, start: list[ScoredHistory], *, seed: int = 0, block: int = BLOCK, slack: int = SLACK,
             sub_limit: float = SUB_LIMIT, iterations: int | None = None, deadline: float | None = None,
             max_columns: int = MAX_COLUMNS, max_labels: int = MAX_LABELS,
-            max_changes: int | None = None, max_block: int | None = None) -> tuple[list[ScoredHistory], dict]:
+            max_changes: int | None = None, max_block: int | None = None,
+            windows: str = "arrival") -> tuple[list[ScoredHistory], dict]:
     """Steps 2-4 until ``iterations`` windows, the deadline or, once every window of
     ``max_block`` tasks (default: every task) gave nothing since the last improvement, a local
     optimum (stats ``exhausted``); returns the incumbent and stats."""
@@ -168,9 +214,10 @@ def improve(payload, start: list[ScoredHistory], *, seed: int = 0, block: int = 
     it = 0
     size = block
     top = J if max_block is None else max(block, min(J, int(max_block)))
-    failed: set[int] = set()  # window positions that gave nothing since the last improvement
+    failed: set[tuple[int, ...]] = set()  # windows that gave nothing since the last improvement
+    drawn = windows_of(windows, order, size, cur)
     while (iterations is None or it < iterations) and (deadline is None or time.perf_counter() < deadline):
-        positions = [p for p in range(max(1, J - size + 1)) if p not in failed]
+        positions = [w for w in drawn if w not in failed]
         if not positions:  # every window of this size gave nothing: a larger one, or stop
             if size >= top:
                 info["exhausted"] = True
@@ -178,10 +225,11 @@ def improve(payload, start: list[ScoredHistory], *, seed: int = 0, block: int = 
             size = min(top, size + GROW)
             failed.clear()
             info["grown"].append((it, size))
+            drawn = windows_of(windows, order, size, cur)
             continue
         it += 1
-        first = positions[int(rng.integers(0, len(positions)))]
-        free = set(order[first:first + size])
+        window = positions[int(rng.integers(0, len(positions)))]
+        free = set(window)
         kept = [c for c in cur if c.j not in free]
         H = max(c.F for c in cur) + slack + REACH
         by_task: dict[int, list[ScoredHistory]] = {}
@@ -205,10 +253,11 @@ def improve(payload, start: list[ScoredHistory], *, seed: int = 0, block: int = 
         if gain is None:
             break
         if gain <= 0:
-            failed.add(first)
+            failed.add(window)
         else:
             changed = [j for j in free if cur[j] != before[j]]
-            failed = untouched(failed, order, size, arr, cur, int(slack), changed, before)
+            drawn = windows_of(windows, order, size, cur)
+            failed = untouched(failed, drawn, arr, cur, int(slack), changed, before)
             info["kept_failed"] += len(failed)
             value -= gain
             info["improvements"] += 1
@@ -247,29 +296,32 @@ def summary(info: dict, block: int) -> str:
                   "max_block": f"int: once every window of the current size gave nothing since the last "
                                f"improvement, windows grow by {GROW} tasks up to this many, then the search stops "
                                f"(default: every task)",
+                  "windows": "str: 'arrival' (tasks consecutive in arrival order; default), 'running' (per task, "
+                             "the tasks of its cluster whose runs are nearest its own) or 'both'",
                   "warm_start": f"start from this schedule instead of sjf / optimus: a placement solution file, "
                                 f"{BEST_KNOWN!r} or {LAGRANGIAN!r} (as for placement-lns)"},
           bounds={"block": (1, 200), "slack": (0, 50), "sub_limit": (0.1, None), "iterations": (0, None),
                   "max_columns": (1, 1_000_000), "max_labels": (1, 10_000_000),
                   "max_changes": (0, 1000), "max_block": (1, 100_000)},
+          choices={"windows": WINDOWS},
           check=lambda p: check_warm_start(p.get("warm_start")), applies=not_applicable)
 def solve(instance, *, time_limit: float | None = None, seed: int = 0, block: int = BLOCK, slack: int = SLACK,
           sub_limit: float = SUB_LIMIT, iterations: int | None = None, max_columns: int = MAX_COLUMNS,
           max_labels: int = MAX_LABELS, max_changes: int | None = None, max_block: int | None = None,
-          warm_start: str | None = None):
+          windows: str = "arrival", warm_start: str | None = None):
     """Improve a start schedule by exact-history windows. A bad warm start is an InputError
     (raised before any work; unknown parameters are the registry's InputError); nothing else
     raises."""
     params = {"block": block, "slack": slack, "sub_limit": sub_limit, "iterations": iterations,
               "max_columns": max_columns, "max_labels": max_labels, "max_changes": max_changes,
-              "max_block": max_block, "warm_start": warm_start}
+              "max_block": max_block, "windows": windows, "warm_start": warm_start}
 
     def search(payload, start_cols, deadline, iterations, stats):
         cols, info = improve(payload, start_cols, seed=seed, block=int(block), slack=int(slack),
                              sub_limit=float(sub_limit), iterations=iterations, deadline=deadline,
                              max_columns=int(max_columns), max_labels=int(max_labels),
                              max_changes=None if max_changes is None else int(max_changes),
-                             max_block=None if max_block is None else int(max_block))
+                             max_block=None if max_block is None else int(max_block), windows=str(windows))
         stats.update(info)
         stats["message"] = summary(info, int(block))
         return cols, "feasible"
@@ -278,5 +330,5 @@ def solve(instance, *, time_limit: float | None = None, seed: int = 0, block: in
                          warm_start=warm_start, iterations=iterations, default_iterations=DEFAULT_ITERATIONS)
 
 
-__all__ = ["solve", "improve", "history_columns", "window_span", "untouched", "summary", "SOLVER_NAME", "BLOCK",
-           "SLACK"]
+__all__ = ["solve", "improve", "history_columns", "window_span", "untouched", "arrival_windows", "running_windows",
+           "windows_of", "summary", "SOLVER_NAME", "BLOCK", "SLACK", "WINDOWS"]
