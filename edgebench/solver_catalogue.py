@@ -643,10 +643,12 @@ SOLVERS = [{'name': 'affinity',
              'max_block': 'int: once every window of the current size gave nothing since the last '
                           'improvement, windows grow by 4 tasks up to this many, then the search stops '
                           '(default: every task)',
+             'windows': "str: 'arrival' (tasks consecutive in arrival order; default), 'running' (per task, "
+                        "the tasks of its cluster whose runs are nearest its own) or 'both'",
              'warm_start': 'start from this schedule instead of sjf / optimus: a placement solution file, '
                            "'best-known' or 'lagrangian' (as for placement-lns)"},
   'types': {},
-  'choices': {},
+  'choices': {'windows': ['arrival', 'running', 'both']},
   'bounds': {'block': [1, 200],
              'slack': [0, 50],
              'sub_limit': [0.1, None],
