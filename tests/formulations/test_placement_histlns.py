@@ -269,6 +269,24 @@ def test_from_an_optimum_every_window_once_then_larger_then_stop(max_block, wind
                         r.stats["message"])
 
 
+def test_running_windows_from_an_optimum_each_distinct_window_once_then_stop():
+    """synthetic-3-v1 s1 (12 tasks on 3 clusters, proven optimal at 38) with running windows
+    of 4 growing to 12: each distinct window of every size is tried once, a window met again
+    at a larger size (a cluster with no more tasks than the size) is not tried again, and
+    the search ends exhausted."""
+    inst = load_instance(SYN3_V1_S1)
+    r = registry.solve(inst, HL.SOLVER_NAME, seed=3, block=4, windows="running", warm_start="best-known")
+    assert r.solution.objective == pytest.approx(38, abs=TOL)
+    assert r.stats["exhausted"] is True and r.stats["improvements"] == 0
+    payload = inst.placement
+    cur = CG.decisions_columns(payload, load_solution(
+        "instances/data/placement-synthetic-3-v1/solutions/placement-synthetic-3-s1-7c493faf.json", inst).placement)
+    order = sorted(range(12), key=lambda j: (payload.tasks[j].arrival, j))
+    by_size = [HL.windows_of("running", order, size, cur) for size in (4, 8, 12)]
+    distinct = set().union(*by_size)
+    assert r.stats["iterations"] == len(distinct) < sum(len(w) for w in by_size)
+
+
 @pytest.mark.parametrize("seed, variant, noise, windows", [(0, "single", 0.0, "arrival"), (1, "multi", 0.1, "arrival"),
                                                             (2, "single", 0.0, "both")])
 def test_windows_an_improvement_leaves_alone_stay_failed_and_exhaustion_is_a_local_optimum(seed, variant, noise,

@@ -16,10 +16,11 @@ multi-task gaps"). This search enumerates instead of pricing (docs, "Exact-histo
    the two lists. One is drawn at random among the distinct windows not yet failed. A window
    that gave nothing is not drawn again until an improvement changes what it reads (a history
    it frees, or a step of its span at which a changed task ran; :func:`untouched`): else it is
-   the same search; once every window has given nothing, windows grow by ``GROW`` tasks, up to
-   ``max_block`` (default: every task), and past that the search stops (stats ``exhausted``):
-   every window of the largest size was tried on the incumbent and gave nothing (within the
-   caps and ``sub_limit`` of steps 3-4).
+   the same search (also when it is a window of a larger size: running windows that hold every
+   task of a cluster are the same at every size); once every window has given nothing, windows
+   grow by ``GROW`` tasks, up to ``max_block`` (default: every task), and past that the search
+   stops (stats ``exhausted``): every window of the largest size was tried on the incumbent and
+   gave nothing (within the caps and ``sub_limit`` of steps 3-4).
 3. **Enumeration.** For each freed task j and eligible cluster n, bound (7)'s labelling
    (:func:`placement.bounds.histip.pair_histories`) with zero prices lists EVERY history —
    per step a pause or an allocation option, re-allocations included — that is not dominated
@@ -222,9 +223,8 @@ def improve(payload, start: list[ScoredHistory], *, seed: int = 0, block: int = 
             if size >= top:
                 info["exhausted"] = True
                 break
-            size = min(top, size + GROW)
-            failed.clear()
-            info["grown"].append((it, size))
+            size = min(top, size + GROW)  # a failed window that is also one of the new size stays failed:
+            info["grown"].append((it, size))  # the same tasks on the same incumbent are the same search
             drawn = windows_of(windows, order, size, cur)
             continue
         it += 1
