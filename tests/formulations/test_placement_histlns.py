@@ -285,6 +285,8 @@ def test_running_windows_from_an_optimum_each_distinct_window_once_then_stop():
     by_size = [HL.windows_of("running", order, size, cur) for size in (4, 8, 12)]
     distinct = set().union(*by_size)
     assert r.stats["iterations"] == len(distinct) < sum(len(w) for w in by_size)
+    assert r.stats["message"].endswith("exhausted: every running window of 12 tasks (a running window holds one "
+                                       "cluster's tasks at most) gave nothing on the incumbent")
 
 
 @pytest.mark.parametrize("seed, variant, noise, windows", [(0, "single", 0.0, "arrival"), (1, "multi", 0.1, "arrival"),

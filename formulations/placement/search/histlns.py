@@ -210,7 +210,7 @@ def improve(payload, start: list[ScoredHistory], *, seed: int = 0, block: int = 
     rng = np.random.default_rng(seed)
     info: dict[str, Any] = {"start_value": value, "improvements": 0, "columns": 0, "capped": 0,
                             "enumeration_s": 0.0, "mip_s": 0.0, "trace": [], "grown": [], "exhausted": False,
-                            "kept_failed": 0}
+                            "kept_failed": 0, "windows": windows}
     t0 = time.perf_counter()
     it = 0
     size = block
@@ -270,8 +270,10 @@ def summary(info: dict, block: int) -> str:
     """One line for the run's store (its ``message``): how far the windows got and why they
     stopped, so a certification run says whether more time on that start can pay."""
     size = info["grown"][-1][1] if info["grown"] else block
-    end = (f"exhausted: every window of {size} tasks gave nothing on the incumbent" if info["exhausted"]
-           else f"stopped at windows of {size} tasks")
+    kind = {"arrival": "", "running": "running ", "both": "arrival and running "}[info.get("windows", "arrival")]
+    limit = " (a running window holds one cluster's tasks at most)" if kind else ""
+    end = (f"exhausted: every {kind}window of {size} tasks{limit} gave nothing on the incumbent" if info["exhausted"]
+           else f"stopped at {kind}windows of {size} tasks")
     return (f"{info['iterations']} windows, {info['improvements']} improvements, {info['capped']} enumerations "
             f"capped, {info['kept_failed']} failed windows kept; {end}")
 
