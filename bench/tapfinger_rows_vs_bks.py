@@ -13,6 +13,8 @@ knowns as they improve without re-running the policies::
     OMP_NUM_THREADS=1 .venv/bin/edgebench run bench/suites/tapfinger-sets.toml --db runs/tapfinger-sets.sqlite
     .venv/bin/python bench/tapfinger_rows_vs_bks.py --db runs/tapfinger-sets.sqlite --export runs.json
     # --figure PATH (default docs/img/tapfinger-rows-vs-bks.png, and its .svg)
+    # one row run again or added: its store's runs replace the export's runs of the same row and instance
+    .venv/bin/python bench/tapfinger_rows_vs_bks.py --add-db runs/new-row.sqlite --export bench/results/...json
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from pathlib import Path
 from statistics import mean
 
 from edgebench.instances import sets
+from edgebench.instances.io import write_text_atomic
 from edgebench.learned.provenance import CHECKPOINT_DIR, sha256_file
 from edgebench.runner.plots import ratio_strips, styles
 
@@ -38,14 +41,17 @@ TARGET_SETS = ("placement-synthetic-3-v1", "placement-synthetic-3-v2", "placemen
 TARGET = 1.15
 #: column order of the table (rows not listed here follow, sorted)
 COLUMNS = ("optimus", "tapfinger", "tapfinger-bc", "tapfinger-generic-bc", "tapfinger-plan-bc",
-           "placement-list-window", "placement-list-window{resource_weight=5}")
+           "tapfinger-plan-bc{samples=32}", "placement-list-window", "placement-list-window{resource_weight=5}")
 LEARNED = {"tapfinger", "tapfinger-bc", "tapfinger-generic-bc"}  # the paper's agents
-VARIANTS = {"tapfinger-plan-bc"}  # TapFinger rows that are not the paper's agents
+#: TapFinger rows that are not the paper's agents (the plan variant, and its sampling decode)
+VARIANTS = {"tapfinger-plan-bc", "tapfinger-plan-bc{samples=32}"}
 #: the suite's labels -> the export's names (the export names a configured row by its parameters)
-LABELS = {"list-window-rw5": "placement-list-window{resource_weight=5}"}
+LABELS = {"list-window-rw5": "placement-list-window{resource_weight=5}",
+          "plan-bc-sample32": "tapfinger-plan-bc{samples=32}"}
 #: the figure's legend names (the suite's labels) where a row's name is long
 SHORT = {"placement-list-window{resource_weight=5}": "list-window-rw5 (heuristic)",
-         "placement-list-window": "placement-list-window", "tapfinger-plan-bc": "tapfinger-plan-bc (variant)"}
+         "placement-list-window": "placement-list-window", "tapfinger-plan-bc": "tapfinger-plan-bc (variant)",
+         "tapfinger-plan-bc{samples=32}": "plan-bc, best of 33 (variant)"}
 
 
 def runs_from_store(db: str) -> list[dict]:
@@ -61,6 +67,13 @@ def runs_from_store(db: str) -> list[dict]:
                                                         "status, checkpoint FROM runs WHERE seed = 0")]
     finally:
         con.close()
+
+
+def merged(runs: list[dict], new: list[dict]) -> list[dict]:
+    """``runs`` with ``new`` in: a new run replaces the run of the same set, instance and row."""
+    key = lambda r: (r["set"], r["instance"], r["solver"])  # noqa: E731
+    fresh = {key(r) for r in new}
+    return [r for r in runs if key(r) not in fresh] + list(new)
 
 
 def shipped_checkpoints() -> set[str]:
@@ -119,6 +132,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", default=str(RUNS), help="an export of the runs (JSON, this script's --export form)")
     ap.add_argument("--db", help="a results store of bench/suites/tapfinger-sets.toml instead of --runs")
+    ap.add_argument("--add-db", action="append", default=[], metavar="DB",
+                    help="a results store whose runs replace those of --runs (or --db) of the same row and "
+                         "instance, and add the rest (repeatable)")
     ap.add_argument("--export", help="write the runs read to this JSON file (the --runs form)")
     ap.add_argument("--figure", default=str(FIGURE), help="the figure's PNG path (an SVG beside it)")
     args = ap.parse_args(argv)
@@ -127,12 +143,14 @@ def main(argv: list[str] | None = None) -> int:
             runs = runs_from_store(args.db)
         else:
             runs = json.loads(Path(args.runs).read_text())["runs"]
-    except (OSError, ValueError, KeyError, sqlite3.Error) as exc:
+        for db in args.add_db:
+            runs = merged(runs, runs_from_store(db))
+    except (OSError, ValueError, KeyError, TypeError, sqlite3.Error) as exc:
         print(f"tapfinger_rows_vs_bks: error: cannot read the runs: {exc}", file=sys.stderr)
         return 2
     if args.export:
-        Path(args.export).write_text(json.dumps({"command": "edgebench run bench/suites/tapfinger-sets.toml",
-                                                 "runs": runs}, indent=1) + "\n")
+        write_text_atomic(args.export, json.dumps({"command": "edgebench run bench/suites/tapfinger-sets.toml",
+                                                   "runs": runs}, indent=1) + "\n")
     cols, rows, stale = table(runs)
     print(markdown(cols, rows))
     for s in stale:

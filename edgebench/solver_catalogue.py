@@ -998,7 +998,10 @@ SOLVERS = [{'name': 'affinity',
                  'single: bc+mappo, 16384 env steps]',
   'params': {'checkpoint': "path of a TapFinger checkpoint (.pt; default: the shipped one for the instance's "
                            'preset and variant, learned/checkpoints/)',
-             'greedy': 'bool, default True: argmax actions (False: sample with the solver seed)'},
+             'greedy': 'bool, default True: argmax actions (False: sample with the solver seed)',
+             'samples': 'int 0..10000, default 0: after the first episode (as `greedy` says), play this many '
+                        'sampled episodes of the same policy (seeds from (seed, k)) and keep the schedule '
+                        'the referee scores lowest; stops at the time limit with the best complete one'},
   'types': {},
   'choices': {},
   'bounds': {},
@@ -1019,7 +1022,10 @@ SOLVERS = [{'name': 'affinity',
                  'multi: bc; testbed single: bc]',
   'params': {'checkpoint': "path of a TapFinger checkpoint (.pt; default: the shipped one for the instance's "
                            'preset and variant, learned/checkpoints/)',
-             'greedy': 'bool, default True: argmax actions (False: sample with the solver seed)'},
+             'greedy': 'bool, default True: argmax actions (False: sample with the solver seed)',
+             'samples': 'int 0..10000, default 0: after the first episode (as `greedy` says), play this many '
+                        'sampled episodes of the same policy (seeds from (seed, k)) and keep the schedule '
+                        'the referee scores lowest; stops at the time limit with the best complete one'},
   'types': {},
   'choices': {},
   'bounds': {},
@@ -1041,7 +1047,10 @@ SOLVERS = [{'name': 'affinity',
                  'single: bc; synthetic-3 single: bc; testbed single: bc]',
   'params': {'checkpoint': "path of a TapFinger checkpoint (.pt; default: the shipped one for the instance's "
                            'preset and variant, learned/checkpoints/)',
-             'greedy': 'bool, default True: argmax actions (False: sample with the solver seed)'},
+             'greedy': 'bool, default True: argmax actions (False: sample with the solver seed)',
+             'samples': 'int 0..10000, default 0: after the first episode (as `greedy` says), play this many '
+                        'sampled episodes of the same policy (seeds from (seed, k)) and keep the schedule '
+                        'the referee scores lowest; stops at the time limit with the best complete one'},
   'types': {},
   'choices': {},
   'bounds': {},
@@ -1061,7 +1070,10 @@ SOLVERS = [{'name': 'affinity',
                  'multi: bc+mappo, 71680 env steps]',
   'params': {'checkpoint': "path of a TapFinger checkpoint (.pt; default: the shipped one for the instance's "
                            'preset and variant, learned/checkpoints/)',
-             'greedy': 'bool, default True: argmax actions (False: sample with the solver seed)'},
+             'greedy': 'bool, default True: argmax actions (False: sample with the solver seed)',
+             'samples': 'int 0..10000, default 0: after the first episode (as `greedy` says), play this many '
+                        'sampled episodes of the same policy (seeds from (seed, k)) and keep the schedule '
+                        'the referee scores lowest; stops at the time limit with the best complete one'},
   'types': {},
   'choices': {},
   'bounds': {},
@@ -1080,7 +1092,10 @@ SOLVERS = [{'name': 'affinity',
                  'multi: bc; hetero-6 single: bc+dagger; synthetic-3 multi: bc; synthetic-3 single: bc]',
   'params': {'checkpoint': "path of a TapFinger checkpoint (.pt; default: the shipped one for the instance's "
                            'preset and variant, learned/checkpoints/)',
-             'greedy': 'bool, default True: argmax actions (False: sample with the solver seed)'},
+             'greedy': 'bool, default True: argmax actions (False: sample with the solver seed)',
+             'samples': 'int 0..10000, default 0: after the first episode (as `greedy` says), play this many '
+                        'sampled episodes of the same policy (seeds from (seed, k)) and keep the schedule '
+                        'the referee scores lowest; stops at the time limit with the best complete one'},
   'types': {},
   'choices': {},
   'bounds': {},
@@ -1101,7 +1116,10 @@ SOLVERS = [{'name': 'affinity',
                  'synthetic-6 multi: bc+mappo, 30720 env steps; testbed single: bc+mappo, 16384 env steps]',
   'params': {'checkpoint': "path of a TapFinger checkpoint (.pt; default: the shipped one for the instance's "
                            'preset and variant, learned/checkpoints/)',
-             'greedy': 'bool, default True: argmax actions (False: sample with the solver seed)'},
+             'greedy': 'bool, default True: argmax actions (False: sample with the solver seed)',
+             'samples': 'int 0..10000, default 0: after the first episode (as `greedy` says), play this many '
+                        'sampled episodes of the same policy (seeds from (seed, k)) and keep the schedule '
+                        'the referee scores lowest; stops at the time limit with the best complete one'},
   'types': {},
   'choices': {},
   'bounds': {},
@@ -1122,7 +1140,10 @@ SOLVERS = [{'name': 'affinity',
                  'single: bc]',
   'params': {'checkpoint': "path of a TapFinger checkpoint (.pt; default: the shipped one for the instance's "
                            'preset and variant, learned/checkpoints/)',
-             'greedy': 'bool, default True: argmax actions (False: sample with the solver seed)'},
+             'greedy': 'bool, default True: argmax actions (False: sample with the solver seed)',
+             'samples': 'int 0..10000, default 0: after the first episode (as `greedy` says), play this many '
+                        'sampled episodes of the same policy (seeds from (seed, k)) and keep the schedule '
+                        'the referee scores lowest; stops at the time limit with the best complete one'},
   'types': {},
   'choices': {},
   'bounds': {},
@@ -1143,7 +1164,10 @@ SOLVERS = [{'name': 'affinity',
                  'placement-list-window; no reinforcement learning [trained by hetero-6 single: bc]',
   'params': {'checkpoint': "path of a TapFinger checkpoint (.pt; default: the shipped one for the instance's "
                            'preset and variant, learned/checkpoints/)',
-             'greedy': 'bool, default True: argmax actions (False: sample with the solver seed)'},
+             'greedy': 'bool, default True: argmax actions (False: sample with the solver seed)',
+             'samples': 'int 0..10000, default 0: after the first episode (as `greedy` says), play this many '
+                        'sampled episodes of the same policy (seeds from (seed, k)) and keep the schedule '
+                        'the referee scores lowest; stops at the time limit with the best complete one'},
   'types': {},
   'choices': {},
   'bounds': {},

@@ -68,3 +68,37 @@ def test_verdict_reads_the_best_tapfinger_row_and_a_stale_checkpoint_fails(rv, t
     # an unreadable source: one line, exit 2
     assert rv.main(["--runs", str(tmp_path / "none.json")]) == 2
     assert rv.main(["--db", str(tmp_path / "none.sqlite")]) == 2
+
+
+def test_add_db_replaces_the_same_row_and_adds_a_new_one(rv, tmp_path, capsys):
+    """``--add-db``: a store's runs replace the export's runs of the same set, instance and row
+    (a row run again) and add the rest (a new row, by its export name from the suite label)."""
+    import sqlite3
+
+    name = "placement-synthetic-3-v1"
+    entries = sets.read_manifest(name)["instances"]
+    runs = [{"set": name, "instance": e["id"], "solver": s, "total_completion_time": f * e["best_known"]["objective"],
+             "status": "feasible", "checkpoint_sha256": None} for e in entries for s, f in (("optimus", 2.0),
+                                                                                            ("tapfinger", 1.3))]
+    path = tmp_path / "runs.json"
+    path.write_text(json.dumps({"runs": runs}))
+    db = tmp_path / "new.sqlite"
+    con = sqlite3.connect(db)
+    con.execute("CREATE TABLE runs (instance_set, instance_id, label, primary_value, status, checkpoint, seed)")
+    for e in entries:
+        bk = e["best_known"]["objective"]
+        con.execute("INSERT INTO runs VALUES (?, ?, ?, ?, 'feasible', NULL, 0)", (name, e["id"], "tapfinger", 1.2 * bk))
+        con.execute("INSERT INTO runs VALUES (?, ?, ?, ?, 'feasible', NULL, 0)",
+                    (name, e["id"], "plan-bc-sample32", 1.1 * bk))
+    con.commit()
+    con.close()
+    out_json = tmp_path / "out.json"
+    assert rv.main(["--runs", str(path), "--add-db", str(db), "--export", str(out_json),
+                    "--figure", str(tmp_path / "f.png")]) == 0
+    row = _cells(capsys.readouterr().out)[f"synthetic-3-v1 ({len(entries)})"]
+    assert row[-1] == "met (by the variant): `tapfinger-plan-bc{samples=32}`"
+    got = json.loads(out_json.read_text())["runs"]
+    assert len(got) == 3 * len(entries)
+    tap = {r["instance"]: r["total_completion_time"] for r in got if r["solver"] == "tapfinger"}
+    assert tap == {e["id"]: pytest.approx(1.2 * e["best_known"]["objective"]) for e in entries}
+    assert rv.main(["--runs", str(path), "--add-db", str(tmp_path / "none.sqlite")]) == 2
