@@ -1001,7 +1001,10 @@ SOLVERS = [{'name': 'affinity',
              'greedy': 'bool, default True: argmax actions (False: sample with the solver seed)',
              'samples': 'int 0..10000, default 0: after the first episode (as `greedy` says), play this many '
                         'sampled episodes of the same policy (seeds from (seed, k)) and keep the schedule '
-                        'the referee scores lowest; stops at the time limit with the best complete one'},
+                        'the referee scores lowest; stops at the time limit with the best complete one',
+             'temperature': 'float in (0, 10], default 1: sampled acting (`samples`, or `greedy` false) '
+                            'draws from the softmax of the logits / temperature; below 1 nearer the greedy '
+                            'choice'},
   'types': {},
   'choices': {},
   'bounds': {},
@@ -1025,7 +1028,10 @@ SOLVERS = [{'name': 'affinity',
              'greedy': 'bool, default True: argmax actions (False: sample with the solver seed)',
              'samples': 'int 0..10000, default 0: after the first episode (as `greedy` says), play this many '
                         'sampled episodes of the same policy (seeds from (seed, k)) and keep the schedule '
-                        'the referee scores lowest; stops at the time limit with the best complete one'},
+                        'the referee scores lowest; stops at the time limit with the best complete one',
+             'temperature': 'float in (0, 10], default 1: sampled acting (`samples`, or `greedy` false) '
+                            'draws from the softmax of the logits / temperature; below 1 nearer the greedy '
+                            'choice'},
   'types': {},
   'choices': {},
   'bounds': {},
@@ -1050,7 +1056,10 @@ SOLVERS = [{'name': 'affinity',
              'greedy': 'bool, default True: argmax actions (False: sample with the solver seed)',
              'samples': 'int 0..10000, default 0: after the first episode (as `greedy` says), play this many '
                         'sampled episodes of the same policy (seeds from (seed, k)) and keep the schedule '
-                        'the referee scores lowest; stops at the time limit with the best complete one'},
+                        'the referee scores lowest; stops at the time limit with the best complete one',
+             'temperature': 'float in (0, 10], default 1: sampled acting (`samples`, or `greedy` false) '
+                            'draws from the softmax of the logits / temperature; below 1 nearer the greedy '
+                            'choice'},
   'types': {},
   'choices': {},
   'bounds': {},
@@ -1073,7 +1082,10 @@ SOLVERS = [{'name': 'affinity',
              'greedy': 'bool, default True: argmax actions (False: sample with the solver seed)',
              'samples': 'int 0..10000, default 0: after the first episode (as `greedy` says), play this many '
                         'sampled episodes of the same policy (seeds from (seed, k)) and keep the schedule '
-                        'the referee scores lowest; stops at the time limit with the best complete one'},
+                        'the referee scores lowest; stops at the time limit with the best complete one',
+             'temperature': 'float in (0, 10], default 1: sampled acting (`samples`, or `greedy` false) '
+                            'draws from the softmax of the logits / temperature; below 1 nearer the greedy '
+                            'choice'},
   'types': {},
   'choices': {},
   'bounds': {},
@@ -1095,7 +1107,10 @@ SOLVERS = [{'name': 'affinity',
              'greedy': 'bool, default True: argmax actions (False: sample with the solver seed)',
              'samples': 'int 0..10000, default 0: after the first episode (as `greedy` says), play this many '
                         'sampled episodes of the same policy (seeds from (seed, k)) and keep the schedule '
-                        'the referee scores lowest; stops at the time limit with the best complete one'},
+                        'the referee scores lowest; stops at the time limit with the best complete one',
+             'temperature': 'float in (0, 10], default 1: sampled acting (`samples`, or `greedy` false) '
+                            'draws from the softmax of the logits / temperature; below 1 nearer the greedy '
+                            'choice'},
   'types': {},
   'choices': {},
   'bounds': {},
@@ -1119,7 +1134,10 @@ SOLVERS = [{'name': 'affinity',
              'greedy': 'bool, default True: argmax actions (False: sample with the solver seed)',
              'samples': 'int 0..10000, default 0: after the first episode (as `greedy` says), play this many '
                         'sampled episodes of the same policy (seeds from (seed, k)) and keep the schedule '
-                        'the referee scores lowest; stops at the time limit with the best complete one'},
+                        'the referee scores lowest; stops at the time limit with the best complete one',
+             'temperature': 'float in (0, 10], default 1: sampled acting (`samples`, or `greedy` false) '
+                            'draws from the softmax of the logits / temperature; below 1 nearer the greedy '
+                            'choice'},
   'types': {},
   'choices': {},
   'bounds': {},
@@ -1143,7 +1161,10 @@ SOLVERS = [{'name': 'affinity',
              'greedy': 'bool, default True: argmax actions (False: sample with the solver seed)',
              'samples': 'int 0..10000, default 0: after the first episode (as `greedy` says), play this many '
                         'sampled episodes of the same policy (seeds from (seed, k)) and keep the schedule '
-                        'the referee scores lowest; stops at the time limit with the best complete one'},
+                        'the referee scores lowest; stops at the time limit with the best complete one',
+             'temperature': 'float in (0, 10], default 1: sampled acting (`samples`, or `greedy` false) '
+                            'draws from the softmax of the logits / temperature; below 1 nearer the greedy '
+                            'choice'},
   'types': {},
   'choices': {},
   'bounds': {},
@@ -1167,7 +1188,10 @@ SOLVERS = [{'name': 'affinity',
              'greedy': 'bool, default True: argmax actions (False: sample with the solver seed)',
              'samples': 'int 0..10000, default 0: after the first episode (as `greedy` says), play this many '
                         'sampled episodes of the same policy (seeds from (seed, k)) and keep the schedule '
-                        'the referee scores lowest; stops at the time limit with the best complete one'},
+                        'the referee scores lowest; stops at the time limit with the best complete one',
+             'temperature': 'float in (0, 10], default 1: sampled acting (`samples`, or `greedy` false) '
+                            'draws from the softmax of the logits / temperature; below 1 nearer the greedy '
+                            'choice'},
   'types': {},
   'choices': {},
   'bounds': {},

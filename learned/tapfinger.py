@@ -787,10 +787,11 @@ def acting_model(model):
     return copy.deepcopy(model).double().eval()
 
 
-def act(model, env, obs: dict, lay: EnvLayout, rng: np.random.Generator, *, greedy: bool, values: bool = True):
+def act(model, env, obs: dict, lay: EnvLayout, rng: np.random.Generator, *, greedy: bool, values: bool = True,
+        temperature: float = 1.0):
     """One joint decision for the live agents of one env: (env actions dict, record); see
     :func:`act_batch` (the compact ``cells`` of generic inputs have no env axis: all are this env's)."""
-    actions, recs = act_batch(model, [env], [obs], lay, rng, greedy=greedy, values=values)
+    actions, recs = act_batch(model, [env], [obs], lay, rng, greedy=greedy, values=values, temperature=temperature)
     return actions[0], {k: v if k == "cells" else v[0] for k, v in recs.items()}
 
 
@@ -803,7 +804,7 @@ def _draw(rng: np.random.Generator, weights: np.ndarray) -> np.ndarray:
 
 
 def act_batch(model, envs: list, obs_list: list[dict], lay: EnvLayout, rng: np.random.Generator, *,
-              greedy: bool, values: bool = True):
+              greedy: bool, values: bool = True, temperature: float = 1.0):
     """One joint decision in each of several envs (one forward pass). Returns (list of env
     action dicts, record) where the record holds the arrays the rollout buffer stores, with a
     leading env axis: obs (N, obs_size), ids (N, P), masks (N, P, C+1, G+1), slot (N; P =
@@ -817,7 +818,9 @@ def act_batch(model, envs: list, obs_list: list[dict], lay: EnvLayout, rng: np.r
     to the copies of j that fit n at its minimum decides: the argmax agent wins (m = 1), the
     others send the void action (their pointer choice stays in the record with m = 0). The
     winners then choose an allocation from the masked allocation head. ``values=False`` skips the
-    critic (the record's values are then 0)."""
+    critic (the record's values are then 0). ``temperature``: sampled acting draws from the
+    softmax of logits / temperature (pointer and allocation heads; the record's logp is of that
+    policy); 1 (training, and every greedy choice) leaves the logits as they are."""
     import torch
 
     E, N, P = len(envs), lay.n, lay.pending_size
@@ -833,9 +836,11 @@ def act_batch(model, envs: list, obs_list: list[dict], lay: EnvLayout, rng: np.r
     packed = PACKED and not greedy
     with torch.inference_mode():
         logits, z, clus, values = model(o, ids, mt, void_ok, values, **({"packed": True, "slot_ok": slot_ok} if packed else {}))
+        ok_all = logits.cpu().numpy() > NEG / 2
+        if tempered := (temperature != 1.0 and not greedy):
+            logits = logits / temperature
         probs = torch.softmax(logits, -1).cpu().numpy()  # (E, N, P+1)
         lsm = torch.log_softmax(logits.double(), -1).cpu().numpy()
-    ok_all = logits.cpu().numpy() > NEG / 2
     active = slot_ok.any(-1)
     slot = np.full((E, N), P, dtype=np.int64)
     m = np.zeros((E, N), dtype=np.int64)
@@ -884,7 +889,7 @@ def act_batch(model, envs: list, obs_list: list[dict], lay: EnvLayout, rng: np.r
                 hj = z.reshape(E * N, P, -1)[wt, torch.as_tensor(slot.reshape(-1)[win], device=dev)]
                 al = model.alloc_head(hj, clus.reshape(E * N, -1)[wt], torch.as_tensor(okw, device=dev), cells,
                                       compact=True)
-                apw = torch.softmax(al, -1).cpu().numpy()
+                apw = torch.softmax(al / temperature if tempered else al, -1).cpu().numpy()
             drawn = _draw(rng, np.where(okw, apw, 0.0))
             alloc.reshape(-1)[win] = drawn
             ap_win.reshape(-1)[win] = apw[np.arange(len(win)), drawn]
@@ -892,6 +897,8 @@ def act_batch(model, envs: list, obs_list: list[dict], lay: EnvLayout, rng: np.r
         with torch.inference_mode():
             al = model.alloc_logits(z, clus, torch.as_tensor(slot, device=dev), mt,
                                     None if cells is None else grid_cells(cells, own, m))
+            if tempered:
+                al = al / temperature
             ap = torch.softmax(al, -1).cpu().numpy()
             alsm = torch.log_softmax(al.double(), -1).cpu().numpy()
     logp = np.zeros((E, N))
@@ -1067,10 +1074,11 @@ def check_layout(env, lay: EnvLayout, *, scaled: bool = False) -> None:
 
 
 def run_episode(model, env, lay: EnvLayout, *, seed: int = 0, greedy: bool = True, instance=None,
-                deadline: float | None = None, check_masks: bool = False) -> dict[str, Any]:
+                deadline: float | None = None, check_masks: bool = False, temperature: float = 1.0) -> dict[str, Any]:
     """Play one episode; returns {"done", "decisions", "objectives", "return", "mean_ct" (total
     tasks-in-system steps / tasks, = the mean completion time when done), "decisions_count",
-    "decision_time" (mean seconds per joint decision), "timeout"}."""
+    "decision_time" (mean seconds per joint decision), "timeout"}. ``temperature``: of sampled
+    acting (:func:`act_batch`)."""
     rng = np.random.default_rng(seed)
     opts = {"instance": instance} if instance is not None else None
     obs, _ = env.reset(seed=seed, options=opts)
@@ -1084,7 +1092,7 @@ def run_episode(model, env, lay: EnvLayout, *, seed: int = 0, greedy: bool = Tru
         if deadline is not None and time.perf_counter() > deadline:
             return {"done": False, "timeout": True, "decisions": None, "objectives": None}
         t0 = time.perf_counter()
-        actions, rec = act(model, env, obs, lay, rng, greedy=greedy, values=False)
+        actions, rec = act(model, env, obs, lay, rng, greedy=greedy, values=False, temperature=temperature)
         t_act += time.perf_counter() - t0
         margin = min(margin, float(rec["margin"]))
         if check_masks:
@@ -1209,15 +1217,18 @@ def generic_types(instance: Instance, lay: EnvLayout, checkpoint_file: Path) -> 
 
 # ---- registered solvers -----------------------------------------------------------------------
 
-#: the most sampled episodes one solve may ask for (``samples``)
+#: the most sampled episodes one solve may ask for (``samples``), and the highest temperature
 MAX_SAMPLES = 10_000
+MAX_TEMPERATURE = 10.0
 
 _PARAMS = {"checkpoint": "path of a TapFinger checkpoint (.pt; default: the shipped one for the instance's "
                          "preset and variant, learned/checkpoints/)",
            "greedy": "bool, default True: argmax actions (False: sample with the solver seed)",
            "samples": f"int 0..{MAX_SAMPLES}, default 0: after the first episode (as `greedy` says), play this "
                       "many sampled episodes of the same policy (seeds from (seed, k)) and keep the schedule the "
-                      "referee scores lowest; stops at the time limit with the best complete one"}
+                      "referee scores lowest; stops at the time limit with the best complete one",
+           "temperature": f"float in (0, {MAX_TEMPERATURE:g}], default 1: sampled acting (`samples`, or `greedy` false) "
+                          "draws from the softmax of the logits / temperature; below 1 nearer the greedy choice"}
 
 
 def _solve(name: str, instance: Instance, *, time_limit, seed: int, params: dict, prefix: str,
@@ -1235,6 +1246,12 @@ def _solve(name: str, instance: Instance, *, time_limit, seed: int, params: dict
     samples = params.get("samples", 0)
     if isinstance(samples, bool) or not isinstance(samples, int) or not 0 <= samples <= MAX_SAMPLES:
         raise InputError(f"must be an integer in 0..{MAX_SAMPLES}, got {samples!r}", field="params.samples")
+    temperature = params.get("temperature", 1.0)
+    if (isinstance(temperature, bool) or not isinstance(temperature, (int, float))
+            or not 0 < temperature <= MAX_TEMPERATURE):  # NaN fails the comparison too
+        raise InputError(f"must be a number in (0, {MAX_TEMPERATURE:g}], got {temperature!r}",
+                         field="params.temperature")
+    temperature = float(temperature)
     ckpt, match = params.get("checkpoint"), "given"
     if not ckpt:  # the shipped checkpoint nearest to the instance, or a clear refusal
         ckpt, match = nearest_checkpoint(instance, prefix)
@@ -1254,7 +1271,7 @@ def _solve(name: str, instance: Instance, *, time_limit, seed: int, params: dict
         check_layout(env, lay, scaled=generic)
     deadline = None if time_limit is None else started + float(time_limit)
     with torch.no_grad():
-        out = run_episode(model, env, lay, seed=int(seed), greedy=greedy, deadline=deadline)
+        out = run_episode(model, env, lay, seed=int(seed), greedy=greedy, deadline=deadline, temperature=temperature)
     if out["timeout"]:
         return make_result(instance, name, status="timeout", seed=seed, params=params, started=started,
                            stats={"time_limit": time_limit, "checkpoint_sha256": sha})
@@ -1267,9 +1284,12 @@ def _solve(name: str, instance: Instance, *, time_limit, seed: int, params: dict
     decisions, value = out["decisions"], _referee_value(instance, out["decisions"])
     if samples:
         stats["first_objective"] = value
-        decisions, value, stats["samples_played"], stats["best_sample"] = _best_of_samples(
-            model, env, lay, instance, seed=int(seed), samples=samples, deadline=deadline,
-            incumbent=(decisions, value))
+        decisions, value, values = _best_of_samples(model, env, lay, instance, seed=int(seed), samples=samples,
+                                                    deadline=deadline, incumbent=(decisions, value),
+                                                    temperature=temperature)
+        stats["samples_played"] = len(values) - 1
+        stats["best_sample"] = values.index(value)
+        stats["sample_values"] = [None if math.isinf(v) else v for v in values]
     if not math.isfinite(value):
         stats["reason"] = "the referee rejects the episode's schedule"
         return make_result(instance, name, status="error", seed=seed, params=params, started=started, stats=stats)
@@ -1290,23 +1310,25 @@ def sample_seed(seed: int, k: int) -> int:
 
 
 def _best_of_samples(model, env, lay: EnvLayout, instance: Instance, *, seed: int, samples: int,
-                     deadline: float | None, incumbent: tuple) -> tuple[Any, float, int, int]:
+                     deadline: float | None, incumbent: tuple,
+                     temperature: float = 1.0) -> tuple[Any, float, list[float]]:
     """Sampling decode: play ``samples`` sampled episodes (seeds :func:`sample_seed`) after the
-    first one; (decisions, referee value, episodes played, index of the kept one: 0 = the first
-    episode). Ties keep the earlier episode; an episode cut by the deadline is dropped."""
+    first one, ``incumbent`` = (decisions, referee value); (decisions, value, the referee value of
+    every episode played, the first one first; inf for one that did not finish). Ties keep the
+    earlier episode; an episode cut by the deadline is dropped. ``temperature``: of the sampled
+    episodes (:func:`act_batch`)."""
     decisions, value = incumbent
-    best, played = 0, 0
+    values = [value]
     for k in range(1, samples + 1):
-        out = run_episode(model, env, lay, seed=sample_seed(seed, k), greedy=False, deadline=deadline)
+        out = run_episode(model, env, lay, seed=sample_seed(seed, k), greedy=False, deadline=deadline,
+                          temperature=temperature)
         if out["timeout"]:
             break
-        played += 1
-        if not out["done"]:
-            continue
-        v = _referee_value(instance, out["decisions"])
+        v = _referee_value(instance, out["decisions"]) if out["done"] else math.inf
+        values.append(v)
         if v < value:
-            decisions, value, best = out["decisions"], v, k
-    return decisions, value, played, best
+            decisions, value = out["decisions"], v
+    return decisions, value, values
 
 
 #: the registered TapFinger solvers: name -> (checkpoint prefix, pointer override, description)

@@ -436,3 +436,41 @@ def ratio_strips(rows: list[tuple[str, dict[str, float]]], st: dict[str, Style],
     _legend(fig, ax, st)
     fig.subplots_adjust(left=0.22, right=AXES_RIGHT, bottom=0.9 / height, top=1 - 0.45 / height)
     return _save(plt, fig, path, adjust=False)
+
+
+#: Okabe & Ito's eight colours, for figures whose lines are not solvers (no kind to colour by)
+PALETTE = ("#000000", "#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7")
+
+
+def curves(series: dict[str, tuple[np.ndarray, np.ndarray]], path: Path, *, title: str, xlabel: str, ylabel: str,
+           line: float | None = None, line_label: str = "", legend_title: str = "") -> list[Path]:
+    """One line per label (``series[label]`` = (x, y), x >= 1, in the order given) on a log-2 x
+    axis with plain-number ticks, markers at the powers of two; lines are told apart by colour (:data:`PALETTE`), marker and
+    line style, as for groups that are not solvers (e.g. instance sets); ``line``: a horizontal
+    reference (a target) labelled ``line_label``."""
+    from matplotlib import ticker
+
+    plt, fig, axes = _figure()
+    ax = axes[0, 0]
+    n = len(series)
+    for j, (label, (x, y)) in enumerate(series.items()):
+        x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+        ax.plot(x, y, color=PALETTE[j % len(PALETTE)], linestyle=LINESTYLES[j % len(LINESTYLES)], linewidth=1.5,
+                marker=MARKERS[j % len(MARKERS)], markersize=4, markevery=_powers_of_two(x) or _stagger(len(x), j, n),
+                label=label)
+    if line is not None:
+        ax.axhline(line, color="#444444", linestyle="--", linewidth=1.2, label=line_label or None)
+    ax.set_xscale("log", base=2)
+    ax.xaxis.set_major_formatter(ticker.FuncFormatter(_plain))
+    ax.xaxis.set_minor_formatter(ticker.NullFormatter())
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, frameon=False, fontsize=8,
+              title=legend_title or None, title_fontsize=8, handlelength=3.2)
+    return _save(plt, fig, path)
+
+
+def _powers_of_two(x: np.ndarray) -> list[int]:
+    """The indices of ``x`` whose values are powers of two (the log-2 axis's ticks)."""
+    return [i for i, v in enumerate(x) if v >= 1 and math.log2(v).is_integer()]

@@ -36,8 +36,8 @@ def inst():
     return generate("placement", "hetero-6", seed=10**9 + 5, **H6)
 
 
-def _sampled_values(inst, seed: int, k: int) -> list[float]:
-    """The referee's value of the first (greedy) episode and of sampled episodes 1..k, each
+def _episodes(inst, seed: int, k: int, temperature: float = 1.0) -> list[tuple[float, object]]:
+    """(referee value, decisions) of the first (greedy) episode and of sampled episodes 1..k, each
     played on its own, outside the solver."""
     model, _, _ = tf.load_checkpoint(tf.CHECKPOINT_DIR / FILE)
     env = tf.make_env(inst, inputs="generic", plan=True)
@@ -45,12 +45,17 @@ def _sampled_values(inst, seed: int, k: int) -> list[float]:
     out = []
     with torch.no_grad():
         for j in range(k + 1):
-            ep = tf.run_episode(model, env, lay, seed=seed if j == 0 else tf.sample_seed(seed, j), greedy=j == 0)
+            ep = tf.run_episode(model, env, lay, seed=seed if j == 0 else tf.sample_seed(seed, j), greedy=j == 0,
+                                temperature=temperature)
             sol = registry.make_result(inst, "x", status="feasible", decisions=ep["decisions"]).solution
             ev = evaluate(inst, sol)
             assert ev.feasible
-            out.append(float(ev.objectives["total_completion_time"]))
+            out.append((float(ev.objectives["total_completion_time"]), ep["decisions"]))
     return out
+
+
+def _sampled_values(inst, seed: int, k: int, temperature: float = 1.0) -> list[float]:
+    return [v for v, _ in _episodes(inst, seed, k, temperature)]
 
 
 def test_sampling_keeps_the_referees_best_episode_and_is_seeded(inst):
@@ -66,6 +71,7 @@ def test_sampling_keeps_the_referees_best_episode_and_is_seeded(inst):
     assert value == pytest.approx(min(values), rel=1e-12) and value <= st["first_objective"]
     assert values[st["best_sample"]] == pytest.approx(value, rel=1e-12)
     assert values.index(min(values)) == st["best_sample"]  # ties keep the earlier episode
+    assert st["sample_values"] == pytest.approx(values, rel=1e-12)
     greedy = registry.solve(inst, "tapfinger-plan-bc", seed=3)
     assert greedy.solution.objective == pytest.approx(values[0], rel=1e-12)
     again = registry.solve(inst, "tapfinger-plan-bc", seed=3, samples=6)
@@ -83,10 +89,24 @@ def test_sampled_episodes_differ_from_each_other(inst):
 def test_a_passed_deadline_keeps_the_first_episode(inst):
     model, _, _ = tf.load_checkpoint(tf.CHECKPOINT_DIR / FILE)
     env = tf.make_env(inst, inputs="generic", plan=True)
-    decisions, value, played, best = tf._best_of_samples(
-        model, env, tf.generic_layout(env), inst, seed=0, samples=5, deadline=time.perf_counter() - 1.0,
-        incumbent=("first", 123.0))
-    assert (decisions, value, played, best) == ("first", 123.0, 0, 0)
+    got = tf._best_of_samples(model, env, tf.generic_layout(env), inst, seed=0, samples=5,
+                              deadline=time.perf_counter() - 1.0, incumbent=("first", 123.0))
+    assert got == ("first", 123.0, [123.0])
+
+
+def test_temperature_draws_from_the_tempered_policy(inst):
+    """``temperature`` reaches the sampled episodes: the solver keeps the least of the tempered
+    episodes played on their own (a flatter policy: other draws than at 1, from the same seeds);
+    a temperature near 0 samples the greedy episode."""
+    res = registry.solve(inst, "tapfinger-plan-bc", seed=1, samples=4, temperature=3.0)
+    tempered = _episodes(inst, 1, 4, temperature=3.0)
+    values = [v for v, _ in tempered]
+    assert res.solution.stats["sample_values"] == pytest.approx(values, rel=1e-12)
+    assert res.solution.objective == pytest.approx(min(values), rel=1e-12)
+    plain = _episodes(inst, 1, 4)
+    assert [d for _, d in tempered[1:]] != [d for _, d in plain[1:]]  # not the untempered episodes
+    cold = _episodes(inst, 1, 2, temperature=1e-4)
+    assert all(d == cold[0][1] for _, d in cold)
 
 
 @pytest.mark.parametrize("bad", [-1, True, 1.5, "8", tf.MAX_SAMPLES + 1])
@@ -94,6 +114,13 @@ def test_bad_samples_is_an_input_error(inst, bad):
     with pytest.raises(InputError) as exc:
         registry.solve(inst, "tapfinger-plan-bc", seed=0, samples=bad)
     assert exc.value.field == "params.samples"
+
+
+@pytest.mark.parametrize("bad", [0, -0.5, float("nan"), float("inf"), True, "0.5", tf.MAX_TEMPERATURE + 1])
+def test_bad_temperature_is_an_input_error(inst, bad):
+    with pytest.raises(InputError) as exc:
+        registry.solve(inst, "tapfinger-plan-bc", seed=0, samples=2, temperature=bad)
+    assert exc.value.field == "params.temperature"
 
 
 def test_bad_samples_from_the_cli_is_one_line_and_exit_2(inst, tmp_path, capsys):
