@@ -58,7 +58,7 @@ def key(solver: str, name: str, seed: int, samples: int, temperature: float) -> 
 def table(runs: dict, solver: str, names: list[str], seeds: list[int], samples: int,
           temps: list[float]) -> tuple[str, float | None]:
     """(Markdown table, the chosen temperature or None when a run is missing)."""
-    ks = [k for k in (9, samples + 1) if k <= samples + 1]
+    ks = sorted({k for k in (9, samples + 1) if k <= samples + 1})
     head = "| set | " + " | ".join(f"T = {t:g}, best of {k}" for t in temps for k in ks) + " |"
     lines = [head, "| --- | " + " | ".join("---:" for _ in temps for _ in ks) + " |"]
     per_t: dict[float, list[float]] = {t: [] for t in temps}
