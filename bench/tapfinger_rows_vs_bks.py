@@ -40,18 +40,22 @@ TARGET_SETS = ("placement-synthetic-3-v1", "placement-synthetic-3-v2", "placemen
                "placement-hetero-6-v2", "placement-hetero-6-multi-v2", "placement-hetero-6-multi-v3")
 TARGET = 1.15
 #: column order of the table (rows not listed here follow, sorted)
-COLUMNS = ("optimus", "tapfinger", "tapfinger-bc", "tapfinger-generic-bc", "tapfinger-plan-bc",
-           "tapfinger-plan-bc{samples=32}", "placement-list-window", "placement-list-window{resource_weight=5}")
+COLUMNS = ("optimus", "tapfinger", "tapfinger{samples=32,temperature=0.25}", "tapfinger-bc", "tapfinger-generic-bc",
+           "tapfinger-plan-bc", "tapfinger-plan-bc{samples=32}", "placement-list-window",
+           "placement-list-window{resource_weight=5}")
 LEARNED = {"tapfinger", "tapfinger-bc", "tapfinger-generic-bc"}  # the paper's agents
-#: TapFinger rows that are not the paper's agents (the plan variant, and its sampling decode)
-VARIANTS = {"tapfinger-plan-bc", "tapfinger-plan-bc{samples=32}"}
+#: TapFinger rows that are not the paper's agents as the paper plays them: the plan variant, and the
+#: sampling decodes (of the paper's MAPPO policy and of the variant)
+VARIANTS = {"tapfinger-plan-bc", "tapfinger-plan-bc{samples=32}", "tapfinger{samples=32,temperature=0.25}"}
 #: the suite's labels -> the export's names (the export names a configured row by its parameters)
 LABELS = {"list-window-rw5": "placement-list-window{resource_weight=5}",
-          "plan-bc-sample32": "tapfinger-plan-bc{samples=32}"}
+          "plan-bc-sample32": "tapfinger-plan-bc{samples=32}",
+          "tapfinger-sample32": "tapfinger{samples=32,temperature=0.25}"}
 #: the figure's legend names (the suite's labels) where a row's name is long
 SHORT = {"placement-list-window{resource_weight=5}": "list-window-rw5 (heuristic)",
          "placement-list-window": "placement-list-window", "tapfinger-plan-bc": "tapfinger-plan-bc (variant)",
-         "tapfinger-plan-bc{samples=32}": "plan-bc, best of 33 (variant)"}
+         "tapfinger-plan-bc{samples=32}": "plan-bc, best of 33 (variant)",
+         "tapfinger{samples=32,temperature=0.25}": "tapfinger, best of 33 at T 0.25 (decode)"}
 
 
 def runs_from_store(db: str) -> list[dict]:
