@@ -127,7 +127,9 @@ def markdown(cols: list[str], rows) -> str:
             best = min(tap, key=tap.get)
             ok = tap[best] <= TARGET
             who = "" if best in LEARNED else " (by the variant)"
-            verdict = (f"met{who}" if ok else f"missed by {100 * (tap[best] - TARGET):.1f} points") + f": `{best}`"
+            miss = 100 * (tap[best] - TARGET)
+            miss_text = f"{miss:.1f}" if miss >= 0.05 else f"{miss:.2f}"  # never "missed by 0.0"
+            verdict = (f"met{who}" if ok else f"missed by {miss_text} points") + f": `{best}`"
         lines.append(f"| {name.removeprefix('placement-')} ({n}) | {bk:.1f} | " + " | ".join(cells) + f" | {verdict} |")
     return "\n".join(lines)
 
