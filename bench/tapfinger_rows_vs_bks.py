@@ -55,7 +55,7 @@ LABELS = {"list-window-rw5": "placement-list-window{resource_weight=5}",
 SHORT = {"placement-list-window{resource_weight=5}": "list-window-rw5 (heuristic)",
          "placement-list-window": "placement-list-window", "tapfinger-plan-bc": "tapfinger-plan-bc (variant)",
          "tapfinger-plan-bc{samples=32}": "plan-bc, best of 33 (variant)",
-         "tapfinger{samples=32,temperature=0.25}": "tapfinger, best of 33 at T 0.25 (decode)"}
+         "tapfinger{samples=32,temperature=0.25}": "tapfinger, best of 33 (T 0.25)"}
 
 
 def runs_from_store(db: str) -> list[dict]:
