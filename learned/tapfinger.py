@@ -1231,15 +1231,10 @@ _PARAMS = {"checkpoint": "path of a TapFinger checkpoint (.pt; default: the ship
                           "draws from the softmax of the logits / temperature; below 1 nearer the greedy choice"}
 
 
-def _solve(name: str, instance: Instance, *, time_limit, seed: int, params: dict, prefix: str,
-           pointer: str | None) -> Result:
-    import torch
-
-    started = time.perf_counter()
-    unknown = sorted(set(params) - set(_PARAMS))
-    if unknown:
-        raise InputError(f"unknown parameter of solver {name!r} (known: {', '.join(_PARAMS)})",
-                         field=f"params.{unknown[0]}")
+def decode_options(params: dict) -> tuple[bool, int, float]:
+    """(greedy, samples, temperature) of a solve's parameters, checked: an InputError naming
+    ``params.<name>`` otherwise. The solvers' ``check`` (the runner calls it before any run) and
+    the solve itself read the parameters through it."""
     greedy = params.get("greedy", True)
     if not isinstance(greedy, bool):
         raise InputError(f"must be a boolean, got {greedy!r}", field="params.greedy")
@@ -1251,7 +1246,19 @@ def _solve(name: str, instance: Instance, *, time_limit, seed: int, params: dict
             or not 0 < temperature <= MAX_TEMPERATURE):  # NaN fails the comparison too
         raise InputError(f"must be a number in (0, {MAX_TEMPERATURE:g}], got {temperature!r}",
                          field="params.temperature")
-    temperature = float(temperature)
+    return greedy, samples, float(temperature)
+
+
+def _solve(name: str, instance: Instance, *, time_limit, seed: int, params: dict, prefix: str,
+           pointer: str | None) -> Result:
+    import torch
+
+    started = time.perf_counter()
+    unknown = sorted(set(params) - set(_PARAMS))
+    if unknown:
+        raise InputError(f"unknown parameter of solver {name!r} (known: {', '.join(_PARAMS)})",
+                         field=f"params.{unknown[0]}")
+    greedy, samples, temperature = decode_options(params)
     ckpt, match = params.get("checkpoint"), "given"
     if not ckpt:  # the shipped checkpoint nearest to the instance, or a clear refusal
         ckpt, match = nearest_checkpoint(instance, prefix)
@@ -1370,7 +1377,7 @@ def _register(name: str, prefix: str, pointer: str | None, description: str) -> 
         return None if path is not None else why
 
     solve.__name__ = "solve_" + name.replace("-", "_")
-    register(name, families=("placement",), kind="learned", params=_PARAMS,
+    register(name, families=("placement",), kind="learned", params=_PARAMS, check=decode_options,
              description=f"{description} [{training_summary(prefix)}]",
              provenance=checkpoints_of(prefix), applies=applies)(solve)
 

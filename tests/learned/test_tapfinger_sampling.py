@@ -135,3 +135,17 @@ def test_bad_samples_from_the_cli_is_one_line_and_exit_2(inst, tmp_path, capsys)
     assert rc == 0
     sol = json.loads(out.read_text())
     assert sol["stats"]["samples_played"] == 2 and math.isfinite(sol["objective"])
+
+
+def test_a_suite_with_a_bad_decode_parameter_runs_nothing(tmp_path, capsys):
+    """The solvers' ``check`` reads the same options: a suite with a bad value stops before any
+    run (exit 2, one line naming the entry), and no store is written."""
+    suite = tmp_path / "bad.toml"
+    suite.write_text('name = "bad"\nseeds = [0]\n[[instances]]\nset = "placement-synthetic-3-v1"\n'
+                     '[[solvers]]\nname = "tapfinger"\nparams = { samples = 4, temperature = 0 }\n')
+    db = tmp_path / "runs.sqlite"
+    assert main(["run", str(suite), "--db", str(db), "--no-report", "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "solvers[0].params.temperature" in err[0]
+    assert not db.exists()
+    assert tf.decode_options({"samples": 3, "temperature": 0.5}) == (True, 3, 0.5)
