@@ -45,6 +45,7 @@ from edgebench.errors import InputError
 from edgebench.learned import checkpoint
 from edgebench.learned.acting import pick_max
 from edgebench.learned.provenance import checkpoints_of, sha256_file
+from edgebench.learned.sampling import best_of
 from edgebench.registry import Result, make_result, register
 
 __all__ = ["ARCHS", "CHECKPOINT_DIR", "CHECKPOINT_FORMAT", "DEFAULT_CHECKPOINTS", "MASK_LOGIT", "VARIANTS", "DegreeBandwidth",
@@ -553,27 +554,22 @@ def _score(decisions, info) -> float:
 def _best_of_samples(policy: LoadedPolicy, instance, samples: int, seed: int, deadline: float | None, decisions,
                      info) -> tuple[Any, dict[str, Any], dict[str, Any]]:
     """Best of the first episode and ``samples`` sampled ones (one torch generator seeded by
-    ``seed``, so the result is a function of the seed) by the referee's composite; stops at the
-    deadline with the best so far."""
+    ``seed``, so the result is a function of the seed) by the referee's composite
+    (:func:`edgebench.learned.sampling.best_of`, higher composite first); stops at the deadline
+    with the best so far."""
     import torch
 
     gen = torch.Generator().manual_seed(seed)
-    best, best_info, best_score, chosen = decisions, info, _score(decisions, info), -1
-    first = best_score
-    played = 0
-    for i in range(samples):
-        if deadline is not None and time.perf_counter() > deadline:
-            break
+
+    def play(_k: int):  # (decisions, info); None when the deadline cut the episode
         d, inf = run_policy(policy, instance, greedy=False, deadline=deadline, generator=gen)
-        if inf.get("timeout"):
-            break
-        played += 1
-        sc = _score(d, inf)
-        if sc > best_score:
-            best, best_info, best_score, chosen = d, inf, sc, i
-    extra = {"samples": played, "chosen_sample": chosen,
+        return None if inf.get("timeout") else (d, inf)
+
+    got = best_of((decisions, info), lambda episode: -_score(*episode), play, samples, deadline=deadline)
+    first = -got.scores[0]
+    extra = {"samples": got.played, "chosen_sample": got.chosen - 1,
              "first_composite": None if first == -math.inf else first}
-    return best, best_info, extra
+    return got.best[0], got.best[1], extra
 
 
 @register("ces-ppo", families=("mapping",), kind="learned",

@@ -55,6 +55,7 @@ from edgebench.instances.model import Instance
 from edgebench.learned import checkpoint
 from edgebench.learned.acting import TIE_TOL, pick_max
 from edgebench.learned.provenance import sha256_file
+from edgebench.learned.sampling import best_of
 from edgebench.learned.tapfinger_features import CELL_FEATURE_SETS, CROSS_FEATURES, PLAN_FEATURES, TASK_FEATURES
 from edgebench.learned.tapfinger_generic import grid_maps, type_view
 from edgebench.referee import evaluate
@@ -1291,7 +1292,7 @@ def _solve(name: str, instance: Instance, *, time_limit, seed: int, params: dict
     decisions, value = out["decisions"], _referee_value(instance, out["decisions"])
     if samples:
         stats["first_objective"] = value
-        decisions, value, values = _best_of_samples(model, env, lay, instance, seed=int(seed), samples=samples,
+        decisions, value, values = best_of_samples(model, env, lay, instance, seed=int(seed), samples=samples,
                                                     deadline=deadline, incumbent=(decisions, value),
                                                     temperature=temperature)
         stats["samples_played"] = len(values) - 1
@@ -1316,26 +1317,23 @@ def sample_seed(seed: int, k: int) -> int:
     return int(np.random.SeedSequence([int(seed), int(k)]).generate_state(1)[0])
 
 
-def _best_of_samples(model, env, lay: EnvLayout, instance: Instance, *, seed: int, samples: int,
-                     deadline: float | None, incumbent: tuple,
-                     temperature: float = 1.0) -> tuple[Any, float, list[float]]:
-    """Sampling decode: play ``samples`` sampled episodes (seeds :func:`sample_seed`) after the
-    first one, ``incumbent`` = (decisions, referee value); (decisions, value, the referee value of
-    every episode played, the first one first; inf for one that did not finish). Ties keep the
-    earlier episode; an episode cut by the deadline is dropped. ``temperature``: of the sampled
-    episodes (:func:`act_batch`)."""
-    decisions, value = incumbent
-    values = [value]
-    for k in range(1, samples + 1):
+def best_of_samples(model, env, lay: EnvLayout, instance: Instance, *, seed: int, samples: int,
+                    deadline: float | None, incumbent: tuple,
+                    temperature: float = 1.0) -> tuple[Any, float, list[float]]:
+    """Sampling decode (:func:`edgebench.learned.sampling.best_of`): play ``samples`` sampled
+    episodes (seeds :func:`sample_seed`) after the first one, ``incumbent`` = (decisions, referee
+    value); (decisions, value, the referee value of every episode played, the first one first;
+    inf for one that did not finish). Ties keep the earlier episode; an episode cut by the
+    deadline is dropped. ``temperature``: of the sampled episodes (:func:`act_batch`)."""
+    def play(k: int):  # (decisions, referee value); None when the deadline cut the episode
         out = run_episode(model, env, lay, seed=sample_seed(seed, k), greedy=False, deadline=deadline,
                           temperature=temperature)
         if out["timeout"]:
-            break
-        v = _referee_value(instance, out["decisions"]) if out["done"] else math.inf
-        values.append(v)
-        if v < value:
-            decisions, value = out["decisions"], v
-    return decisions, value, values
+            return None
+        return (out["decisions"], _referee_value(instance, out["decisions"])) if out["done"] else (None, math.inf)
+
+    got = best_of(tuple(incumbent), lambda episode: episode[1], play, samples, deadline=deadline)
+    return got.best[0], got.score, got.scores
 
 
 #: the registered TapFinger solvers: name -> (checkpoint prefix, pointer override, description)

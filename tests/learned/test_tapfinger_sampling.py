@@ -89,7 +89,7 @@ def test_sampled_episodes_differ_from_each_other(inst):
 def test_a_passed_deadline_keeps_the_first_episode(inst):
     model, _, _ = tf.load_checkpoint(tf.CHECKPOINT_DIR / FILE)
     env = tf.make_env(inst, inputs="generic", plan=True)
-    got = tf._best_of_samples(model, env, tf.generic_layout(env), inst, seed=0, samples=5,
+    got = tf.best_of_samples(model, env, tf.generic_layout(env), inst, seed=0, samples=5,
                               deadline=time.perf_counter() - 1.0, incumbent=("first", 123.0))
     assert got == ("first", 123.0, [123.0])
 
