@@ -438,8 +438,8 @@ def ratio_strips(rows: list[tuple[str, dict[str, float]]], st: dict[str, Style],
     return _save(plt, fig, path, adjust=False)
 
 
-#: Okabe & Ito's eight colours, for figures whose lines are not solvers (no kind to colour by)
-PALETTE = ("#000000", "#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7")
+#: Okabe & Ito's eight colours and a grey, for figures whose lines are not solvers (no kind to colour by)
+PALETTE = ("#000000", "#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#999999")
 
 
 def curves(series: dict[str, tuple[np.ndarray, np.ndarray]], path: Path, *, title: str, xlabel: str, ylabel: str,
