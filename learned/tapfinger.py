@@ -1228,8 +1228,8 @@ _PARAMS = {"checkpoint": "path of a TapFinger checkpoint (.pt; default: the ship
            "samples": f"int 0..{MAX_SAMPLES}, default 0: after the first episode (as `greedy` says), play this "
                       "many sampled episodes of the same policy (seeds from (seed, k)) and keep the schedule the "
                       "referee scores lowest; stops at the time limit with the best complete one",
-           "temperature": f"float in (0, {MAX_TEMPERATURE:g}], default 1: sampled acting (`samples`, or `greedy` false) "
-                          "draws from the softmax of the logits / temperature; below 1 nearer the greedy choice"}
+           "temperature": f"float in (0, {MAX_TEMPERATURE:g}], default 1: sampled acting (`samples`, or `greedy` "
+                          "false) draws from the softmax of the logits / temperature; below 1 nearer the greedy choice"}
 
 
 def decode_options(params: dict) -> tuple[bool, int, float]:

@@ -445,9 +445,9 @@ PALETTE = ("#000000", "#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D
 def curves(series: dict[str, tuple[np.ndarray, np.ndarray]], path: Path, *, title: str, xlabel: str, ylabel: str,
            line: float | None = None, line_label: str = "", legend_title: str = "") -> list[Path]:
     """One line per label (``series[label]`` = (x, y), x >= 1, in the order given) on a log-2 x
-    axis with plain-number ticks, markers at the powers of two; lines are told apart by colour (:data:`PALETTE`), marker and
-    line style, as for groups that are not solvers (e.g. instance sets); ``line``: a horizontal
-    reference (a target) labelled ``line_label``."""
+    axis with plain-number ticks, markers at the powers of two; lines are told apart by colour
+    (:data:`PALETTE`), marker and line style, as for groups that are not solvers (e.g. instance
+    sets); ``line``: a horizontal reference (a target) labelled ``line_label``."""
     from matplotlib import ticker
 
     plt, fig, axes = _figure()

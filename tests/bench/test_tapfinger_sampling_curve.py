@@ -68,7 +68,8 @@ def test_from_a_store_and_bad_sources(sc, tmp_path, capsys):
     con.execute("CREATE TABLE runs (instance_set, instance_id, label, status, checkpoint, solution, seed)")
     for r in _runs([[1.2, 1.05] for _ in range(n)]):
         blob = zlib.compress(json.dumps({"stats": {"sample_values": r["sample_values"]}}).encode())
-        con.execute("INSERT INTO runs VALUES (?, ?, ?, 'feasible', NULL, ?, 0)", (NAME, r["instance"], r["label"], blob))
+        con.execute("INSERT INTO runs VALUES (?, ?, ?, 'feasible', NULL, ?, 0)",
+                    (NAME, r["instance"], r["label"], blob))
     con.commit()
     con.close()
     exp = tmp_path / "exp.json"
