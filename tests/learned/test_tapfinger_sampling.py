@@ -149,3 +149,22 @@ def test_a_suite_with_a_bad_decode_parameter_runs_nothing(tmp_path, capsys):
     assert len(err) == 1 and "solvers[0].params.temperature" in err[0]
     assert not db.exists()
     assert tf.decode_options({"samples": 3, "temperature": 0.5}) == (True, 3, 0.5)
+
+
+def test_a_solve_plays_on_one_torch_thread_and_restores_the_callers(inst, monkeypatch):
+    seen = []
+    play = tf.run_episode
+
+    def spy(*args, **kwargs):
+        seen.append(torch.get_num_threads())
+        return play(*args, **kwargs)
+
+    monkeypatch.setattr(tf, "run_episode", spy)
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        res = registry.solve(inst, "tapfinger-plan-bc", seed=0, samples=2)
+        assert res.status == "feasible" and seen == [1, 1, 1]
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
