@@ -1,4 +1,5 @@
-"""Greedy decisions that are the same on any machine (both learned families).
+"""Greedy decisions that are the same on any machine (both learned families), and the one torch
+thread a learned solver plays on (:func:`one_torch_thread`).
 
 A trained network's greedy action is the argmax of its scores. Scores that are equal in exact
 arithmetic (two identical pending tasks, two interchangeable nodes) come out of float32 kernels
@@ -14,6 +15,7 @@ smallest margin observed (docs/learned-baselines.md, "Same decisions on any mach
 
 from __future__ import annotations
 
+import contextlib
 import math
 
 import numpy as np
@@ -39,4 +41,21 @@ def pick_max(scores, ok=None, tol: float = TIE_TOL) -> tuple[int, float]:
     return int(np.flatnonzero(tied)[0]), margin
 
 
-__all__ = ["TIE_TOL", "MIN_MARGIN", "pick_max"]
+@contextlib.contextmanager
+def one_torch_thread():
+    """Torch on one thread while a learned solver plays (the caller's count restored after). An
+    episode multiplies a few agents' small matrices: a second thread saves nothing there, and on a
+    loaded machine its spin-waiting made each decision about 100x slower (3.5 ms against 424 ms a
+    decision of ``tapfinger`` on a 30-task hetero-6 instance, the other core busy). The runner's
+    workers already run one thread."""
+    import torch
+
+    prev = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(prev)
+
+
+__all__ = ["TIE_TOL", "MIN_MARGIN", "pick_max", "one_torch_thread"]

@@ -43,7 +43,7 @@ import numpy as np
 
 from edgebench.errors import InputError
 from edgebench.learned import checkpoint
-from edgebench.learned.acting import pick_max
+from edgebench.learned.acting import one_torch_thread, pick_max
 from edgebench.learned.provenance import checkpoints_of, sha256_file
 from edgebench.learned.sampling import best_of
 from edgebench.registry import Result, make_result, register
@@ -578,7 +578,8 @@ def _best_of_samples(policy: LoadedPolicy, instance, samples: int, seed: int, de
           params=SOLVER_PARAMS, provenance=checkpoints_of("ces-ppo"))
 def solve_ces_ppo(instance, *, time_limit: float | None = None, seed: int = 0, **params: Any) -> Result:
     """CES-PPO with the shipped checkpoint (see docs/ces-ppo.md)."""
-    return _solve("ces-ppo", instance, time_limit, seed, params)
+    with one_torch_thread():
+        return _solve("ces-ppo", instance, time_limit, seed, params)
 
 
 @register("ces-ppo-noheur", families=("mapping",), kind="learned",
@@ -586,7 +587,8 @@ def solve_ces_ppo(instance, *, time_limit: float | None = None, seed: int = 0, *
           params=SOLVER_PARAMS, provenance=checkpoints_of("ces-ppo-noheur"))
 def solve_ces_ppo_noheur(instance, *, time_limit: float | None = None, seed: int = 0, **params: Any) -> Result:
     """CES-PPO ablation without heuristic reward."""
-    return _solve("ces-ppo-noheur", instance, time_limit, seed, params)
+    with one_torch_thread():
+        return _solve("ces-ppo-noheur", instance, time_limit, seed, params)
 
 
 @register("ppo-balance", families=("mapping",), kind="learned",
@@ -595,4 +597,5 @@ def solve_ces_ppo_noheur(instance, *, time_limit: float | None = None, seed: int
           params=SOLVER_PARAMS, provenance=checkpoints_of("ces-ppo-balance"))
 def solve_ppo_balance(instance, *, time_limit: float | None = None, seed: int = 0, **params: Any) -> Result:
     """PPO-Balance baseline."""
-    return _solve("ppo-balance", instance, time_limit, seed, params)
+    with one_torch_thread():
+        return _solve("ppo-balance", instance, time_limit, seed, params)

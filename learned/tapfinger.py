@@ -38,7 +38,6 @@ torch and torch_geometric are imported inside functions (the registry imports th
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import functools
 import math
@@ -54,7 +53,7 @@ import numpy as np
 from edgebench.errors import InputError
 from edgebench.instances.model import Instance
 from edgebench.learned import checkpoint
-from edgebench.learned.acting import TIE_TOL, pick_max
+from edgebench.learned.acting import TIE_TOL, one_torch_thread, pick_max
 from edgebench.learned.provenance import sha256_file
 from edgebench.learned.sampling import best_of
 from edgebench.learned.tapfinger_features import CELL_FEATURE_SETS, CROSS_FEATURES, PLAN_FEATURES, TASK_FEATURES
@@ -1359,23 +1358,6 @@ SOLVERS = {
                           "planned here, planned here now, planned wait per pending task), by imitation only of "
                           "placement-list-window; no reinforcement learning"),
 }
-
-
-@contextlib.contextmanager
-def one_torch_thread():
-    """Torch on one thread while a solver plays (the caller's count restored after). An episode
-    multiplies a few agents' small matrices: a second thread saves nothing there, and on a loaded
-    machine its spin-waiting made each decision about 100x slower (3.5 ms against 424 ms a
-    decision on a 30-task hetero-6 instance, the other core busy). The runner's workers already
-    run one thread."""
-    import torch
-
-    prev = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(prev)
 
 
 def _register(name: str, prefix: str, pointer: str | None, description: str) -> None:
