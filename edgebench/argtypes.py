@@ -79,6 +79,15 @@ def positive_float(text: str) -> float:
     return _positive_number(text, "a number")
 
 
+def positive_float_at_most(hi: float):
+    """A parser of a finite number > 0 and <= ``hi`` (e.g. a sampling temperature)."""
+    def parse(text: str) -> float:
+        return _positive_number(text, "a number", hi)
+
+    parse.__name__ = f"positive_float_at_most_{hi:g}"
+    return parse
+
+
 def _number_in(text: str, lo: float, hi: float, what: str) -> float:
     """A number in [lo, hi] (finite); ``what`` names the range in the message."""
     try:

@@ -65,7 +65,7 @@ __all__ = ["ModelConfig", "EnvLayout", "build_graph", "make_model", "act", "act_
            "save_checkpoint", "CHECKPOINT_DIR", "nearest_checkpoint", "SOLVERS", "masks_from_obs", "graph_arrays", "flat_graph",
            "hetero_attention_layer", "EDGE_TYPES", "NODE_TYPES", "resolve_device", "make_deterministic", "pick_max",
            "acting_model", "TIE_TOL", "bind_layout", "generic_layout", "winner_cells",
-           "decision_records"]
+           "decision_records", "referee_value", "best_of_samples", "sample_seed"]
 
 CHECKPOINT_DIR = Path(__file__).resolve().parent / "checkpoints"
 CHECKPOINT_FORMAT = "edgebench-tapfinger-v1"
@@ -1075,11 +1075,13 @@ def check_layout(env, lay: EnvLayout, *, scaled: bool = False) -> None:
 
 
 def run_episode(model, env, lay: EnvLayout, *, seed: int = 0, greedy: bool = True, instance=None,
-                deadline: float | None = None, check_masks: bool = False, temperature: float = 1.0) -> dict[str, Any]:
+                deadline: float | None = None, check_masks: bool = False, temperature: float = 1.0,
+                record: list | None = None) -> dict[str, Any]:
     """Play one episode; returns {"done", "decisions", "objectives", "return", "mean_ct" (total
     tasks-in-system steps / tasks, = the mean completion time when done), "decisions_count",
     "decision_time" (mean seconds per joint decision), "timeout"}. ``temperature``: of sampled
-    acting (:func:`act_batch`)."""
+    acting (:func:`act_batch`). ``record``: a list that receives, per joint decision, (the
+    decision's record from :func:`act`, each agent's reward of the step)."""
     rng = np.random.default_rng(seed)
     opts = {"instance": instance} if instance is not None else None
     obs, _ = env.reset(seed=seed, options=opts)
@@ -1101,6 +1103,8 @@ def run_episode(model, env, lay: EnvLayout, *, seed: int = 0, greedy: bool = Tru
                 if not obs[a]["action_mask"][x]:
                     raise AssertionError(f"agent {a} took masked action {x}")
         obs, rew, terms, truncs, infos = env.step(actions)
+        if record is not None:
+            record.append((rec, np.array([rew.get(a, 0.0) for a in env.possible_agents])))
         ret += sum(rew.values())
         steps += 1
         info = next(iter(infos.values()))
@@ -1288,7 +1292,7 @@ def _solve(name: str, instance: Instance, *, time_limit, seed: int, params: dict
     if not out["done"]:
         stats["reason"] = "episode truncated before every task finished"
         return make_result(instance, name, status="error", seed=seed, params=params, started=started, stats=stats)
-    decisions, value = out["decisions"], _referee_value(instance, out["decisions"])
+    decisions, value = out["decisions"], referee_value(instance, out["decisions"])
     if samples:
         stats["first_objective"] = value
         decisions, value, values = best_of_samples(model, env, lay, instance, seed=int(seed), samples=samples,
@@ -1305,7 +1309,7 @@ def _solve(name: str, instance: Instance, *, time_limit, seed: int, params: dict
                        objective=value, started=started, stats=stats)
 
 
-def _referee_value(instance: Instance, decisions) -> float:
+def referee_value(instance: Instance, decisions) -> float:
     """The referee's total completion time of an episode's decisions (inf when infeasible)."""
     ev = evaluate(instance, make_result(instance, "tapfinger", status="feasible", decisions=decisions).solution)
     return float(ev.objectives["total_completion_time"]) if ev.feasible else math.inf
@@ -1329,7 +1333,7 @@ def best_of_samples(model, env, lay: EnvLayout, instance: Instance, *, seed: int
                           temperature=temperature)
         if out["timeout"]:
             return None
-        return (out["decisions"], _referee_value(instance, out["decisions"])) if out["done"] else (None, math.inf)
+        return (out["decisions"], referee_value(instance, out["decisions"])) if out["done"] else (None, math.inf)
 
     got = best_of(tuple(incumbent), lambda episode: episode[1], play, samples, deadline=deadline)
     return got.best[0], got.score, got.scores

@@ -21,6 +21,7 @@ import argparse
 from edgebench.argtypes import fraction, int_in, nonneg_float as _nonneg_float, parse_assignments
 from edgebench.argtypes import nonneg_int as _nonneg_int
 from edgebench.argtypes import positive_float as _pos_float
+from edgebench.argtypes import positive_float_at_most
 from edgebench.argtypes import positive_int as _pos_int
 from edgebench.errors import InputError
 
@@ -52,6 +53,8 @@ def training_command(args: argparse.Namespace) -> str:
         parts.append(f"--dagger-expert {args.dagger_expert}")
     if getattr(args, "dagger_myopic_labels", "plan") != "plan":
         parts.append(f"--dagger-myopic-labels {args.dagger_myopic_labels}")
+    if getattr(args, "dagger_expert", "placement-milp") == "self-best":
+        parts.append(f"--dagger-samples {args.dagger_samples} --dagger-temperature {args.dagger_temperature}")
     if getattr(args, "inputs", "onehot") != "onehot":
         parts.append(f"--inputs {args.inputs}")
     if getattr(args, "cell_features", "v1") != "v1":
@@ -87,6 +90,11 @@ def train_args_from_cli(args: argparse.Namespace):
         raise InputError(f"--dagger-myopic-labels {labels} needs --dagger-expert placement-lns-myopic or online-list",
                          file=CMDLINE,
                          field="--dagger-myopic-labels")
+    self_best = getattr(args, "dagger_expert", "placement-milp") == "self-best"
+    for flag, default in (("dagger_samples", 16), ("dagger_temperature", 0.25)):
+        if getattr(args, flag, default) != default and not self_best:
+            raise InputError(f"--{flag.replace('_', '-')} needs --dagger-expert self-best", file=CMDLINE,
+                             field=f"--{flag.replace('_', '-')}")
     if getattr(args, "cell_features", "v1") != "v1" and getattr(args, "inputs", "onehot") != "generic":
         raise InputError("--cell-features v2 needs --inputs generic", file=CMDLINE, field="--cell-features")
     if getattr(args, "cross_features", False) and getattr(args, "inputs", "onehot") != "generic":
@@ -108,6 +116,8 @@ def train_args_from_cli(args: argparse.Namespace):
                      dagger_instances=args.dagger_instances, dagger_cuts=args.dagger_cuts,
                      dagger_epochs=args.dagger_epochs, dagger_expert=getattr(args, "dagger_expert", "placement-milp"),
                      dagger_myopic_labels=labels,
+                     dagger_samples=getattr(args, "dagger_samples", 16),
+                     dagger_temperature=getattr(args, "dagger_temperature", 0.25),
                      epochs=args.epochs, minibatch=args.minibatch,
                      target_kl=args.target_kl, critic_warmup=args.critic_warmup, critic_detach=args.critic_detach, critic_lr=args.critic_lr,
                      anneal_steps=getattr(args, "anneal_steps", 0),
@@ -314,13 +324,20 @@ def add_train_parser(train_sub) -> argparse.ArgumentParser:
                    help="states per student episode from which the expert's continuation is solved (default 3)")
     g.add_argument("--dagger-epochs", type=_nonneg_int, default=None, metavar="E",
                    help="supervised epochs on the aggregate after each round (default: --bc-epochs)")
-    g.add_argument("--dagger-expert", choices=("placement-milp", "placement-lns", "placement-lns-myopic", "online-list"),
+    g.add_argument("--dagger-expert", choices=("placement-milp", "placement-lns", "placement-lns-myopic", "online-list",
+                                                "self-best"),
                    default="placement-milp",
                    help="the expert of DAgger's continuations: the exact fixed-allocation MILP from the state "
                         "(default) or the LNS improving the student's own continuation with its prefix frozen "
                         "(--bc-time-limit seconds each; window repair with --bc-window-repair), or that LNS "
                         "non-clairvoyant (placement-lns-myopic): on the tasks known at the state only, imitated "
-                        "until the next arrival; online-list: the same with list-scheduling plans only")
+                        "until the next arrival; online-list: the same with list-scheduling plans only; "
+                        "self-best: the student's own best of its greedy and --dagger-samples sampled episodes "
+                        "(expert iteration), every state of it labelled")
+    g.add_argument("--dagger-samples", type=int_in(1, 10_000), default=16, metavar="K",
+                   help="self-best: sampled episodes per training instance after the greedy one (default 16)")
+    g.add_argument("--dagger-temperature", type=positive_float_at_most(10.0), default=0.25, metavar="T",
+                   help="self-best: temperature of the sampled episodes, 0 < T <= 10 (default 0.25)")
     g.add_argument("--dagger-myopic-labels", choices=("plan", "played"), default="plan",
                    help="labels of placement-lns-myopic's windows: plan (default; a window is kept only when the env "
                         "plays the plan's starts exactly) or played (the window-repaired replay, the plan as the "

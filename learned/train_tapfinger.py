@@ -170,6 +170,10 @@ class TrainArgs:
     #: is kept whenever the env allowed and started every start the repair chose: the plan as the
     #: agents can play it; the repair is on whatever ``bc_window_repair``)
     dagger_myopic_labels: str = "plan"
+    #: the "self-best" expert (:func:`self_best_dataset`): sampled episodes per training instance after
+    #: the greedy one, and their temperature (the solvers' ``samples`` and ``temperature``)
+    dagger_samples: int = 16
+    dagger_temperature: float = 0.25
     #: the window repair of the expert's schedules (:func:`replay_expert` ``repair``): a start the
     #: agent cannot make (the task is not among its cluster's first pending_size pending tasks) is
     #: delayed until it can; the repaired schedule is imitated when its referee value is within this
@@ -559,7 +563,9 @@ def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict
                 named = (("repaired", "window-repaired"), ("improved", "improved"), ("exact", "exact"),
                          ("played", "played"))
                 counts = "".join(f", {new[k]} {name}" for k, name in named if k in new)
-                log(f"dagger round {r + 1}: {new['instances']} student episodes (student mean {new['student_mean_ct']:.3f}), "
+                kept = f", kept episodes' mean {new['expert_mean_ct']:.3f}" if "expert_mean_ct" in new else ""
+                log(f"dagger round {r + 1}: {new['instances']} student episodes "
+                    f"(student mean {new['student_mean_ct']:.3f}{kept}), "
                     f"{new['cuts']} expert continuations ({new['skipped']} skipped{counts}), "
                     f"{len(new.get('slot', []))} states, {time.perf_counter() - t_r:.0f} s")
             if len(new.get("slot", [])) == 0:
@@ -567,10 +573,10 @@ def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict
             keys = [k for k in new if isinstance(new[k], np.ndarray)]
             if data:
                 agg = {k: np.concatenate([data[k], new[k]]) for k in keys}
-                agg["expert_mean_ct"] = data["expert_mean_ct"]
+                agg["expert_mean_ct"] = new.get("expert_mean_ct", data["expert_mean_ct"])
             else:
                 agg = {k: new[k] for k in keys}
-                agg["expert_mean_ct"] = float("nan")
+                agg["expert_mean_ct"] = new.get("expert_mean_ct", float("nan"))
             data = agg
             stage["round"], stage["epochs"] = r + 1, (args.dagger_epochs if args.dagger_epochs is not None
                                                        else args.bc_epochs)
@@ -1043,8 +1049,9 @@ def behaviour_cloning(model, opt, data: dict[str, Any], args: TrainArgs, rng: np
 
 #: the experts of DAgger's continuations (``TrainArgs.dagger_expert``); "online-list" is the myopic
 #: expert with no LNS neighbourhood: the list-scheduling completion of the tasks known at t (the plans
-#: of ``--expert online-list``, from the student's state)
-DAGGER_EXPERTS = ("placement-milp", "placement-lns", "placement-lns-myopic", "online-list")
+#: of ``--expert online-list``, from the student's state); "self-best" is the student's own sampling
+#: decode (expert iteration: the best of its greedy and sampled episodes, :func:`self_best_dataset`)
+DAGGER_EXPERTS = ("placement-milp", "placement-lns", "placement-lns-myopic", "online-list", "self-best")
 #: the myopic expert's labels (``TrainArgs.dagger_myopic_labels``, :func:`myopic_window`)
 MYOPIC_LABELS = ("plan", "played")
 
@@ -1198,6 +1205,8 @@ def dagger_dataset(model, args: TrainArgs, lay: tf.EnvLayout, round_: int, *,
     if args.dagger_myopic_labels not in MYOPIC_LABELS:
         raise tf.InputError(f"unknown myopic labels {args.dagger_myopic_labels!r} (one of {list(MYOPIC_LABELS)})",
                             field="dagger_myopic_labels")
+    if args.dagger_expert == "self-best":
+        return self_best_dataset(model, args, lay, round_, log=log)
     lns = args.dagger_expert == "placement-lns"
     myopic = args.dagger_expert in ("placement-lns-myopic", "online-list")
     rng = np.random.default_rng([args.seed, 20_062, round_])
@@ -1286,6 +1295,71 @@ def dagger_dataset(model, args: TrainArgs, lay: tf.EnvLayout, round_: int, *,
         data.update(repaired=repaired, improved=improved)
     if myopic:
         data.update(exact=exact, played=played)
+    return data
+
+
+def self_best_dataset(model, args: TrainArgs, lay: tf.EnvLayout, round_: int, *,
+                      log: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """One round of self-imitation (expert iteration; ``dagger_expert`` "self-best"): on each of
+    ``args.dagger_instances`` new training instances (the seeds of :func:`dagger_dataset`'s round)
+    the student plays its greedy episode and ``args.dagger_samples`` sampled ones at
+    ``args.dagger_temperature`` (the solvers' sampling decode, :func:`tapfinger.best_of_samples`,
+    episode k seeded by :func:`tapfinger.sample_seed`). The episode the referee scores lowest
+    (ties: the earlier) is played again with its records (:func:`tapfinger.run_episode`
+    ``record``; it must give the same referee value) and every joint decision of it is a label:
+    each agent's own pointer choice, the losers' of a conflict included (m = 0, as the MAPPO
+    rollout records them), and the winners' allocations -- the decisions that made the kept
+    schedule, not a replay of its starts. Returns the arrays of :func:`expert_dataset` plus
+    "instances", "cuts" (instances labelled), "skipped" (no finished episode, or a second play
+    that differs), "improved" (instances where a sampled episode beat the greedy one),
+    "student_mean_ct" (greedy) and "expert_mean_ct" (the kept episodes), over the instances kept."""
+    import torch
+
+    from edgebench.instances.generators import generate
+
+    rng = np.random.default_rng([args.seed, 20_062, round_])
+    seeds = [int(x) for x in rng.integers(0, EVAL_SEED_BASE, size=args.dagger_instances)]
+    gamma = args.resolved_gamma()
+    keys = ("obs", "ids", "masks", "void_ok", "slot", "alloc", "m", "active", "slot_ok", "alloc_ok")
+    parts: list[dict[str, Any]] = []
+    greedy_ct: list[float] = []
+    best_ct: list[float] = []
+    skipped = improved = 0
+    for i, seed in enumerate(seeds):
+        inst = generate("placement", args.preset, seed=seed, variant=args.variant, **args.gen_params)
+        env = tf.make_env(inst, lay=lay, variant=args.variant)  # every reset replays this instance
+        with torch.no_grad():
+            first = tf.run_episode(model, env, lay, seed=seed, greedy=True, instance=inst)
+            value0 = tf.referee_value(inst, first["decisions"]) if first["done"] else math.inf
+            _, value, values = tf.best_of_samples(model, env, lay, inst, seed=seed, samples=args.dagger_samples,
+                                                  deadline=None, incumbent=(first["decisions"], value0),
+                                                  temperature=args.dagger_temperature)
+            if not math.isfinite(value):
+                skipped += 1
+                continue
+            k = values.index(value)
+            steps: list = []
+            again = tf.run_episode(model, env, lay, seed=seed if k == 0 else tf.sample_seed(seed, k), greedy=k == 0,
+                                   instance=inst, temperature=args.dagger_temperature, record=steps)
+        if not again["done"] or tf.referee_value(inst, again["decisions"]) != value:
+            skipped += 1
+            continue
+        rep = {key: np.stack([rec[key] for rec, _ in steps]) for key in keys}
+        if lay.inputs == "generic":
+            rep["cells"] = np.concatenate([rec["cells"] for rec, _ in steps])
+        rep["ret"] = _returns(np.stack([r for _, r in steps]) * args.reward_scale, gamma)
+        parts.append(rep)
+        n = len(inst.placement.tasks)
+        greedy_ct.append(value0 / n)
+        best_ct.append(value / n)
+        improved += value < value0
+        if log and (i + 1) % 25 == 0:
+            log(f"self-best round {round_ + 1}: {i + 1}/{len(seeds)} instances, greedy {np.mean(greedy_ct):.3f}, "
+                f"kept {np.mean(best_ct):.3f}")
+    data: dict[str, Any] = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]} if parts else {}
+    data.update({"instances": len(seeds), "cuts": len(parts), "skipped": skipped, "improved": improved,
+                 "student_mean_ct": float(np.mean(greedy_ct)) if greedy_ct else float("nan"),
+                 "expert_mean_ct": float(np.mean(best_ct)) if best_ct else float("nan")})
     return data
 
 
