@@ -43,6 +43,8 @@ def training_command(args: argparse.Namespace) -> str:
         if getattr(args, opt) is None:
             continue
         parts.append(f"--{opt.replace('_', '-')} {getattr(args, opt)}")
+    if getattr(args, "dagger_window", 0):
+        parts.append(f"--dagger-window {args.dagger_window}")
     if getattr(args, "anneal_steps", 0):
         parts.append(f"--anneal-lr {args.anneal_steps}")
     if getattr(args, "bc_window_repair", 0.0):
@@ -117,6 +119,7 @@ def train_args_from_cli(args: argparse.Namespace):
                      dagger_epochs=args.dagger_epochs, dagger_expert=getattr(args, "dagger_expert", "placement-milp"),
                      dagger_myopic_labels=labels,
                      dagger_samples=getattr(args, "dagger_samples", 16),
+                     dagger_window=getattr(args, "dagger_window", 0),
                      dagger_temperature=getattr(args, "dagger_temperature", 0.25),
                      epochs=args.epochs, minibatch=args.minibatch,
                      target_kl=args.target_kl, critic_warmup=args.critic_warmup, critic_detach=args.critic_detach, critic_lr=args.critic_lr,
@@ -324,6 +327,9 @@ def add_train_parser(train_sub) -> argparse.ArgumentParser:
                    help="states per student episode from which the expert's continuation is solved (default 3)")
     g.add_argument("--dagger-epochs", type=_nonneg_int, default=None, metavar="E",
                    help="supervised epochs on the aggregate after each round (default: --bc-epochs)")
+    g.add_argument("--dagger-window", type=_nonneg_int, default=0, metavar="W",
+                   help="train each round on the last W rounds' states only (default 0: every round's, DAgger's "
+                        "aggregate; the --bc-instances expert states are always kept)")
     g.add_argument("--dagger-expert", choices=("placement-milp", "placement-lns", "placement-lns-myopic", "online-list",
                                                 "self-best"),
                    default="placement-milp",

@@ -173,6 +173,9 @@ class TrainArgs:
     #: the "self-best" expert (:func:`self_best_dataset`): sampled episodes per training instance after
     #: the greedy one, and their temperature (the solvers' ``samples`` and ``temperature``)
     dagger_samples: int = 16
+    #: DAgger's aggregate keeps the states of the last this many rounds only (0: every round's, as
+    #: DAgger aggregates); the warm start's expert states are always kept
+    dagger_window: int = 0
     dagger_temperature: float = 0.25
     #: the window repair of the expert's schedules (:func:`replay_expert` ``repair``): a start the
     #: agent cannot make (the task is not among its cluster's first pending_size pending tasks) is
@@ -554,6 +557,8 @@ def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict
 
         if data and n_epochs > 0:
             behaviour_cloning(model, bc_opt, data, args, rng, on_epoch=on_epoch)
+        bc_data = data  # the warm start's expert states (empty without --bc-instances)
+        rounds: list[dict[str, Any]] = []  # each DAgger round's new states
         for r in range(args.dagger_rounds if args.dagger_instances > 0 else 0):
             if val_state is not None:  # the student is the best model so far on validation
                 model.load_state_dict(val_state)
@@ -571,13 +576,12 @@ def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict
             if len(new.get("slot", [])) == 0:
                 continue
             keys = [k for k in new if isinstance(new[k], np.ndarray)]
-            if data:
-                agg = {k: np.concatenate([data[k], new[k]]) for k in keys}
-                agg["expert_mean_ct"] = new.get("expert_mean_ct", data["expert_mean_ct"])
-            else:
-                agg = {k: new[k] for k in keys}
-                agg["expert_mean_ct"] = new.get("expert_mean_ct", float("nan"))
-            data = agg
+            rounds.append({k: new[k] for k in keys})
+            if args.dagger_window:  # only the last rounds' states (the warm start's expert data stays)
+                del rounds[:-args.dagger_window]
+            parts = ([bc_data] if bc_data else []) + rounds
+            data = {k: np.concatenate([p[k] for p in parts]) for k in keys}
+            data["expert_mean_ct"] = new.get("expert_mean_ct", bc_data["expert_mean_ct"] if bc_data else float("nan"))
             stage["round"], stage["epochs"] = r + 1, (args.dagger_epochs if args.dagger_epochs is not None
                                                        else args.bc_epochs)
             behaviour_cloning(model, bc_opt, data, args, rng, on_epoch=on_epoch, epochs=stage["epochs"])

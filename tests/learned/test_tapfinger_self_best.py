@@ -140,6 +140,12 @@ def test_a_self_best_run_selects_on_validation(tmp_path):
     assert states[1] > states[0]
     kept = [h["expert_mean_ct"] for h in hist if h.get("dagger_round", 0) > 0 and h.get("bc_epoch", 0) > 0]
     assert len(kept) == 2 and all(math.isfinite(v) for v in kept)
+    # --dagger-window 1: the same rounds (round 1 is the same, so round 2's student is too), but
+    # round 2 trains on its own states only
+    res_w = train(_args(dagger_rounds=2, dagger_instances=2, dagger_epochs=1, val_episodes=2, dagger_window=1,
+                        out=str(tmp_path / "run-w")), log=None)
+    states_w = [h["bc_states"] for h in res_w["history"] if h.get("bc_epoch", 0) > 0]
+    assert states_w == [states[0], states[1] - states[0]]
 
 
 COMMON = ["train", "tapfinger", "--preset", "synthetic-3", "--steps", "0", "--set", "num_tasks=12"]
