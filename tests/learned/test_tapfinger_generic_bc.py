@@ -565,7 +565,7 @@ def test_generic_dagger_with_the_myopic_expert_through_train(tmp_path):
     from edgebench.learned.tapfinger_cli import train_args_from_cli, training_command
     from edgebench.learned.train_tapfinger import DAGGER_EXPERTS, dagger_dataset
 
-    assert DAGGER_EXPERTS == ("placement-milp", "placement-lns", "placement-lns-myopic", "online-list")
+    assert DAGGER_EXPERTS == ("placement-milp", "placement-lns", "placement-lns-myopic", "online-list", "self-best")
     args, res, cache, files, sols = _one_dagger_round(tmp_path, "placement-lns-myopic", bc_time_limit=0.6,
                                                       bc_window_repair=0.05)
     assert len(sols) >= 6
