@@ -55,8 +55,9 @@ def training_command(args: argparse.Namespace) -> str:
         parts.append(f"--dagger-expert {args.dagger_expert}")
     if getattr(args, "dagger_myopic_labels", "plan") != "plan":
         parts.append(f"--dagger-myopic-labels {args.dagger_myopic_labels}")
-    if getattr(args, "dagger_expert", "placement-milp") == "self-best":
-        parts.append(f"--dagger-samples {args.dagger_samples} --dagger-temperature {args.dagger_temperature}")
+    for opt in ("dagger_samples", "dagger_temperature"):  # self-best's; recorded when given
+        if getattr(args, opt, None) is not None:
+            parts.append(f"--{opt.replace('_', '-')} {getattr(args, opt)}")
     if getattr(args, "inputs", "onehot") != "onehot":
         parts.append(f"--inputs {args.inputs}")
     if getattr(args, "cell_features", "v1") != "v1":
@@ -92,9 +93,10 @@ def train_args_from_cli(args: argparse.Namespace):
         raise InputError(f"--dagger-myopic-labels {labels} needs --dagger-expert placement-lns-myopic or online-list",
                          file=CMDLINE,
                          field="--dagger-myopic-labels")
-    self_best = getattr(args, "dagger_expert", "placement-milp") == "self-best"
-    for flag, default in (("dagger_samples", 16), ("dagger_temperature", 0.25)):
-        if getattr(args, flag, default) != default and not self_best:
+    self_best = {k: getattr(args, k) for k in ("dagger_samples", "dagger_temperature")
+                 if getattr(args, k, None) is not None}  # given: TrainArgs' defaults otherwise
+    for flag in self_best:
+        if getattr(args, "dagger_expert", "placement-milp") != "self-best":
             raise InputError(f"--{flag.replace('_', '-')} needs --dagger-expert self-best", file=CMDLINE,
                              field=f"--{flag.replace('_', '-')}")
     if getattr(args, "cell_features", "v1") != "v1" and getattr(args, "inputs", "onehot") != "generic":
@@ -118,9 +120,7 @@ def train_args_from_cli(args: argparse.Namespace):
                      dagger_instances=args.dagger_instances, dagger_cuts=args.dagger_cuts,
                      dagger_epochs=args.dagger_epochs, dagger_expert=getattr(args, "dagger_expert", "placement-milp"),
                      dagger_myopic_labels=labels,
-                     dagger_samples=getattr(args, "dagger_samples", 16),
-                     dagger_window=getattr(args, "dagger_window", 0),
-                     dagger_temperature=getattr(args, "dagger_temperature", 0.25),
+                     dagger_window=getattr(args, "dagger_window", 0), **self_best,
                      epochs=args.epochs, minibatch=args.minibatch,
                      target_kl=args.target_kl, critic_warmup=args.critic_warmup, critic_detach=args.critic_detach, critic_lr=args.critic_lr,
                      anneal_steps=getattr(args, "anneal_steps", 0),
@@ -340,9 +340,9 @@ def add_train_parser(train_sub) -> argparse.ArgumentParser:
                         "until the next arrival; online-list: the same with list-scheduling plans only; "
                         "self-best: the student's own best of its greedy and --dagger-samples sampled episodes "
                         "(expert iteration), every state of it labelled")
-    g.add_argument("--dagger-samples", type=int_in(1, 10_000), default=16, metavar="K",
+    g.add_argument("--dagger-samples", type=int_in(1, 10_000), default=None, metavar="K",
                    help="self-best: sampled episodes per training instance after the greedy one (default 16)")
-    g.add_argument("--dagger-temperature", type=positive_float_at_most(10.0), default=0.25, metavar="T",
+    g.add_argument("--dagger-temperature", type=positive_float_at_most(10.0), default=None, metavar="T",
                    help="self-best: temperature of the sampled episodes, 0 < T <= 10 (default 0.25)")
     g.add_argument("--dagger-myopic-labels", choices=("plan", "played"), default="plan",
                    help="labels of placement-lns-myopic's windows: plan (default; a window is kept only when the env "

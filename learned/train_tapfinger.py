@@ -558,7 +558,7 @@ def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict
         if data and n_epochs > 0:
             behaviour_cloning(model, bc_opt, data, args, rng, on_epoch=on_epoch)
         bc_data = data  # the warm start's expert states (empty without --bc-instances)
-        rounds: list[dict[str, Any]] = []  # each DAgger round's new states
+        rounds: list[dict[str, Any]] = []  # the last --dagger-window rounds' new states
         for r in range(args.dagger_rounds if args.dagger_instances > 0 else 0):
             if val_state is not None:  # the student is the best model so far on validation
                 model.load_state_dict(val_state)
@@ -576,10 +576,12 @@ def train(args: TrainArgs, *, log: Callable[[str], None] | None = print) -> dict
             if len(new.get("slot", [])) == 0:
                 continue
             keys = [k for k in new if isinstance(new[k], np.ndarray)]
-            rounds.append({k: new[k] for k in keys})
             if args.dagger_window:  # only the last rounds' states (the warm start's expert data stays)
+                rounds.append({k: new[k] for k in keys})
                 del rounds[:-args.dagger_window]
-            parts = ([bc_data] if bc_data else []) + rounds
+                parts = ([bc_data] if bc_data else []) + rounds
+            else:  # DAgger's aggregate: this round's states appended (no second copy of the earlier ones)
+                parts = ([data] if data else []) + [new]
             data = {k: np.concatenate([p[k] for p in parts]) for k in keys}
             data["expert_mean_ct"] = new.get("expert_mean_ct", bc_data["expert_mean_ct"] if bc_data else float("nan"))
             stage["round"], stage["epochs"] = r + 1, (args.dagger_epochs if args.dagger_epochs is not None
