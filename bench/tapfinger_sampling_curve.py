@@ -1,9 +1,11 @@
 """The sampling decode's curve (issue 42; docs/learned-baselines.md, "Sampling decode"): for each
 set of issue 42's "within 15 %" target, the set mean of the best of the first k episodes of
-``tapfinger-plan-bc`` (the greedy one, then sampled ones; referee values from each run's
-``sample_values``) over the mean of the set's best knowns *as shipped now*, for every k, as a
-Markdown table (k = 1, 9, 33, 129: the greedy episode and 8, 32, 128 sampled; and the last k of
-the shortest run where it is none of these) and as a figure.
+one suite row (``--label``: ``plan-bc-sample128``, the variant ``tapfinger-plan-bc`` at T = 1, the
+default; ``mappo-sample128``, the paper's MAPPO policy ``tapfinger`` at T = 0.25) — the greedy
+episode, then sampled ones; referee values from each run's ``sample_values`` — over the mean of
+the set's best knowns *as shipped now*, for every k, as a Markdown table (k = 1, 9, 33, 129: the
+greedy episode and 8, 32, 128 sampled; and the last k of the shortest run where it is none of
+these) and as a figure.
 
 The runs come from a results store of ``bench/suites/tapfinger-sampling.toml`` or from the
 committed export of one (``--runs``, the default). A run made with a checkpoint that no longer
@@ -12,7 +14,8 @@ ships is named and the exit status is 1::
     OMP_NUM_THREADS=1 .venv/bin/edgebench run bench/suites/tapfinger-sampling.toml --db runs/tapfinger-sampling.sqlite
     .venv/bin/python bench/tapfinger_sampling_curve.py --db runs/tapfinger-sampling.sqlite --export RUNS.json
     .venv/bin/python bench/tapfinger_sampling_curve.py     # the committed export
-    # --figure PATH (default docs/img/tapfinger-sampling-curve.png, and its .svg)
+    .venv/bin/python bench/tapfinger_sampling_curve.py --label mappo-sample128    # the MAPPO row's
+    # --figure PATH (default per label: docs/img/tapfinger-sampling-curve[-mappo].png, and its .svg)
 """
 
 from __future__ import annotations
@@ -34,8 +37,14 @@ from edgebench.learned.provenance import CHECKPOINT_DIR, sha256_file
 from edgebench.runner.plots import curves
 
 ROOT = Path(__file__).resolve().parents[1]
-RUNS = ROOT / "bench" / "results" / "tapfinger-sampling-curve-s38.json"
-FIGURE = ROOT / "docs" / "img" / "tapfinger-sampling-curve.png"
+#: per suite label: (the solver row it plays, its committed export, its figure)
+LABELS = {
+    "plan-bc-sample128": ("tapfinger-plan-bc", ROOT / "bench" / "results" / "tapfinger-sampling-curve-s38.json",
+                          ROOT / "docs" / "img" / "tapfinger-sampling-curve.png"),
+    "mappo-sample128": ("tapfinger{temperature=0.25}",
+                        ROOT / "bench" / "results" / "tapfinger-sampling-curve-mappo-s40.json",
+                        ROOT / "docs" / "img" / "tapfinger-sampling-curve-mappo.png"),
+}
 TARGET = 1.15
 #: the sets of issue 42's "within 15 %" target, in the sampling suite's order (the table's)
 ORDER = tuple(i["set"] for i in read_toml(ROOT / "bench" / "suites" / "tapfinger-sampling.toml", "suite")["instances"])
@@ -70,7 +79,8 @@ def best_of_first(values: list) -> np.ndarray:
 
 def table(runs: list[dict]) -> tuple[list[tuple[str, int, float, np.ndarray]], list[str]]:
     """(per set (set, instances, best-known mean, ratio of the set's mean best-of-first-k to it,
-    k = 1 ..), stale runs). A set enters when every instance has a run with its values."""
+    k = 1 ..), stale runs), of runs of one suite row. A set enters when every instance has a run
+    with its values."""
     ships = {sha256_file(p) for p in CHECKPOINT_DIR.glob("*.pt")}
     stale = sorted({f"{r['label']} on {r['instance']}" for r in runs
                     if r.get("checkpoint_sha256") and r["checkpoint_sha256"] not in ships})
@@ -107,13 +117,18 @@ def markdown(rows) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--runs", default=str(RUNS), help="an export of the runs (JSON, this script's --export form)")
+    ap.add_argument("--label", default="plan-bc-sample128", choices=sorted(LABELS),
+                    help="the suite row whose curve is drawn (default plan-bc-sample128)")
+    ap.add_argument("--runs", help="an export of the runs (JSON, this script's --export form; default: the label's "
+                                   "committed export)")
     ap.add_argument("--db", help="a results store of bench/suites/tapfinger-sampling.toml instead of --runs")
-    ap.add_argument("--export", help="write the runs read to this JSON file (the --runs form)")
-    ap.add_argument("--figure", default=str(FIGURE), help="the figure's PNG path (an SVG beside it)")
+    ap.add_argument("--export", help="write the label's runs read to this JSON file (the --runs form)")
+    ap.add_argument("--figure", help="the figure's PNG path, an SVG beside it (default: the label's)")
     args = ap.parse_args(argv)
+    row, default_runs, default_figure = LABELS[args.label]
     try:
-        runs = runs_from_store(args.db) if args.db else json.loads(Path(args.runs).read_text())["runs"]
+        runs = runs_from_store(args.db) if args.db else json.loads(Path(args.runs or default_runs).read_text())["runs"]
+        runs = [r for r in runs if r.get("label") == args.label]
         rows, stale = table(runs)
     except (OSError, ValueError, KeyError, TypeError, sqlite3.Error, zlib.error) as exc:
         print(f"tapfinger_sampling_curve: error: cannot read the runs: {exc}", file=sys.stderr)
@@ -125,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     for s in stale:
         print(f"stale: {s} (its checkpoint no longer ships)", file=sys.stderr)
     series = {f"{name.removeprefix('placement-')} ({n})": (np.arange(1, len(c) + 1), c) for name, n, _, c in rows}
-    for p in curves(series, Path(args.figure), title="tapfinger-plan-bc: best of the first k episodes (seed 0)",
+    for p in curves(series, Path(args.figure or default_figure), title=f"{row}: best of the first k episodes (seed 0)",
                     xlabel="episodes played, k (the greedy one, then sampled ones)",
                     ylabel="set mean / mean best known", line=TARGET, line_label="issue 42's target",
                     legend_title="set (instances)"):

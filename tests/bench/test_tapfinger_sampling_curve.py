@@ -81,3 +81,22 @@ def test_from_a_store_and_bad_sources(sc, tmp_path, capsys):
     (tmp_path / "bad.json").write_text("{")
     assert sc.main(["--runs", str(tmp_path / "bad.json")]) == 2
     assert capsys.readouterr().err.count("error:") == 2
+
+
+def test_the_label_selects_one_rows_runs(sc, tmp_path, capsys):
+    """A store holds both rows (the variant's and the MAPPO policy's): each label reads its own runs,
+    and --export writes that row's runs only."""
+    n = len(sets.read_manifest(NAME)["instances"])
+    variant = _runs([[1.3, 1.2] for _ in range(n)])
+    mappo = [dict(r, label="mappo-sample128") for r in _runs([[1.5, 1.05] for _ in range(n)])]
+    path = tmp_path / "runs.json"
+    path.write_text(json.dumps({"runs": variant + mappo}))
+    for label, best in (("plan-bc-sample128", "+20.0 %"), ("mappo-sample128", "+5.0 %")):
+        out_path = tmp_path / f"{label}.json"
+        assert sc.main(["--runs", str(path), "--label", label, "--figure", str(tmp_path / "c.png"),
+                        "--export", str(out_path)]) == 0
+        row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("| synthetic-3-v1"))
+        assert best in row.split("|")[-3]
+        assert {r["label"] for r in json.loads(out_path.read_text())["runs"]} == {label}
+    with pytest.raises(SystemExit):
+        sc.main(["--runs", str(path), "--label", "nope"])
