@@ -519,15 +519,19 @@ SOLVERS = [{'name': 'affinity',
   'kind': 'exact',
   'families': ['placement'],
   'description': 'Bound (8): branch-and-price on the exact-trajectory master of (6) with its rounding cuts '
-                 "(branching on a task's cluster, first start and held allocation; best bound first), pruned "
-                 "by the referee value of a warm start; reports the warm start and the tree's bound",
+                 "(branching on a task's cluster, first start and held allocation; best bound first; "
+                 'optionally identical tasks in arrival order), pruned by the referee value of a warm start; '
+                 "reports the warm start and the tree's bound",
   'params': {'warm_start': "'best-known' (the shipped best known; default) or a placement solution file",
              'nodes': 'int: nodes solved at most (default 10000)',
              'memory_mb': 'number: a memory budget, MiB: the tree stops (status timeout, with its bound) '
                           'once the address space passes 80% of it (default none: only the limits in force, '
                           "RLIMIT_AS and a memory cgroup's, each at 80%)",
              'root_work': 'int: label extensions the root bound (6) may spend before its cut rounds (default '
-                          "4e+09; testbed-v2's column generation converges only past it)"},
+                          "4e+09; testbed-v2's column generation converges only past it)",
+             'symmetry': 'bool: on a noise-free instance, search only the schedules that start identical '
+                         'tasks in arrival order (start splits first, applied to the class-mates too; '
+                         'default false)'},
   'types': {},
   'choices': {},
   'bounds': {'nodes': [1, None], 'memory_mb': [1, None], 'root_work': [1, None]},

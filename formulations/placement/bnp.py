@@ -33,7 +33,8 @@ def _declines(instance, params: dict[str, Any]) -> str | None:
 
 @register(SOLVER_NAME, families=("placement",), kind="exact", applies=_declines,
           description="Bound (8): branch-and-price on the exact-trajectory master of (6) with its rounding cuts "
-                      "(branching on a task's cluster, first start and held allocation; best bound first), "
+                      "(branching on a task's cluster, first start and held allocation; best bound first; optionally "
+                      "identical tasks in arrival order), "
                       "pruned by the referee value of a warm start; reports the warm start and the tree's bound",
           params={"warm_start": f"{BEST_KNOWN!r} (the shipped best known; default) or a placement solution file",
                   "nodes": f"int: nodes solved at most (default {NODES})",
@@ -41,15 +42,18 @@ def _declines(instance, params: dict[str, Any]) -> str | None:
                                f"the address space passes {FRACTION:.0%} of it (default none: only the limits in "
                                f"force, RLIMIT_AS and a memory cgroup's, each at {FRACTION:.0%})",
                   "root_work": f"int: label extensions the root bound (6) may spend before its cut rounds (default "
-                               f"{WORK:.0e}; testbed-v2's column generation converges only past it)"},
+                               f"{WORK:.0e}; testbed-v2's column generation converges only past it)",
+                  "symmetry": "bool: on a noise-free instance, search only the schedules that start identical tasks "
+                              "in arrival order (start splits first, applied to the class-mates too; default false)"},
           bounds={"nodes": (1, None), "memory_mb": (1, None), "root_work": (1, None)})
 def solve(instance, *, time_limit: float | None = None, seed: int = 0, warm_start: str = BEST_KNOWN,
-          nodes: int = NODES, memory_mb: float | None = None, root_work: int = WORK, **extra: Any):
+          nodes: int = NODES, memory_mb: float | None = None, root_work: int = WORK, symmetry: bool = False,
+          **extra: Any):
     """The warm start with bound (8) (deterministic under the node limit; the time limit only
     stops the tree earlier, the bound being valid at any stop)."""
     t0 = time.perf_counter()
     params = {"warm_start": warm_start, "nodes": nodes, **({} if memory_mb is None else {"memory_mb": memory_mb}),
-              **({} if root_work == WORK else {"root_work": root_work})}
+              **({} if root_work == WORK else {"root_work": root_work}), **({"symmetry": True} if symmetry else {})}
     stats: dict[str, Any] = {"message": ""}
     if extra:
         stats["message"] = f"unknown parameters: {', '.join(sorted(extra))}"
@@ -63,7 +67,7 @@ def solve(instance, *, time_limit: float | None = None, seed: int = 0, warm_star
         value, decisions = warm[0], warm[1]
         r = branch_and_price(instance.placement, int(round(value)), nodes=int(nodes),
                              deadline=Deadline.after(time_limit, t0), memory=MemoryBudget.in_force(memory_mb),
-                             root_work=int(root_work))
+                             root_work=int(root_work), symmetry=bool(symmetry))
     except Exception as exc:  # never raise out of solve
         stats["message"] = f"{type(exc).__name__}: {exc}"
         return make_result(instance, SOLVER_NAME, status="error", seed=seed, params=params, started=t0, stats=stats)

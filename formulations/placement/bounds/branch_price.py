@@ -29,6 +29,12 @@ pruned.
   to the node's master and to every later node's, and the column generation continues; up to
   :data:`NODE_CUT_ROUNDS` rounds a node, while the pool holds fewer than :data:`CUT_LIMIT` cuts.
   A point laid out before a cut existed gets nu = 0 on it (:meth:`Context.pad`): a valid point;
+* identical tasks (``symmetry``, noise-free instances only): tasks that differ only in their
+  arrival are interchangeable, so some optimal schedule starts each class's tasks in the order of
+  their arrival (ties: task order); the tree searches those schedules only, and a split of task
+  i's first start at t also restricts its class-mates (those before i start by t in the first
+  child, those after it from t + 1 in the second), and start splits come before cluster splits
+  (docs/formulations/placement.md, "(8) Branch-and-price", *Identical tasks*);
 * best-bound node selection (ties: shallower first, then creation order — the bound rises only
   once every node of least value is gone, so diving does not raise it): deterministic under a
   node limit; a time limit only stops the search (the node under way stays open at its parent's
@@ -90,6 +96,25 @@ class Rule:
         return ((self.clusters is None or n in self.clusters) and s >= self.lo
                 and (self.hi is None or s <= self.hi)
                 and not any(nn == n and held.get(t) == (c, g) for nn, t, c, g in self.forbid))
+
+
+def symmetric_classes(payload, tasks: list[Task]) -> dict[int, tuple[int, ...]] | None:
+    """Live task index -> its class of identical tasks (every field but the arrival and the
+    name equal), in the order (arrival, task), for classes of two or more; None when the
+    instance has noise (the noise draws are per task, so no two tasks are interchangeable)."""
+    if payload.noise > 0:
+        return None
+    by: dict = {}
+    for i, t in enumerate(tasks):
+        task = payload.tasks[t.j]
+        key = task.model_dump_json(exclude={"arrival", "name"})
+        by.setdefault(key, []).append((int(task.arrival), t.j, i))
+    out: dict[int, tuple[int, ...]] = {}
+    for members in by.values():
+        if len(members) > 1:
+            order = tuple(i for _, _, i in sorted(members))
+            out.update((i, order) for i in order)
+    return out
 
 
 def held_of(use: dict) -> dict:
@@ -400,30 +425,58 @@ def _solve_node(ctx: Context, node: Node, master: _NodeMaster, cutoff: int, big:
     return best, grid, (shares, float(sol[0])), art
 
 
-def branching(ctx: Context, rules: dict, shares: dict):
+def split_start(rules: dict, i: int, t: int, classes: dict | None):
+    """The two children of the split ``s_i <= t`` | ``s_i >= t + 1``; with ``classes``
+    (:func:`symmetric_classes`) the class-mates before i in the class order also start by t in the
+    first, those after it from t + 1 in the second (the order the tree searches)."""
+    order = (classes or {}).get(i, (i,))
+    k = order.index(i)
+    a, b = dict(rules), dict(rules)
+    for m in order[:k + 1]:
+        r = rules.get(m, Rule())
+        a[m] = Rule(r.clusters, r.lo, t if r.hi is None else min(r.hi, t), r.forbid)
+    for m in order[k:]:
+        r = rules.get(m, Rule())
+        b[m] = Rule(r.clusters, max(r.lo, t + 1), r.hi, r.forbid)
+    return a, b
+
+
+def branching(ctx: Context, rules: dict, shares: dict, classes: dict | None = None):
     """The two children's rules of a fractional master solution, or None.  In this order: the
     task whose cluster share is nearest 1/2 (cluster n | the others); the task whose first starts
     are split most evenly by some step t (s <= t | s >= t + 1); the task and step t at which its
     columns hold two or more allocations, the most held one o splitting them most evenly (o not
-    held in t | no other allocation held in t: both keep the histories idle in t, a covering)."""
+    held in t | no other allocation held in t: both keep the histories idle in t, a covering).
+    With ``classes`` (:func:`symmetric_classes`; the tree then searches the schedules that start
+    each class in its order) the start split comes first and restricts the class-mates too
+    (:func:`split_start`)."""
     per: dict[int, list] = {}
     for c, x in shares.items():
         per.setdefault(ctx.col[c][0], []).append((c, x))
     best, pick = EPS, None
-    for i, lst in sorted(per.items()):
-        by_n: dict[int, float] = {}
-        for c, x in lst:
-            by_n[ctx.col[c][1]] = by_n.get(ctx.col[c][1], 0.0) + x
-        for n, x in sorted(by_n.items()):
-            if min(x, 1 - x) > best:
-                best, pick = min(x, 1 - x), ("cluster", i, n)
-    if pick is None:
+
+    def by_cluster():
+        nonlocal best, pick
+        for i, lst in sorted(per.items()):
+            by_n: dict[int, float] = {}
+            for c, x in lst:
+                by_n[ctx.col[c][1]] = by_n.get(ctx.col[c][1], 0.0) + x
+            for n, x in sorted(by_n.items()):
+                if min(x, 1 - x) > best:
+                    best, pick = min(x, 1 - x), ("cluster", i, n)
+
+    def by_start():
+        nonlocal best, pick
         for i, lst in sorted(per.items()):
             starts = sorted({ctx.col[c][3] for c, _ in lst})
             for t in starts[:-1]:
                 x = sum(v for c, v in lst if ctx.col[c][3] <= t)
                 if min(x, 1 - x) > best:
                     best, pick = min(x, 1 - x), ("start", i, t)
+
+    for kind in ((by_start, by_cluster) if classes else (by_cluster, by_start)):
+        if pick is None:
+            kind()
     if pick is None:
         for i, lst in sorted(per.items()):
             held: dict = {}  # (n, t) -> {(cpu, gpu): share}
@@ -447,8 +500,7 @@ def branching(ctx: Context, rules: dict, shares: dict):
         a = Rule(frozenset({v}), r.lo, r.hi, r.forbid)
         b = Rule(allowed - {v}, r.lo, r.hi, r.forbid)
     elif kind == "start":
-        a = Rule(r.clusters, r.lo, v if r.hi is None else min(r.hi, v), r.forbid)
-        b = Rule(r.clusters, max(r.lo, v + 1), r.hi, r.forbid)
+        return split_start(rules, i, v, classes)
     else:
         n, t, o = v
         opt = ctx.tasks[i].opts[n]
@@ -461,7 +513,7 @@ def branching(ctx: Context, rules: dict, shares: dict):
 def branch_and_price(payload, upper: int | None = None, *, nodes: int = NODES, deadline=None,
                      rounded=None, rounds: int = ROUNDS, stall: int = STALL,
                      memory: MemoryBudget | None = None, cut_rounds: int = NODE_CUT_ROUNDS,
-                     root_work: int = WORK) -> Result:
+                     root_work: int = WORK, symmetry: bool = False) -> Result:
     """Bound (8): branch-and-price from (6)'s root point with its rounding cuts (``rounded``:
     :func:`placement.bounds.trajectory.rounded_multipliers`' result, computed when not given).
     ``upper``: the referee value of a known schedule (any U >= the optimum is sound, a smaller
@@ -473,7 +525,10 @@ def branch_and_price(payload, upper: int | None = None, *, nodes: int = NODES, d
     root's cuts only); ``stats["node_cuts"]`` counts the cuts added at the nodes,
     ``stats["cut_nodes"]`` the nodes that added some, ``stats["at_bound"]`` the open nodes whose
     value is the bound (those left to raise before it rises). ``root_work``: the label extensions
-    the root's (6) may spend (``rounded_multipliers``' ``work``; any value gives a valid bound)."""
+    the root's (6) may spend (``rounded_multipliers``' ``work``; any value gives a valid bound).
+    ``symmetry``: on a noise-free instance, search only the schedules that start identical tasks
+    in the order of their arrival (:func:`symmetric_classes`; some optimal schedule is one, so the
+    bound stays valid for every schedule); ``stats["classes"]`` counts the classes used."""
     if not proof_applies(payload):
         return Result(None, reason="a precondition of the trajectory bound fails (proof_applies)")
     if payload.noise_model == "additive" and payload.noise > 0:
@@ -493,6 +548,7 @@ def branch_and_price(payload, upper: int | None = None, *, nodes: int = NODES, d
             return Result(None, reason=f"out of memory during the root bound (6) with cuts (MemoryError: {exc})")
     root = int(rounded.value)
     ctx = Context(payload, durations, rounded)
+    classes = symmetric_classes(payload, ctx.tasks) if symmetry else None
     cutoff = (1 << 62) if upper is None else int(upper)
     if not ctx.tasks or rounded.H == 0 or root >= cutoff:
         return Result(min(root, cutoff), root, 0, 0, "the root closes" if root >= cutoff else "")
@@ -507,7 +563,7 @@ def branch_and_price(payload, upper: int | None = None, *, nodes: int = NODES, d
     stuck: list[int] = []  # values of nodes left open with nothing to branch on
     made, solved = 1, 0
     stats = {"pruned": 0, "integral": 0, "stuck": 0, "expired": False, "memory": None, "raised": 0,
-             "root_lp": None}
+             "root_lp": None, "classes": len(set((classes or {}).values()))}
     while heap and solved < nodes:
         if heap[0].value >= cutoff:
             heap.clear()
@@ -534,7 +590,7 @@ def branch_and_price(payload, upper: int | None = None, *, nodes: int = NODES, d
         if value >= cutoff:
             stats["pruned"] += 1
             continue
-        kids = None if sol is None else branching(ctx, node.rules, sol[0])
+        kids = None if sol is None else branching(ctx, node.rules, sol[0], classes)
         if kids is None:
             integral = sol is not None and not art.any() and all(x > 1 - EPS for x in sol[0].values())
             if integral and value >= np.ceil(sol[1] - 1e-6):
@@ -555,4 +611,4 @@ def branch_and_price(payload, upper: int | None = None, *, nodes: int = NODES, d
 
 
 __all__ = ["branch_and_price", "Result", "Rule", "Node", "Context", "held_of", "price_restricted",
-           "solve_node", "branching"]
+           "solve_node", "branching", "split_start", "symmetric_classes"]
