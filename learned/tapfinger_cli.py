@@ -93,12 +93,11 @@ def train_args_from_cli(args: argparse.Namespace):
         raise InputError(f"--dagger-myopic-labels {labels} needs --dagger-expert placement-lns-myopic or online-list",
                          file=CMDLINE,
                          field="--dagger-myopic-labels")
-    self_best = {k: getattr(args, k) for k in ("dagger_samples", "dagger_temperature")
-                 if getattr(args, k, None) is not None}  # given: TrainArgs' defaults otherwise
-    for flag in self_best:
-        if getattr(args, "dagger_expert", "placement-milp") != "self-best":
-            raise InputError(f"--{flag.replace('_', '-')} needs --dagger-expert self-best", file=CMDLINE,
-                             field=f"--{flag.replace('_', '-')}")
+    self_best_given = {k: getattr(args, k) for k in ("dagger_samples", "dagger_temperature")
+                       if getattr(args, k, None) is not None}  # TrainArgs holds the defaults
+    if self_best_given and getattr(args, "dagger_expert", "placement-milp") != "self-best":
+        flag = "--" + next(iter(self_best_given)).replace("_", "-")  # the first one given is named
+        raise InputError(f"{flag} needs --dagger-expert self-best", file=CMDLINE, field=flag)
     if getattr(args, "cell_features", "v1") != "v1" and getattr(args, "inputs", "onehot") != "generic":
         raise InputError("--cell-features v2 needs --inputs generic", file=CMDLINE, field="--cell-features")
     if getattr(args, "cross_features", False) and getattr(args, "inputs", "onehot") != "generic":
@@ -120,7 +119,7 @@ def train_args_from_cli(args: argparse.Namespace):
                      dagger_instances=args.dagger_instances, dagger_cuts=args.dagger_cuts,
                      dagger_epochs=args.dagger_epochs, dagger_expert=getattr(args, "dagger_expert", "placement-milp"),
                      dagger_myopic_labels=labels,
-                     dagger_window=getattr(args, "dagger_window", 0), **self_best,
+                     dagger_window=getattr(args, "dagger_window", 0), **self_best_given,
                      epochs=args.epochs, minibatch=args.minibatch,
                      target_kl=args.target_kl, critic_warmup=args.critic_warmup, critic_detach=args.critic_detach, critic_lr=args.critic_lr,
                      anneal_steps=getattr(args, "anneal_steps", 0),
