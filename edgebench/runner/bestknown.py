@@ -326,12 +326,16 @@ def _store_solution(store, key: str, inst):
     return (text, ev.primary_value) if ev.feasible else (None, None)
 
 
-def _run_info(store, key: str | None) -> dict[str, Any]:
+def run_info(store, key: str | None) -> dict[str, Any]:
+    """The manifest fields of run ``key``: its solver config, wall and the edgebench version that made
+    it (an imported run: the version that scored it, the store's)."""
     if not key:
         return {}
     row = store.run(key) or {}
     env = store.envs().get(row.get("env") or "", {})
     version = (env.get("versions") or {}).get("edgebench") if isinstance(env, dict) else None
+    if version is None:  # an imported run records no environment: the store's edgebench scored it
+        version = store.meta().get("edgebench")
     params = row.get("params")
     return {"solver_config": {"solver": row.get("solver"), "label": row.get("label"),
                               "params": json.loads(params) if params else {}, "seed": row.get("seed"),
@@ -434,7 +438,7 @@ def write_manifests(store, data_dir: str | Path | None = None, *, refresh_bounds
                     rel = f"solutions/{entry['id']}.json" + (".gz" if str(entry["file"]).endswith(".gz") else "")
                     writes.append((folder / rel, text))
                     bk.update(objective=value, solution=rel, solver=rec.get("obj_solver"), run=rec.get("obj_run"),
-                              date=rec.get("obj_date"), **_run_info(store, rec.get("obj_run")))
+                              date=rec.get("obj_date"), **run_info(store, rec.get("obj_run")))
             # whether the bound counts is a property of the solver that made it, not of the run's label
             # (a suite's label, e.g. "bnp-root-work" for placement-bnp, names no registered solver)
             run = store.run(rec.get("bound_run")) if rec.get("bound_run") else None

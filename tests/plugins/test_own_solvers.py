@@ -297,6 +297,12 @@ def test_import_stores_scored_runs_for_report_and_bestknown(here, capsys):
         [("outside", "outside", 1, 0, SET)] * 2
     assert all(best[r["instance_id"]]["obj_solver"] == "outside" for r in rows)
     assert stored.offloading is not None
+    from edgebench import __version__
+    from edgebench.runner.bestknown import run_info
+
+    with Store.open("r.sqlite", create=False) as store:  # a manifest entry made from an imported run
+        info = run_info(store, rows[0]["key"])
+    assert info["edgebench_version"] == __version__ and info["solver_config"]["solver"] == "outside"
     rc, out, _ = call(capsys, "import", "--db", "r.sqlite", "--solver", "outside", "--instances", SET, *sols)
     assert rc == 0 and "0 solutions stored" in out
     from edgebench.runner import report
