@@ -327,15 +327,13 @@ def _store_solution(store, key: str, inst):
 
 
 def run_info(store, key: str | None) -> dict[str, Any]:
-    """The manifest fields of run ``key``: its solver config, wall and the edgebench version that made
-    it (an imported run: the version that scored it, the store's)."""
+    """The manifest fields of run ``key``: its solver config, wall and the edgebench version of the
+    process that made it (for an imported run, the one that scored it)."""
     if not key:
         return {}
     row = store.run(key) or {}
     env = store.envs().get(row.get("env") or "", {})
     version = (env.get("versions") or {}).get("edgebench") if isinstance(env, dict) else None
-    if version is None:  # an imported run records no environment: the store's edgebench scored it
-        version = store.meta().get("edgebench")
     params = row.get("params")
     return {"solver_config": {"solver": row.get("solver"), "label": row.get("label"),
                               "params": json.loads(params) if params else {}, "seed": row.get("seed"),

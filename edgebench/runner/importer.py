@@ -86,19 +86,21 @@ def import_solutions(db: str, *, solver: str, sources: list[str], files: list[st
     """Score every file, then store them all in one transaction. Returns (rows, number newly
     stored)."""
     from edgebench.runner.store import Store
-    from edgebench.runner.worker import environment
+    from edgebench.runner.worker import env_hash, environment
 
     if printable(solver) != solver:
         raise InputError(f"the solver name {ascii(solver)} is not valid UTF-8", file="<command line>", field="--solver")
     instances = load_instances(sources)
     rows = [score(f, instances, solver=solver, kind=kind) for f in files]
     argv = [printable(a) for a in argv or []]
+    env = environment()  # the process that scored the files, recorded as a run's worker records its own
+    env_key = env_hash(env)
     with Store.open(db, create=True) as store:
-        sweep = store.begin_sweep(suite=SUITE, suite_toml="", argv=list(argv or []), host=environment(),
+        sweep = store.begin_sweep(suite=SUITE, suite_toml="", argv=list(argv or []), host=env,
                                   planned=len(rows), skipped=0)
         for r in rows:
-            r["sweep"] = sweep
-        n = store.add_runs_bulk(rows)
+            r.update(sweep=sweep, env=env_key)
+        n = store.add_runs_bulk(rows, envs={env_key: env})
         store.end_sweep(sweep, n)
     return rows, n
 
