@@ -865,6 +865,32 @@ SOLVERS = [{'name': 'affinity',
   'applies': False,
   'provenance': None,
   'bound': 'restriction'},
+ {'name': 'placement-shape-lns',
+  'module': 'edgebench.formulations.placement.search.shapelns',
+  'kind': 'heuristic',
+  'families': ['placement'],
+  'description': 'Shape LNS: windows in time free the tasks whose first start lies in a span of steps, on '
+                 'every cluster; interchangeable tasks choose together among shapes (histories relative to '
+                 'their start: dominant fixed allocations, two-piece re-allocations, the current histories; '
+                 'finishes by the referee) at starts near their arrivals or current starts, by an integer '
+                 'counting MIP (HiGHS); scored by the referee',
+  'params': {'length': 'int: steps of first starts a window frees (default 16)',
+             'reach': 'int: a freed task may start within this many steps after its arrival or around its '
+                      'current start (default 4)',
+             'sub_limit': 'seconds per sub-MIP (default 60.0)',
+             'iterations': 'int: stop after this many windows (default: the time limit; 20 without one)',
+             'warm_start': 'start from this schedule instead of sjf / optimus: a placement solution file, '
+                           "'best-known' or 'lagrangian' (as for placement-lns)"},
+  'types': {},
+  'choices': {},
+  'bounds': {'length': [1, 10000], 'reach': [0, 1000], 'sub_limit': [0.1, None], 'iterations': [0, None]},
+  'default_time_limit': None,
+  'proves': False,
+  'open_params': False,
+  'check': True,
+  'applies': True,
+  'provenance': None,
+  'bound': None},
  {'name': 'ppo-balance',
   'module': 'edgebench.learned.ces_ppo',
   'kind': 'learned',

@@ -37,6 +37,8 @@ Map (``edgebench.formulations.placement``; issue 45)::
                       history that fits (bound (7)'s labelling), by a set-partitioning MIP
       lahc.py         placement-lahc: late acceptance over serial schedules (task order and
                       one fixed option per task)
+      shapelns.py     placement-shape-lns: time windows over every cluster; interchangeable
+                      tasks re-choose cluster, shape and start by a counting MIP
       sgs.py          the serial schedule decoder placement-lahc moves in (numba)
       shapes.py       allocation histories relative to a start (a fixed option, two pieces,
                       a warm start's own histories) for that decoder

@@ -1,6 +1,7 @@
 """Placement searches (heuristics; none reports a bound): the LNS (:mod:`.lns`, placement-lns),
 the column-generation LNS (:mod:`.cglns`, placement-cg-lns), the exact-history LNS
-(:mod:`.histlns`, placement-history-lns), late acceptance over serial schedules (:mod:`.lahc`,
+(:mod:`.histlns`, placement-history-lns), the shape LNS over time windows (:mod:`.shapelns`,
+placement-shape-lns), late acceptance over serial schedules (:mod:`.lahc`,
 placement-lahc; its compiled decoder :mod:`.sgs`), the online rolling-horizon LNS
 (:mod:`.online`, placement-lns-online), their neighbourhoods
 (:mod:`.neighbourhoods`), the growing of allocations (:mod:`.grow`) and the Lagrangian list
