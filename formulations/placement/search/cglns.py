@@ -226,22 +226,45 @@ def fitted_columns(payload, task: Task, others: list[ScoredHistory]) -> list[Sco
     return out
 
 
+def kept_usage(payload, cur: list[ScoredHistory], free) -> tuple[dict[tuple, int], set[tuple[int, int]]]:
+    """What the tasks of ``cur`` not in ``free`` hold: {(cluster, resource 0 = cpu / 1 = gpu /
+    2 = memory, step): amount} (nonzero amounts only) and their first starts {(cluster, step)}."""
+    mem = [t.minimum.memory or 0 for t in payload.tasks]
+    used: dict[tuple, int] = {}
+    starts = set()
+    for c in cur:
+        if c.j in free:
+            continue
+        starts.add((c.n, c.s))
+        for t, x, g in c.use:
+            for r, amount in ((0, x), (1, g), (2, mem[c.j])):
+                if amount:
+                    used[(c.n, r, t)] = used.get((c.n, r, t), 0) + amount
+    return used, starts
+
+
+def add_room_rows(m: LinearModel, payload, used: dict[tuple, int], rows: dict[tuple, list], slots: dict[tuple, list]):
+    """A window's shared rows: per (cluster, resource, step) of ``rows`` the room the kept tasks
+    leave (``used``: :func:`kept_usage`), where the terms could exceed it; in variant single, at
+    most one first start per (cluster, step) of ``slots``."""
+    caps = [(c.capacity.cpu, c.capacity.gpu, c.capacity.memory) for c in payload.clusters]
+    for (n, r, t), terms in sorted(rows.items()):
+        room = caps[n][r] - used.get((n, r, t), 0)
+        if sum(a for _, a in terms) > room:
+            m.add_le(terms, float(room), f"cap[{n},{r},{t}]")
+    if payload.variant == "single":
+        for (n, t), terms in sorted(slots.items()):
+            if len(terms) > 1:
+                m.add_le(terms, 1.0, f"start[{n},{t}]")
+
+
 class Window:
     """Step 3's sub-MIP: the freed tasks' columns that fit beside the kept ones."""
 
     def __init__(self, payload, by_task: dict[int, list[ScoredHistory]], cur: list[ScoredHistory], free: set[int]):
         caps = [(c.capacity.cpu, c.capacity.gpu, c.capacity.memory) for c in payload.clusters]
         mem = [t.minimum.memory or 0 for t in payload.tasks]
-        used: dict[tuple, int] = {}
-        starts = set()
-        for c in cur:
-            if c.j in free:
-                continue
-            starts.add((c.n, c.s))
-            for t, x, g in c.use:
-                for r, amount in ((0, x), (1, g), (2, mem[c.j])):
-                    if amount:
-                        used[(c.n, r, t)] = used.get((c.n, r, t), 0) + amount
+        used, starts = kept_usage(payload, cur, free)
         single = payload.variant == "single"
         self.model = m = LinearModel("placement-cg-lns-window")
         self.vars: list[tuple[int, ScoredHistory]] = []
@@ -268,14 +291,7 @@ class Window:
                             rows.setdefault((c.n, r, t), []).append((v, float(amount)))
                 slots.setdefault((c.n, c.s), []).append((v, 1.0))
             m.add_eq(terms, 1.0, f"one[{j}]")
-        for (n, r, t), terms in sorted(rows.items()):
-            room = caps[n][r] - used.get((n, r, t), 0)
-            if sum(a for _, a in terms) > room:
-                m.add_le(terms, float(room), f"cap[{n},{r},{t}]")
-        if single:
-            for (n, t), terms in sorted(slots.items()):
-                if len(terms) > 1:
-                    m.add_le(terms, 1.0, f"start[{n},{t}]")
+        add_room_rows(m, payload, used, rows, slots)
         arr = [int(t.arrival) for t in payload.tasks]
         m.set_objective([(v, float(c.F - arr[c.j])) for v, c in self.vars], sense="min")
 
@@ -479,4 +495,4 @@ def solve(instance, *, time_limit: float | None = None, seed: int = 0, block: in
 
 __all__ = ["solve", "improve", "pool_columns", "fitted_columns", "usage_column", "not_applicable",
            "decisions_columns", "column", "changes_of", "to_decisions", "ScoredHistory", "SOLVER_NAME", "Window",
-           "start_schedule", "free_capacity", "BLOCKED", "window_search", "rechoose"]
+           "start_schedule", "free_capacity", "BLOCKED", "window_search", "rechoose", "kept_usage", "add_room_rows"]

@@ -50,8 +50,8 @@ import numpy as np
 from edgebench.formulations.linear import LinearModel
 from edgebench.formulations.placement.deadline import Deadline, Expired
 from edgebench.formulations.placement.highs import solve_highs
-from edgebench.formulations.placement.search.cglns import (ScoredHistory, column, not_applicable, to_decisions,
-                                                           window_search)
+from edgebench.formulations.placement.search.cglns import (ScoredHistory, add_room_rows, column, kept_usage,
+                                                           not_applicable, to_decisions, window_search)
 from edgebench.formulations.placement.search.lns import BEST_KNOWN, LAGRANGIAN, check_warm_start
 from edgebench.formulations.placement.search.shapes import Shape
 from edgebench.instances import semantics
@@ -207,17 +207,7 @@ class ShapeWindow:
         clock = Deadline.of(deadline)
         caps = [(c.capacity.cpu, c.capacity.gpu, c.capacity.memory) for c in payload.clusters]
         arr = [int(t.arrival) for t in payload.tasks]
-        fset = set(free)
-        used: dict[tuple, int] = defaultdict(int)
-        taken = set()
-        for c in cur:
-            if c.j in fset:
-                continue
-            taken.add((c.n, c.s))
-            mem = payload.tasks[c.j].minimum.memory or 0
-            for t, x, g in c.use:
-                for r, amount in ((0, x), (1, g), (2, mem)):
-                    used[(c.n, r, t)] += amount
+        used, taken = kept_usage(payload, cur, set(free))
         self.groups: dict[int, list[int]] = defaultdict(list)
         for j in free:
             self.groups[cls[j]].append(j)
@@ -241,7 +231,7 @@ class ShapeWindow:
                 for s in starts:
                     if s + sh.steps > H or (single and (n, s) in taken):
                         continue
-                    if any(used[(n, r, s + o)] + amount > left[r]
+                    if any(used.get((n, r, s + o), 0) + amount > left[r]
                            for o, (x, g) in enumerate(use) if x or g
                            for r, amount in ((0, x), (1, g), (2, sh.memory)) if amount and left[r] is not None):
                         continue
@@ -262,14 +252,7 @@ class ShapeWindow:
                 arrived = sum(1 for j in js if arr[j] <= s)
                 if arrived < len(js):
                     m.add_le(list(so_far), float(arrived), f"arrived[{k},{s}]")
-        for (n, r, t), terms in sorted(rows.items()):
-            room = caps[n][r] - used[(n, r, t)]
-            if sum(a for _, a in terms) > room:
-                m.add_le(terms, float(room), f"cap[{n},{r},{t}]")
-        if single:
-            for (n, s), terms in sorted(slots.items()):
-                if len(terms) > 1:
-                    m.add_le(terms, 1.0, f"start[{n},{s}]")
+        add_room_rows(m, payload, used, rows, slots)
         m.set_objective([(v, float(s + sh.steps)) for v, _k, sh, s in self.vars],
                         constant=-float(sum(arr[j] for j in free)), sense="min")
         self.hint = [float(current.get((k, sh, s), 0)) for _v, k, sh, s in self.vars]
