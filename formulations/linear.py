@@ -77,7 +77,10 @@ def run_cpsat(model, *, time_limit: float | None, threads: int = 1, seed: int = 
     solver.parameters.random_seed = int(seed)
     solver.parameters.log_search_progress = bool(log)
     for key, value in (params or {}).items():
-        setattr(solver.parameters, key, value)
+        if isinstance(value, (list, tuple)):  # a repeated field (e.g. ignore_subsolvers) has no setter
+            getattr(solver.parameters, key).extend(value)
+        else:
+            setattr(solver.parameters, key, value)
     with native_stdout_to_stderr():
         code = solver.Solve(model)
     status = {cp_model.OPTIMAL: "optimal", cp_model.FEASIBLE: "feasible", cp_model.INFEASIBLE: "infeasible",

@@ -497,24 +497,23 @@ def lp_relaxation_bound(bm: BuiltModel, *, time_limit: float | None = None, thre
 # --------------------------------------------------------------------------------------
 
 
-def solve_cpsat_intervals(data: PlacementData, finish_by: Sequence[int], *, time_limit: float | None = None,
-                          threads: int = 1, seed: int = 0, hint: Schedule | None = None,
-                          log: bool = False) -> tuple[str, Schedule | None, float | None, dict[str, int], str]:
-    """The same problem with CP-SAT's scheduling constraints: per task and option one
-    optional interval of fixed size d (start in [arrival, finish_by - d]), exactly one
-    present; per cluster and resource a cumulative; in the single-task variant the unit
-    intervals [start, start + 1) of a cluster's tasks do not overlap.  Returns (status,
-    schedule, bound, size, message)."""
+def cpsat_intervals_model(data: PlacementData, finish_by: Sequence[int], hint: Schedule | None = None):
+    """The problem as a CP-SAT model: per task and option one optional interval of fixed size d
+    (start in [arrival, finish_by - d]), exactly one present; per cluster and resource a
+    cumulative; in the single-task variant the unit intervals [start, start + 1) of a cluster's
+    tasks do not overlap. Objective: the total completion time (from arrival). ``hint``: a
+    schedule to start from, hinted completely (an absent option's start sits at its arrival, as
+    the model pins it). Returns (model, choice): ``choice[j]`` lists task j's (presence, start,
+    option); a task with no option that fits makes the model infeasible."""
     from ortools.sat.python import cp_model
 
     m = cp_model.CpModel()
-    obj_terms = []
+    expr = []
     per_cluster: dict[int, list[tuple[Any, Option]]] = {}
     starts_cluster: dict[int, list[Any]] = {}
     choice: list[list[tuple[Any, Any, Option]]] = []
     for j in range(data.num_tasks):
         a = data.arrivals[j]
-        lits = []
         mine = []
         for k, o in enumerate(data.options[j]):
             hi = finish_by[j] - o.steps
@@ -526,26 +525,20 @@ def solve_cpsat_intervals(data: PlacementData, finish_by: Sequence[int], *, time
             per_cluster.setdefault(o.cluster, []).append((iv, o))
             if data.single:
                 starts_cluster.setdefault(o.cluster, []).append(m.NewOptionalFixedSizeIntervalVar(s, 1, p, ""))
-            lits.append(p)
+            # completion of task j = sum_k p_k * (s_k + d_k - a): s_k is free when p_k = 0, so pin
+            # it to its lower bound then: (s_k - a) <= (hi - a) * p_k
+            m.Add(s - a <= (hi - a) * p)
+            expr.append(s - a + o.steps * p)
             mine.append((p, s, o))
-            obj_terms.append((s, p, a, o.steps - a, hi))
+            if hint is not None:
+                ho, hs = hint[j]
+                m.AddHint(p, o == ho)
+                m.AddHint(s, hs if o == ho else a)
         choice.append(mine)
-        if not lits:
+        if not mine:
             m.AddBoolOr([])  # no option fits in the horizon: infeasible
             continue
-        m.AddExactlyOne(lits)
-        if hint is not None:  # start from the incumbent
-            ho, hs = hint[j]
-            for p, s, o in mine:
-                m.AddHint(p, o == ho)
-                if o == ho:
-                    m.AddHint(s, hs)
-    # completion of task j = sum_k p_k * (s_k + d_k - a): s_k is free when p_k = 0, so pin it
-    # to its lower bound then (s_k - lb) <= (hi - lb) * p_k
-    expr = []
-    for s, p, lb, const, hi in obj_terms:
-        m.Add(s - lb <= (hi - lb) * p)
-        expr.append(s - lb + (lb + const) * p)
+        m.AddExactlyOne([p for p, _, _ in mine])
     for n, items in per_cluster.items():
         cc, cg, cm = data.capacity[n]
         ivs = [iv for iv, _ in items]
@@ -557,6 +550,29 @@ def solve_cpsat_intervals(data: PlacementData, finish_by: Sequence[int], *, time
         for n, ivs in starts_cluster.items():
             m.AddNoOverlap(ivs)
     m.Minimize(sum(expr))
+    return m, choice
+
+
+def cpsat_schedule(value, choice) -> Schedule:
+    """The schedule of a CP-SAT solution of :func:`cpsat_intervals_model`: ``value`` reads a
+    variable (a solver's or a solution callback's ``Value``)."""
+    schedule = []
+    for mine in choice:
+        for p, s, o in mine:
+            if value(p):
+                schedule.append((o, int(value(s))))
+                break
+    return schedule
+
+
+def solve_cpsat_intervals(data: PlacementData, finish_by: Sequence[int], *, time_limit: float | None = None,
+                          threads: int = 1, seed: int = 0, hint: Schedule | None = None,
+                          log: bool = False) -> tuple[str, Schedule | None, float | None, dict[str, int], str]:
+    """Solve :func:`cpsat_intervals_model` with CP-SAT's default portfolio. Returns (status,
+    schedule, bound, size, message)."""
+    from ortools.sat.python import cp_model
+
+    m, choice = cpsat_intervals_model(data, finish_by, hint)
     solver, code, status = run_cpsat(m, time_limit=time_limit, threads=threads, seed=seed, log=log)
     proto = m.Proto()
     size = {"variables": len(proto.variables), "integer_variables": len(proto.variables),
@@ -564,12 +580,7 @@ def solve_cpsat_intervals(data: PlacementData, finish_by: Sequence[int], *, time
     schedule = None
     bound = None
     if code in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        schedule = []
-        for j in range(data.num_tasks):
-            for p, s, o in choice[j]:
-                if solver.Value(p):
-                    schedule.append((o, int(solver.Value(s))))
-                    break
+        schedule = cpsat_schedule(solver.Value, choice)
         bound = float(solver.BestObjectiveBound())
     return status, schedule, bound, size, solver.StatusName(code)
 

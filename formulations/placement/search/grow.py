@@ -31,7 +31,8 @@ from typing import Any
 import numpy as np
 
 from edgebench.formulations.placement.problem import PlacementData, Schedule
-from edgebench.referee.placement import task_finish
+from edgebench.formulations.placement.problem import to_decisions as fixed_decisions
+from edgebench.referee.placement import evaluate, task_finish
 from edgebench.solution import AllocationChange, PlacementDecision, PlacementDecisions
 
 #: passes over the tasks at most
@@ -170,3 +171,18 @@ def to_decisions(lines: list[Timeline]) -> PlacementDecisions:
 
 
 __all__ = ["grow", "to_decisions", "PASSES"]
+
+
+def better_of_grown(instance, data: PlacementData, schedule: Schedule, value: float, *,
+                    deadline: float | None, info: dict[str, Any]) -> PlacementDecisions:
+    """The decisions the fixed-allocation searches return: the re-allocating moves on
+    ``schedule`` (:func:`grow`), kept when the referee finishes them below ``value`` (the
+    schedule's own total), else the schedule as it is. Counters and ``grown_value`` (the
+    referee's value of the grown schedule, None if infeasible) go into ``info``."""
+    lines, ginfo = grow(instance.placement, data, schedule, deadline=deadline)
+    grown = to_decisions(lines)
+    ev = evaluate(instance, grown)
+    info.update(ginfo, grown_value=float(ev.primary_value) if ev.feasible else None)
+    if ev.feasible and float(ev.primary_value) < value:
+        return grown
+    return fixed_decisions(schedule)

@@ -46,14 +46,13 @@ from bisect import bisect_right
 
 import numpy as np
 
-from edgebench.formulations.placement.problem import prepare, to_decisions as fixed_decisions
+from edgebench.formulations.placement.problem import prepare
 from edgebench.formulations.placement.search import cglns
 from edgebench.formulations.placement.search import grow as placement_grow
 from edgebench.formulations.placement.search import shapes
 from edgebench.formulations.placement.search.lns import (BEST_KNOWN, GROW_RESERVE, LAGRANGIAN, check_warm_start,
                                                          to_schedule)
 from edgebench.formulations.placement.search.sgs import Tables
-from edgebench.referee.placement import evaluate
 from edgebench.registry import register
 
 SOLVER_NAME = "placement-lahc"
@@ -274,13 +273,7 @@ def solve(instance, *, time_limit: float | None = None, seed: int = 0, history: 
             stats["message"] = summary(info)
             return cglns.decisions_columns(payload, tables.decisions(order, choice)), "feasible"
         sched = tables.schedule(order, choice)
-        best = fixed_decisions(sched)
-        lines, ginfo = placement_grow.grow(payload, data, sched, deadline=deadline)
-        grown = placement_grow.to_decisions(lines)
-        ev = evaluate(instance, grown)
-        info.update(ginfo, grown_value=float(ev.primary_value) if ev.feasible else None)
-        if ev.feasible and float(ev.primary_value) < info["value"]:
-            best = grown
+        best = placement_grow.better_of_grown(instance, data, sched, info["value"], deadline=deadline, info=info)
         stats.update(info)
         stats["message"] = summary(info)
         return cglns.decisions_columns(payload, best), "feasible"
