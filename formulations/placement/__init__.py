@@ -41,6 +41,8 @@ Map (``edgebench.formulations.placement``; issue 45)::
                       tasks re-choose cluster, shape and start by a counting MIP
       cpsat_lns.py    placement-cpsat-lns: CP-SAT's own LNS subsolvers (interleaved on one
                       thread) on the fixed-allocation interval model (milp.py's)
+      chain.py        placement-lahc-cpsat: late acceptance and CP-SAT's LNS in turn, each
+                      from the other's best fixed schedule
       sgs.py          the serial schedule decoder placement-lahc moves in (numba)
       shapes.py       allocation histories relative to a start (a fixed option, two pieces,
                       a warm start's own histories) for that decoder

@@ -13,7 +13,6 @@ from hypothesis import HealthCheck, given, settings
 
 from edgebench import registry
 from edgebench.errors import InputError
-from edgebench.formulations.placement import enum as E
 from edgebench.formulations.placement.milp import cpsat_intervals_model, solve_cpsat_intervals
 from edgebench.formulations.placement.problem import (finish_bounds, greedy_schedule, prepare, schedule_objective,
     schedule_violations)
@@ -21,7 +20,7 @@ from edgebench.formulations.placement.search import cpsat_lns as CL
 from edgebench.instances.generators.placement import generate_placement
 from edgebench.instances.io import load_instance
 from edgebench.referee.placement import evaluate
-from test_placement_enum import tiny_instances
+from test_placement_enum import assert_between_optimum_and_fixed_optimum, tiny_instances
 
 TOL = 1e-6
 SYN3_MULTI = "instances/data/placement-synthetic-3-multi-v2/placement-synthetic-3-s1-17330a79.json.gz"
@@ -32,16 +31,8 @@ SYN3_MULTI = "instances/data/placement-synthetic-3-multi-v2/placement-synthetic-
 def test_on_tiny_instances_it_reaches_the_fixed_allocation_optimum(inst):
     """Never below the referee's brute-force optimum, and at most the fixed-allocation
     restriction's optimum (placement-milp, solved to optimality)."""
-    opt, _ = E.optimum(inst, max_states=200_000)
-    milp = registry.solve(inst, "placement-milp", time_limit=60)
-    r = registry.solve(inst, CL.SOLVER_NAME, seed=0, work=1.0)
-    assert r.status == "feasible", r.stats.get("message")
-    ev = evaluate(inst, r.solution.placement)
-    assert ev.feasible, ev.violations[:3]
-    assert r.solution.objective == pytest.approx(ev.primary_value, abs=TOL)
-    assert ev.primary_value >= opt - TOL
-    if milp.status == "optimal":
-        assert ev.primary_value <= evaluate(inst, milp.solution.placement).primary_value + TOL
+    assert_between_optimum_and_fixed_optimum(
+        inst, lambda: registry.solve(inst, CL.SOLVER_NAME, seed=0, work=1.0))
 
 
 def test_never_worse_than_its_start_and_same_seed_same_schedule():

@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from edgebench import registry
@@ -61,6 +61,26 @@ def tiny_instances(draw, max_tasks: int = 3):
     return make_instance(tasks, clusters, variant=draw(st.sampled_from(["single", "multi"])),
                          noise=draw(st.sampled_from([0.0, 0.1])), overhead=draw(st.sampled_from([0.0, 0.5])),
                          types=types)
+
+
+def assert_between_optimum_and_fixed_optimum(inst, solve, tol: float = 1e-6):
+    """A fixed-allocation search on a tiny instance (``solve()`` runs it): referee-feasible, its
+    objective the referee's, never below the brute-force optimum and at most placement-milp's
+    optimal fixed-allocation schedule (where placement-milp proves it). An instance the brute force
+    cannot finish within its state limit is discarded (hypothesis ``assume``)."""
+    try:
+        opt, _ = E.optimum(inst, max_states=200_000)
+    except E.StateLimitError:
+        assume(False)
+    result = solve()
+    milp = registry.solve(inst, "placement-milp", time_limit=60)
+    assert result.status == "feasible", result.stats.get("message")
+    ev = evaluate(inst, result.solution.placement)
+    assert ev.feasible, ev.violations[:3]
+    assert result.solution.objective == pytest.approx(ev.primary_value, abs=tol)
+    assert ev.primary_value >= opt - tol
+    if milp.status == "optimal":
+        assert ev.primary_value <= evaluate(inst, milp.solution.placement).primary_value + tol
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -26,7 +26,7 @@ from edgebench.formulations.placement.search.sgs import Tables
 from edgebench.instances.generators.placement import generate_placement
 from edgebench.instances.io import load_instance
 from edgebench.referee.placement import evaluate
-from test_placement_enum import tiny_instances
+from test_placement_enum import assert_between_optimum_and_fixed_optimum, tiny_instances
 
 TOL = 1e-6
 ALIBABA = "instances/data/placement-alibaba-v2/placement-alibaba-c3-s3.json.gz"  # memory capacities
@@ -93,16 +93,8 @@ def test_on_tiny_instances_it_reaches_the_fixed_allocation_optimum(inst):
     """Never below the referee's brute-force optimum (it is a referee-feasible schedule), and equal
     to the fixed-allocation restriction's optimum (placement-milp, solved to optimality): the
     serial schedules of the dominant options hold an optimal fixed-allocation schedule."""
-    opt, _ = E.optimum(inst, max_states=200_000)
-    milp = registry.solve(inst, "placement-milp", time_limit=60)
-    r = registry.solve(inst, LA.SOLVER_NAME, seed=0, iterations=3000, history=50, window=3)
-    assert r.status == "feasible", r.stats.get("message")
-    ev = evaluate(inst, r.solution.placement)
-    assert ev.feasible, ev.violations[:3]
-    assert r.solution.objective == pytest.approx(ev.primary_value, abs=TOL)
-    assert ev.primary_value >= opt - TOL
-    if milp.status == "optimal":
-        assert ev.primary_value <= evaluate(inst, milp.solution.placement).primary_value + TOL
+    assert_between_optimum_and_fixed_optimum(
+        inst, lambda: registry.solve(inst, LA.SOLVER_NAME, seed=0, iterations=3000, history=50, window=3))
 
 
 def test_never_worse_than_its_start_and_same_seed_same_schedule():

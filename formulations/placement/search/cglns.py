@@ -45,7 +45,10 @@ from edgebench.formulations.placement.bounds.ladder import cluster_durations
 from edgebench.formulations.placement.deadline import Deadline, Expired
 from edgebench.formulations.placement.highs import solve_highs
 from edgebench.formulations.placement.bounds.lagrange import SCALE, BoundTooLarge, lagrangian_multipliers
-from edgebench.formulations.placement.search.lns import BEST_KNOWN, LAGRANGIAN, check_warm_start, warm_start_decisions
+from edgebench.formulations.placement.problem import prepare
+from edgebench.formulations.placement.search import grow as placement_grow
+from edgebench.formulations.placement.search.lns import (BEST_KNOWN, GROW_RESERVE, LAGRANGIAN, check_warm_start,
+                                                         to_schedule, warm_start_decisions)
 from edgebench.formulations.placement.bounds.trajectory import ROUNDS, STALL, WORK, Task, generate, price_pair, tasks_of
 from edgebench.referee.placement import evaluate, task_finish
 from edgebench.registry import make_result, register
@@ -444,6 +447,30 @@ def window_search(instance, name: str, params: dict, search, *, time_limit: floa
         return result("error")
 
 
+def fixed_search(instance, name: str, params: dict, improve, summary, *, time_limit: float | None, seed: int,
+                 warm_start: str | None):
+    """The frame of the searches over fixed-allocation schedules (placement-cpsat-lns,
+    placement-lahc-cpsat): :func:`window_search`'s start; its fixed-allocation version
+    (:func:`.lns.to_schedule`); ``improve(data, fixed, deadline) -> (schedule, info)`` with the
+    deadline less the reserve of the re-allocating moves (:func:`.grow.better_of_grown`), which
+    follow; ``summary(info)`` is the run's message."""
+
+    def search(payload, start_cols, deadline, _iterations, stats):
+        data = prepare(payload)
+        fixed = to_schedule(payload, data, to_decisions(start_cols))
+        if fixed is None:
+            stats["message"] = "the start has no fixed-allocation schedule among the dominant options"
+            return None, "feasible"
+        sched, info = improve(data, fixed, None if deadline is None else deadline - GROW_RESERVE)
+        best = placement_grow.better_of_grown(instance, data, sched, info["value"], deadline=deadline, info=info)
+        stats.update(info)
+        stats["message"] = summary(info)
+        return decisions_columns(payload, best), "feasible"
+
+    return window_search(instance, name, params, search, time_limit=time_limit, seed=seed, warm_start=warm_start,
+                         iterations=None, default_iterations=0)
+
+
 @register(SOLVER_NAME, families=("placement",), kind="heuristic",
           description="Column-generation LNS: bound (6)'s column generation yields allocation histories (re-allocations "
                       "and pauses included, finishes re-simulated by the referee); window neighbourhoods of a start "
@@ -495,4 +522,4 @@ def solve(instance, *, time_limit: float | None = None, seed: int = 0, block: in
 
 __all__ = ["solve", "improve", "pool_columns", "fitted_columns", "usage_column", "not_applicable",
            "decisions_columns", "column", "changes_of", "to_decisions", "ScoredHistory", "SOLVER_NAME", "Window",
-           "start_schedule", "free_capacity", "BLOCKED", "window_search", "rechoose", "kept_usage", "add_room_rows"]
+           "start_schedule", "free_capacity", "BLOCKED", "window_search", "fixed_search", "rechoose", "kept_usage", "add_room_rows"]

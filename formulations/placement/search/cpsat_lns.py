@@ -36,11 +36,9 @@ from typing import Any
 
 from edgebench.formulations.linear import run_cpsat
 from edgebench.formulations.placement.milp import cpsat_intervals_model, cpsat_schedule
-from edgebench.formulations.placement.problem import finish_bounds, prepare, schedule_objective
+from edgebench.formulations.placement.problem import finish_bounds, schedule_objective
 from edgebench.formulations.placement.search import cglns
-from edgebench.formulations.placement.search import grow as placement_grow
-from edgebench.formulations.placement.search.lns import (BEST_KNOWN, GROW_RESERVE, LAGRANGIAN, check_warm_start,
-                                                         to_schedule)
+from edgebench.formulations.placement.search.lns import BEST_KNOWN, LAGRANGIAN, check_warm_start
 from edgebench.registry import register
 
 SOLVER_NAME = "placement-cpsat-lns"
@@ -113,23 +111,11 @@ def solve(instance, *, time_limit: float | None = None, seed: int = 0, threads: 
     any work; unknown parameters are the registry's InputError); nothing else raises."""
     params = {"threads": threads, "full": full, "work": work, "warm_start": warm_start}
 
-    def search(payload, start_cols, deadline, iterations, stats):
-        data = prepare(payload)
-        decisions = cglns.to_decisions(start_cols)
-        fixed = to_schedule(payload, data, decisions)
-        if fixed is None:
-            stats["message"] = "the start has no fixed-allocation schedule among the dominant options"
-            return None, "feasible"
-        sched, info = improve(data, fixed, seed=seed, threads=int(threads), full=bool(full),
-                              deadline=None if deadline is None else deadline - GROW_RESERVE,
-                              work=None if work is None else float(work))
-        best = placement_grow.better_of_grown(instance, data, sched, info["value"], deadline=deadline, info=info)
-        stats.update(info)
-        stats["message"] = summary(info)
-        return cglns.decisions_columns(payload, best), "feasible"
+    def run(data, fixed, deadline):
+        return improve(data, fixed, seed=seed, threads=int(threads), full=bool(full), deadline=deadline,
+                       work=None if work is None else float(work))
 
-    return cglns.window_search(instance, SOLVER_NAME, params, search, time_limit=time_limit, seed=seed,
-                               warm_start=warm_start, iterations=None, default_iterations=0)
-
+    return cglns.fixed_search(instance, SOLVER_NAME, params, run, summary, time_limit=time_limit, seed=seed,
+                              warm_start=warm_start)
 
 __all__ = ["solve", "improve", "cpsat_parameters", "summary", "SOLVER_NAME", "FULL_SUBSOLVERS", "DEFAULT_WORK"]
