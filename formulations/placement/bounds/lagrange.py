@@ -1,7 +1,7 @@
 """A Lagrangian bound on the placement referee's ``total_completion_time`` that trades a task's
 speed against the resources it takes (issue 23, the fourth component of
 :func:`placement.bounds.ladder.reallocating_bound`).  Proof and preconditions:
-docs/formulations/placement.md, "(4) Lagrangian time-indexed energy bound".
+docs/formulations/placement.md, "(4) Lagrangian time-indexed energy".
 
 * :func:`allocation_levels` — per amount of one resource, the allocation with the largest gain;
 * :func:`energy_front` — E*(m): the least resource-steps of any allocation history on a cluster

@@ -3,7 +3,7 @@
 ``placement-cg-lns`` re-chooses a window's histories among a *pool*: the histories bound (6)'s
 column generation priced plus, per freed task, its fastest history in the room the others leave.
 On the multi-task sets its windows miss moves that need two or three tasks to take slower or
-re-allocating histories together (docs/formulations/placement.md, "Which side holds the
+re-allocating histories together (docs/formulations/placement-history.md, "Which side holds the
 multi-task gaps"). This search enumerates instead of pricing (docs, "Exact-history LNS"):
 
 1. **Start.** As ``placement-cg-lns``: the warm start (a solution file, ``best-known`` or
