@@ -816,7 +816,7 @@ SOLVERS = [{'name': 'affinity',
              'iterations': 'int: stop after this many neighbourhoods (default: the time limit; 200 without '
                            'one)',
              'moves': 'neighbourhood moves: classic, adaptive, window, cluster, wait, related (default '
-                      'classic; docs/formulations/placement.md)',
+                      'classic; docs/formulations/placement-search.md)',
              'warm_start': 'start from this schedule instead of the start solvers: a placement solution '
                            "file, 'best-known' for the instance's shipped best-known solution, or "
                            "'lagrangian' for the Lagrangian-guided list schedule (placement-lagrange)",

@@ -1,6 +1,6 @@
 """Every section the code and the docs cite exists.
 
-The suite's texts point readers to sections by name — ``docs/formulations/placement.md,
+The suite's texts point readers to sections by name — ``docs/formulations/placement-search.md,
 "Exact-history LNS"`` in a docstring, ``(placement.md, "Time limits")`` in a page — and pages
 get split and sections renamed (the placement reference lost its history to its own page in
 session 44). mkdocs checks links and anchors; nothing checked these. A citation is a ``.md``

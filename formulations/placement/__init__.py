@@ -55,7 +55,8 @@ Map (``edgebench.formulations.placement``; issue 45)::
 The old flat modules ``edgebench.formulations.placement_*`` are deprecated shims for one
 release (a DeprecationWarning on import). This package re-exports the old
 ``edgebench.formulations.placement`` module's public names (problem.py and milp.py) without a
-warning: that import path is unchanged. Proofs and costs: docs/formulations/placement.md.
+warning: that import path is unchanged. Proofs and costs: docs/formulations/placement.md; the
+searches: docs/formulations/placement-search.md.
 """
 
 from __future__ import annotations

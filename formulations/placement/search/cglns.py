@@ -4,7 +4,7 @@ The other placement heuristics search fixed-allocation schedules (``placement-mi
 ``placement-lns``) or re-allocate greedily (``placement-grow``, the policies). Bound (6)'s column
 generation (:mod:`placement.bounds.trajectory`) meanwhile prices thousands of *allocation histories* —
 per step a pause or an integer allocation, re-allocations included — that are cheap at its
-Lagrangian prices. This solver turns that pool into schedules (docs/formulations/placement.md,
+Lagrangian prices. This solver turns that pool into schedules (docs/formulations/placement-search.md,
 "Column-generation LNS"):
 
 1. **Pool.** (6)'s column generation runs from (4)'s multipliers (``rounds`` rounds at most,

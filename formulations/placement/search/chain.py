@@ -7,7 +7,7 @@ exchanged slots at once; ``placement-cpsat-lns`` frees time windows, precedence 
 windows and re-solves them exactly, and stalls where a gain is a long chain of one-step shifts. Each
 one's end is a fresh start for the other. Measured by hand on hetero-6-v2 (session 44, one thread):
 s1 from late acceptance's 2751, CP-SAT 2751 -> 2746 in 3,000 s, then late acceptance 2745 -> 2742
-in 900 s; s0 from CP-SAT's 3152, late acceptance -> 3143 in 900 s (docs/formulations/placement.md,
+in 900 s; s0 from CP-SAT's 3152, late acceptance -> 3143 in 900 s (docs/formulations/placement-search.md,
 "Late acceptance and CP-SAT in turn"). This solver makes that a loop:
 
 1. **Start.** As the window searches (:func:`.cglns.window_search`): a warm start or else the

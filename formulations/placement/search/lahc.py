@@ -5,7 +5,7 @@ task outside a window where it is. Where a set's schedules are queues — hetero
 clusters start a task in nearly every step, one per step, and a task moved to a small cluster
 would let every later task of its old queue start a step earlier — the improving move is a chain
 of hundreds of small shifts that no window holds. This search moves in a representation where
-that chain is free (docs/formulations/placement.md, "Late-acceptance search"):
+that chain is free (docs/formulations/placement-search.md, "Late-acceptance search"):
 
 1. **Start.** As the window searches (:func:`.cglns.window_search`): the warm start (a solution
    file, ``best-known`` or ``lagrangian``) or else the better of ``sjf`` and ``optimus`` by the

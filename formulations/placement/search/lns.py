@@ -20,7 +20,7 @@ when ``stall`` neighbourhoods of the largest blocks in a row improve nothing. Th
 schedule is scored by the referee (its objective is the referee's value, never the
 search's own).
 
-Second round (docs/formulations/placement.md, "Warm start, adaptive moves and re-allocating
+Second round (docs/formulations/placement-search.md, "Warm start, adaptive moves and re-allocating
 moves"): ``warm_start`` (``"best-known"`` or a solution file) replaces the start solvers by a
 given schedule; ``moves`` picks the destroy moves (``classic``: the above; ``adaptive``: the
 kinds of :mod:`placement.search.neighbourhoods` by adaptive weights; or one kind); ``grow`` adds the
@@ -350,7 +350,7 @@ def fixed_from_stats(data: PlacementData, raw: Any) -> Schedule | None:
                   "iterations": "int: stop after this many neighbourhoods (default: the time limit; "
                                 f"{DEFAULT_ITERATIONS} without one)",
                   "moves": f"neighbourhood moves: {', '.join(MOVES)} (default {DEFAULT_MOVES}; docs/formulations/"
-                           "placement.md)",
+                           "placement-search.md)",
                   "warm_start": f"start from this schedule instead of the start solvers: a placement solution "
                                 f"file, {BEST_KNOWN!r} for the instance's shipped best-known solution, or "
                                 f"{LAGRANGIAN!r} for the Lagrangian-guided list schedule (placement-lagrange)",

@@ -1,5 +1,5 @@
 """Online (non-clairvoyant) placement by the LNS: plans on what is known at a step t only
-(``placement-lns-online``; issue 42, session 22). Docs: docs/formulations/placement.md,
+(``placement-lns-online``; issue 42, session 22). Docs: docs/formulations/placement-search.md,
 "Online rolling-horizon LNS".
 
 :func:`known_instance` is the instance of the tasks that arrived by t (those started before t and

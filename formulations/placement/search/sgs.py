@@ -1,5 +1,5 @@
 """Serial schedule generation, compiled (numba): a schedule from a task order and one option or
-shape per task (``placement-lahc``'s decoder; docs/formulations/placement.md, "Late-acceptance search").
+shape per task (``placement-lahc``'s decoder; docs/formulations/placement-search.md, "Late-acceptance search").
 
 Tasks are taken in ``order``; each holds its chosen :class:`~.problem.Option` (cluster, cpu, gpu,
 memory, steps) from its start to its finish and starts at the earliest step ``>= arrival`` at which

@@ -5,7 +5,7 @@ one cluster) and let each freed task finish at most a slack later than now
 (``placement-history-lns``). On testbed-v2 (identical clusters, three task types, no noise) the
 moves that were left need many tasks of *several* clusters to change together, some of them to
 finish much later. This search frees a window in *time* instead and lets the freed tasks take any
-start, cluster and shape (docs/formulations/placement.md, "Shape LNS"):
+start, cluster and shape (docs/formulations/placement-search.md, "Shape LNS"):
 
 1. **Start.** As ``placement-cg-lns`` (:func:`.cglns.window_search`): a warm start (a solution
    file, ``best-known`` or ``lagrangian``) or else the better of ``sjf`` and ``optimus``.

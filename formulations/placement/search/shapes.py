@@ -3,7 +3,7 @@
 A fixed option holds one allocation from a task's start to its finish. The best knowns of the
 sets the authors built (testbed-v2, the v3 sets) start a task large and then shrink it as others
 arrive, or start it small and grow it as others finish: histories of one change
-(docs/formulations/placement.md, "Late-acceptance search", "Two-piece shapes"). A
+(docs/formulations/placement-search.md, "Late-acceptance search", "Two-piece shapes"). A
 :class:`Shape` is a history relative to its start: on ``cluster``, a list of pieces (from a step
 offset on, an allocation; (0, 0) a pause), ``steps`` steps from its start to its finish. A fixed
 option is a shape of one piece; the search draws shapes of two (:func:`two_piece`), and a warm
