@@ -202,7 +202,7 @@ def test_store_100k(benchmark, big_store):
 
 
 def test_report_100k(benchmark, big_store, tmp_path):
-    from edgebench.runner.report import build_report
+    from edgebench.runner.report_folder import build_report
 
     path, _ = big_store
     t0 = time.perf_counter()

@@ -10,8 +10,8 @@ results store, with best-known solutions and bounds, and Markdown / HTML reports
 
 Modules: :mod:`.suite` (suite format, planning), :mod:`.store` (SQLite store),
 :mod:`.execute` (workers, hard kill, Dask, sweeps), :mod:`.worker` (the worker process),
-:mod:`.bestknown` (best known values, gaps, manifests), :mod:`.report` (tables, plots,
-exports), :mod:`.cli` (``edgebench run / report / bestknown``). The protocol is in
+:mod:`.bestknown` (best known values, gaps, manifests), :mod:`.report` (the report's tables),
+:mod:`.report_folder` (the report's folder: tables, plots, pages, exports), :mod:`.cli` (``edgebench run / report / bestknown``). The protocol is in
 ``docs/runner.md``. Attributes load lazily, so that a worker process imports only what it
 needs.
 """
@@ -26,7 +26,7 @@ _EXPORTS = {
     "Plan": "suite", "RunSpec": "suite", "suite_to_toml": "suite", "DEFAULT_SUITE": "suite",
     "Store": "store", "FORMAT_VERSION": "store",
     "run_sweep": "execute", "SweepResult": "execute",
-    "build_report": "report", "summarize": "report",
+    "build_report": "report_folder", "summarize": "report",
     "write_manifests": "bestknown", "gap": "bestknown",
 }
 

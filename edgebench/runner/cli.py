@@ -175,13 +175,15 @@ def cmd_run(args: argparse.Namespace) -> int:
           + (f", {res.elsewhere} left to another runner" if res.elsewhere else "")
           + f" in {res.seconds:.1f} s; store: {db}")
     if not args.no_report:
-        files = R.build_report(db, out_dir)
+        from edgebench.runner.report_folder import build_report
+
+        files = build_report(db, out_dir)
         print(f"report: {files.html} (Markdown: {files.markdown})")
     return 0
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from edgebench.runner.report import build_report
+    from edgebench.runner.report_folder import build_report
 
     files = build_report(args.db, args.output)
     print(f"report: {files.html}")

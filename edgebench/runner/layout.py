@@ -140,7 +140,7 @@ def _variant_section(fam, variant, idx, runs, pi, t, st, plots_dir, plots) -> li
     blocks.append(Block("table", head=head[2:], rows=[b[2:] for b in body], sortable=True))
     labels = P.ordered(set(runs["label"][idx].tolist()), st)
     hashes = sorted(set(runs["instance_hash"][idx].tolist()))
-    name = R._safe(f"{fam}_{variant}")
+    name = R.safe_name(f"{fam}_{variant}")
     for metric, title, xlabel in (
             ("runtime", "performance profile, runtime", "τ = runtime / best runtime (log scale)"),
             ("gap", "performance profile, gap to best known", "τ = (1 + gap) / (1 + best gap) (log scale)")):
@@ -178,7 +178,7 @@ def _set_section(fam, iset, idx, runs, t, st, out, plots) -> list[Block]:
     if curves:
         files = P.bands(curves, P.ordered(curves, st), st, f"{iset or NO_SET}: anytime, gap of the incumbent",
                         "seconds (log scale)", f"incumbent's {R.GAP_BEST}",
-                        out / "plots" / f"{fam}_set_{R._safe(iset or 'none')}_anytime.png", logx=True, dodge=0.01)
+                        out / "plots" / f"{fam}_set_{R.safe_name(iset or 'none')}_anytime.png", logx=True, dodge=0.01)
         plots += files
         blocks.append(_img(files[0], f"{iset or NO_SET}: anytime — median and interquartile band of the incumbent's "
                                      f"{R.GAP_BEST} over the traced runs"))
@@ -237,7 +237,7 @@ def _sweeps(data: R.Data, out: Path) -> tuple[list[Block], list[Path]]:
     for s in data.sweeps:
         path = None
         if s.get("suite_toml"):
-            path = R._write_text(out / "suites" / f"sweep-{s['id']}-{R._safe(s.get('suite') or 'suite')}.toml",
+            path = R.write_text(out / "suites" / f"sweep-{s['id']}-{R.safe_name(s.get('suite') or 'suite')}.toml",
                                  s["suite_toml"])
             suites.append(path)
         argv = " ".join(json.loads(s["argv"])) if s.get("argv") else ""

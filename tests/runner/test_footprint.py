@@ -9,7 +9,7 @@ from edgebench.features import features
 from edgebench.instances import sets
 from edgebench.runner import footprint
 from edgebench.runner import report as R
-from edgebench.runner.report import build_report
+from edgebench.runner.report_folder import build_report
 from edgebench.runner.store import Store
 
 SET = "placement-synthetic-3-v1"

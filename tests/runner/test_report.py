@@ -18,6 +18,7 @@ from scipy import stats
 from edgebench.cli import main
 from edgebench.instances import sets
 from edgebench.runner import report as R
+from edgebench.runner.report_folder import build_report
 from edgebench.runner.store import Store
 
 SINGLE = ("placement-synthetic-3-v1", "d397ba6ab370efa14ee9c0da75df91eda1a4d9395bf600637d413996f562a59c")
@@ -102,7 +103,7 @@ def test_names_escaped_in_every_format(tmp_path):
     with Store.open(db) as st:
         st.add_run(row("a", 10.0, SINGLE, label=EVIL, iid=PIPE))
         st.add_run(row("b", 12.0, SINGLE, label=FORMULA, iid=PIPE, seed=1))
-    files = R.build_report(db, tmp_path / "rep")
+    files = build_report(db, tmp_path / "rep")
     md = files.markdown.read_text()
     page = files.html.read_text()
     for text in (md, page):
@@ -140,7 +141,7 @@ def test_instance_rows_link_instance_and_solution_files(tmp_path, monkeypatch):
     with Store.open(db) as st:
         st.add_run(row("e1", 10.0, SINGLE, label="exact", kind="exact", status="optimal", proven=1))
     out = tmp_path / "rep"
-    files = R.build_report(db, out)
+    files = build_report(db, out)
     inst = R.instance_rows(_load(db))
     assert [(r["status"], r["variant"]) for r in inst] == [("closed", "total_completion_time, single-task")]
     page = files.html.read_text()

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from edgebench.runner import report as R
+from edgebench.runner.report_folder import build_report
 from edgebench.runner.store import Store
 
 from report_browser import find_browser, open_page
@@ -32,7 +33,7 @@ def test_report_page_in_chromium(tmp_path):
             st.add_run(row(f"p{seed}", v + 2, SINGLE, seed=seed, label="pipe", iid=PIPE))
         st.add_run(row("e2", 25.0, MULTI, label="exact", kind="exact", bound=20.0))
         st.add_run(row("h9", 30.0, MULTI))
-    files = R.build_report(db, tmp_path / "rep")
+    files = build_report(db, tmp_path / "rep")
     shot = ROOT / "runs" / "report-screenshot.png"
     rep = open_page(BROWSER, files.html, shot)
     assert rep.problems() == []
