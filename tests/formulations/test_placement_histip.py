@@ -126,3 +126,50 @@ def test_a_labelled_exact_run_still_certifies():
 
     assert solver_bound_applies(ROOT, "placement-exact[upper=1092]") and solver_bound_applies(ROOT, "placement-exact")
     assert not solver_bound_applies(ROOT, "placement-milp[time_limit=5]") and not solver_bound_applies(ROOT, None)
+
+
+@pytest.mark.slow
+@settings(max_examples=150, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(tiny_instances())
+def test_integer_on_some_clusters_never_above_the_optimum(inst):
+    """(7) with integer histories on one cluster only (``clusters``), the other priced as in (6),
+    for U = opt, opt + 1, opt + 5 against the referee's own optimum (the brute force): never above
+    it, whichever cluster is kept; with every cluster kept it is (7) itself."""
+    p = inst.placement
+    assume(len(p.clusters) == 2 and all(PB.cluster_durations(p)) and PB.proof_applies(p))
+    try:
+        opt = E.optimum(inst, max_states=2_000)[0]
+    except E.StateLimitError:
+        assume(False)
+    opt = int(round(opt))
+    _, mult = _multipliers(p)
+    for upper in (opt, opt + 1, opt + 5):
+        whole = HI.histip_bound(inst, upper, multipliers=mult)
+        assert HI.histip_bound(inst, upper, multipliers=mult, clusters=(0, 1)).bound == whole.bound
+        for kept in ((0,), (1,)):
+            r = HI.histip_bound(inst, upper, multipliers=mult, clusters=kept)
+            assert r.bound is not None, r.reason
+            assert r.bound <= opt, (kept, upper, r.bound, opt, r.stats)
+
+
+def test_integer_on_some_clusters_between_six_and_seven():
+    """synthetic-3-v1 s1 (12 tasks, three clusters; (6) 36, (7) 38 for U = 38): integer histories on
+    one cluster give a bound between the two, and the outside columns' prices and the dualised
+    constants are those of (6) (every cluster outside: (6)'s certified value)."""
+    inst = load_instance(S1)
+    p = inst.placement
+    v6, (Lam, Mu, H) = _multipliers(p)
+    tasks = PT.tasks_of(p, PB.cluster_durations(p))
+    outside = [HI.outside_price(t, frozenset(), Lam, Mu, H) for t in tasks]
+    total = sum(outside) - HI.dualised_total(p, frozenset(), Lam, Mu)
+    assert -((-total) >> PL.SCALE) == PT.certified_value(p, tasks, Lam, Mu, H) == v6
+    for n in range(len(p.clusters)):
+        r = HI.histip_bound(inst, 38, multipliers=(Lam, Mu, H), clusters=(n,))
+        assert r.bound is not None and v6 <= r.bound <= 38, (n, r.bound, r.reason, r.stats)
+        assert r.schedule is None or r.schedule[0] >= r.bound
+
+
+def test_clusters_must_be_clusters_of_the_instance():
+    inst = load_instance(S1)
+    with pytest.raises(ValueError, match="clusters"):
+        HI.histip_bound(inst, 38, clusters=(7,))
