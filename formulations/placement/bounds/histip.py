@@ -17,13 +17,6 @@ into a window.  (7) keeps both: for (6)'s multipliers (Lam, Mu) >= 0 and a numbe
 * :func:`histip_bound` returns ``min(U, ceil(optimum - TOL))`` or U when the master is empty or
   infeasible, and the master's schedule decoded into allocation histories when the referee
   accepts it.
-
-``clusters`` (session 45) keeps the master's integer histories on those clusters only: every other
-cluster stays priced as in (6), its capacities, starts and cuts dualised, so a task placed there is
-one column at its least price there (:func:`outside_price`) and the master's value is lowered by
-those clusters' share of ``sum Lam C + sum Mu + sum nu rhs`` (docs, (7), "Integer on some
-clusters"). On hetero-6-v2 the gap sits in the two small clusters' integrality; their histories are
-a fraction of all.
 """
 
 from __future__ import annotations
@@ -40,8 +33,7 @@ from edgebench.formulations.placement.highs import solve_highs
 from edgebench.formulations.placement.bounds import labelling as LB
 from edgebench.formulations.placement.bounds.lagrange import SCALE, BoundTooLarge, lagrangian_multipliers
 from edgebench.formulations.placement.bounds.timip import TOL, OutOfTime, TooManyColumns, check_deadline
-from edgebench.formulations.placement.bounds.trajectory import (DONE, GRID, Task, price_pair, price_task,
-                                                                 rounded_multipliers, tasks_of)
+from edgebench.formulations.placement.bounds.trajectory import DONE, GRID, Task, price_task, rounded_multipliers, tasks_of
 from edgebench.referee.placement import evaluate
 from edgebench.solution import AllocationChange, PlacementDecision, PlacementDecisions
 
@@ -66,43 +58,13 @@ class HistoryColumn:
 
 @dataclass
 class Pool:
-    """The columns of every task and the proof's constants (2^-S units). With ``clusters`` given,
-    a column with n = -1 stands for task j on every other cluster, at price ``outside[j]``, and
-    ``dualised`` is those clusters' sum Lam C + sum Mu + sum nu rhs."""
+    """The columns of every task and the proof's constants (2^-S units)."""
 
     columns: list
     delta: int
     pis: list
     labels: int = 0  # labels extended in all
     per_task: list = field(default_factory=list)
-    outside: dict = field(default_factory=dict)
-    dualised: int = 0
-
-
-def outside_price(task: Task, clusters, Lam, Mu, H: int, cuts=None, nu=None) -> int | None:
-    """Task's least relaxed price (6) over its eligible clusters not in ``clusters``, None if
-    there are none: a lower bound of the price of every history it has there."""
-    best = None
-    for n, opt in task.opts.items():
-        if n in clusters:
-            continue
-        extra = cuts.step_costs(nu, n, task.a, opt.cpu, opt.gpu) if (cuts is not None and nu is not None
-                                                                     and len(cuts) and nu.any()) else None
-        r = price_pair(opt, task.a, n, Lam, Mu, H, cap=best, want_column=False, extra=extra)
-        if r is not None:
-            best = r[0]
-    return best
-
-
-def dualised_total(payload, clusters, Lam, Mu, cuts=None, nu=None) -> int:
-    """The clusters outside ``clusters``: sum Lam C + sum Mu + sum nu rhs over their rows and cuts
-    (2^-S units), what their dualised constraints add to (6)'s value."""
-    out = [n for n in range(len(payload.clusters)) if n not in clusters]
-    caps = np.array([[c.capacity.cpu, c.capacity.gpu] for c in payload.clusters], dtype=np.int64)
-    total = int((Lam[out] * caps[out][:, :, None]).sum()) + (int(Mu[out].sum()) if Mu is not None else 0)
-    if cuts is not None and nu is not None and len(cuts):
-        total += sum(int(nu[k]) * int(cuts.rhs[k]) for k, key in enumerate(cuts.keys) if key[0] not in clusters)
-    return total
 
 
 def needed_steps(opt, bs: np.ndarray, ks: np.ndarray) -> np.ndarray:
@@ -135,58 +97,9 @@ def _group_starts(order: np.ndarray, *keys: np.ndarray) -> np.ndarray:
     return np.concatenate([[0], np.flatnonzero(change) + 1, [order.size]]).astype(np.int64)
 
 
-def step_floor(opt, a: int, n: int, Lam, H: int, more=None, extra=None) -> np.ndarray:
-    """Per step t from the arrival a: the least cost of executing step t on n, over the options
-    (cpu and gpu multipliers, the cuts' step costs ``more``, ``extra``; all >= 0), until the
-    last step where one of them is non-zero (after it every option costs 0)."""
-    ends = [min(H, Lam.shape[2]) - a]
-    if more is not None:
-        ends.append(more.shape[0])
-    if extra is not None:
-        ends.append(extra.shape[0])
-    T = max(0, *ends)
-    out = np.zeros(T, dtype=np.int64)
-    for i in range(T):
-        t = a + i
-        cost = (int(Lam[n, 0, t]) * opt.cpu + int(Lam[n, 1, t]) * opt.gpu) if t < H else np.zeros(opt.cpu.size,
-                                                                                                  dtype=np.int64)
-        if more is not None and i < more.shape[0]:
-            cost = cost + more[i]
-        if extra is not None and i < extra.shape[0]:
-            cost = cost + extra[i]
-        out[i] = int(cost.min())
-    return out
-
-
-def cost_to_go(floor: np.ndarray, a: int, mmax: int) -> np.ndarray:
-    """D[i, m] (2^-S units): a lower bound of (F << S) plus the multiplier costs of the steps it
-    executes from step a + i on, for a history that still needs m executed steps there: the m
-    cheapest-placed steps of ``floor`` (each executed step costs at least its floor, a pause 0)
-    against the finish they force, by D[i, m] = min(D[i+1, m], floor[i] + D[i+1, m-1]),
-    D[i, 0] = (a + i) << S and, past the floor's end (every step free), D[T, m] = (a + T + m) << S."""
-    T = floor.size
-    D = np.empty((T + 1, mmax + 1), dtype=np.int64)
-    D[:, 0] = (a + np.arange(T + 1, dtype=np.int64)) << SCALE
-    D[T, 1:] = (a + T + np.arange(1, mmax + 1, dtype=np.int64)) << SCALE
-    for i in range(T - 1, -1, -1):
-        D[i, 1:] = np.minimum(D[i + 1, 1:], floor[i] + D[i + 1, :-1])
-    return D
-
-
-def to_go(D: np.ndarray, a: int, i: int, m: np.ndarray) -> np.ndarray:
-    """D[i, m] per label (``m`` an array), the plain finish bound ((a + i + m) << S) where the
-    table does not reach (i past its end: every step free; m past its widest)."""
-    if i >= D.shape[0] - 1 or D.shape[1] == 0:
-        return (a + i + m) << SCALE
-    inside = m < D.shape[1]
-    out = (a + i + m) << SCALE
-    out[inside] = D[i, m[inside]]
-    return out
-
-
 def pair_histories(task: Task, n: int, Lam, Mu, H: int, top: int, single: bool, counter: list,
                    max_labels: int, max_columns: int, deadline, cuts=None, nu=None, extra=None,
-                   max_changes: int | None = None, priced_ahead: bool = True) -> list:
+                   max_changes: int | None = None) -> list:
     """Every relaxed history of task on cluster n with price <= top (absolute, 2^-S units; the
     rounding cuts' terms included where given), the dominated ones (same start, no earlier
     completion, no smaller usage) left out: [(first start, finish, option index per step from
@@ -200,18 +113,10 @@ def pair_histories(task: Task, n: int, Lam, Mu, H: int, top: int, single: bool, 
     pause, a resume; the search's restriction where every history is too many; None, the bound's
     case: all).
     ``counter[0]`` grows by the labels extended; past ``max_labels`` live labels or
-    ``max_columns`` columns: TooManyColumns.  A label is dropped once its cost so far plus a lower
-    bound of the rest exceeds ``top``: with ``priced_ahead`` (session 45) the rest is
-    :func:`cost_to_go`'s (the steps it still needs, each at its step's least multiplier cost, and the
-    finish they force), else the finish alone; the histories returned are the same either way."""
+    ``max_columns`` columns: TooManyColumns."""
     opt, a = task.opts[n], task.a
     nopt = opt.cpu.size
     more = cuts.step_costs(nu, n, a, opt.cpu, opt.gpu) if (cuts is not None and nu is not None) else None
-    if priced_ahead:
-        mmax = int(needed_steps(opt, np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64))[0]) + 1
-        D = cost_to_go(step_floor(opt, a, n, Lam, H, more, extra), a, mmax)
-    else:
-        D = np.zeros((0, 0), dtype=np.int64)
     limited = max_changes is not None
     every = np.arange(nopt)
     # the labels at the start of step t, one row each: executed steps k, the previous step's option
@@ -241,7 +146,7 @@ def pair_histories(task: Task, n: int, Lam, Mu, H: int, top: int, single: bool, 
             allcost = allcost + extra[t - a]
         counter[0] += K.size * (nopt + 1)
         # pause (before the start: wait)
-        ok = (to_go(D, a, t + 1 - a, needed_steps(opt, B, K)) - (a << SCALE) + C) <= top
+        ok = (((t + 1 + needed_steps(opt, B, K) - a) << SCALE) + C) <= top
         # every option: a switch or a resume is a change (and loses progress); changes are counted
         # only under max_changes (else every label has 0)
         lossy = (every[None, :] != P[:, None]) & (K[:, None] > 0)
@@ -271,7 +176,7 @@ def pair_histories(task: Task, n: int, Lam, Mu, H: int, top: int, single: bool, 
         nb = np.minimum(np.ceil(q[rr, oo] * GRID).astype(np.int64), GRID)
         nk = K[rr] + 1
         nc = tot[rr, oo]
-        keep = (to_go(D, a, t + 1 - a, needed_steps(opt, nb, nk)) - (a << SCALE) + nc) <= top
+        keep = (((t + 1 + needed_steps(opt, nb, nk) - a) << SCALE) + nc) <= top
         rr, oo, nb, nk, nc = rr[keep], oo[keep], nb[keep], nk[keep], nc[keep]
         ns = np.where(K[rr] == 0, t, S[rr]) if single else np.full(rr.size, -1, dtype=np.int64)
         K = np.concatenate([K[ok], nk])
@@ -313,12 +218,10 @@ def pair_histories(task: Task, n: int, Lam, Mu, H: int, top: int, single: bool, 
 
 def enumerate_columns(payload, tasks: list[Task], upper: int, Lam, Mu, H: int, *,
                       max_columns: int = MAX_COLUMNS, max_labels: int = MAX_LABELS,
-                      deadline: float | None = None, cuts=None, nu=None, clusters=None) -> Pool:
+                      deadline: float | None = None, cuts=None, nu=None) -> Pool:
     """Reduced-cost fixing over histories (docs, (7)): every column with price <= pi_j + delta;
     then pi_j is raised to the least enumerated price (still a least relaxed price) and delta
-    lowered accordingly, and the columns beyond the new delta dropped.  delta < 0: no columns.
-    ``clusters``: histories on those clusters only, and per task one column for all the others
-    (n = -1, its :func:`outside_price`)."""
+    lowered accordingly, and the columns beyond the new delta dropped.  delta < 0: no columns."""
     single = payload.variant == "single"
     caps = np.array([[c.capacity.cpu, c.capacity.gpu] for c in payload.clusters], dtype=np.int64)
     K = int((Lam * caps[:, :, None]).sum()) + (int(Mu.sum()) if Mu is not None else 0)
@@ -332,19 +235,9 @@ def enumerate_columns(payload, tasks: list[Task], upper: int, Lam, Mu, H: int, *
     counter = [0]
     found = []
     total = 0
-    if clusters is not None:
-        pool.dualised = dualised_total(payload, clusters, Lam, Mu, cuts, nu)
     for i, task in enumerate(tasks):
         cols = []
-        if clusters is not None:
-            out = outside_price(task, clusters, Lam, Mu, H, cuts, nu)
-            if out is not None:
-                pool.outside[task.j] = out
-                if out <= pis[i] + delta:
-                    cols.append(HistoryColumn(task.j, -1, -1, -1, (), out))
         for n in task.opts:
-            if clusters is not None and n not in clusters:
-                continue
             for s, F, hist, cost in pair_histories(task, n, Lam, Mu, H, pis[i] + delta, single, counter,
                                                   max_labels, 4 * max_columns, deadline, cuts, nu):
                 cols.append(HistoryColumn(task.j, n, s, F, hist, cost))
@@ -378,8 +271,7 @@ class Master:
 
 def build(payload, tasks: list[Task], pool: Pool, upper: int, deadline=None) -> Master:
     """The integer master over the pool (docs, (7)); past ``deadline`` (checked every 1,024
-    columns): :class:`.Expired`. A column with n = -1 (``clusters``) costs its outside price and
-    holds no row but its task's; the objective cap is raised by the dualised sum."""
+    columns): :class:`.Expired`."""
     m = LinearModel("placement-histip")
     cols = pool.columns
     y = [m.add_binary(f"y{i}") for i in range(len(cols))]
@@ -392,8 +284,6 @@ def build(payload, tasks: list[Task], pool: Pool, upper: int, deadline=None) -> 
         if i % 1024 == 1023:
             check_deadline(deadline, "building the master")
         by_task.setdefault(c.j, []).append((y[i], 1.0))
-        if c.n < 0:
-            continue
         o = opts[(c.j, c.n)]
         mem = payload.tasks[c.j].minimum.memory or 0
         for dt, x in enumerate(c.hist):
@@ -415,9 +305,9 @@ def build(payload, tasks: list[Task], pool: Pool, upper: int, deadline=None) -> 
         for (n, t), terms in sorted(starts.items()):
             if len(terms) > 1:
                 m.add_le(terms, 1.0, f"start[{n},{t}]")
+    cost = [(y[i], float(c.F - arr[c.j])) for i, c in enumerate(cols)]
+    m.add_le(cost, float(upper - 1), "cap_objective")
     scale = float(1 << SCALE)
-    cost = [(y[i], float(c.F - arr[c.j]) if c.n >= 0 else pool.outside[c.j] / scale) for i, c in enumerate(cols)]
-    m.add_le(cost, float(upper - 1) + pool.dualised / scale, "cap_objective")
     m.add_le([(y[i], c.reduced / scale) for i, c in enumerate(cols)], pool.delta / scale + TOL, "knapsack")
     m.set_objective(cost, sense="min")
     return Master(m, y, pool)
@@ -439,7 +329,7 @@ def decode(payload, tasks: list[Task], master: Master, sol: LinearSolution) -> P
     out = []
     for j in range(len(payload.tasks)):
         c = chosen.get(j)
-        if c is None or c.n < 0:
+        if c is None:
             return None
         o = opts[(j, c.n)]
         changes, last = [], None
@@ -466,13 +356,11 @@ class HistipResult:
 
 
 def histip_bound(instance, upper: int, *, time_limit: float | None = None, seed: int = 0,
-                 max_columns: int = MAX_COLUMNS, max_labels: int = MAX_LABELS, multipliers=None,
-                 clusters=None) -> HistipResult:
+                 max_columns: int = MAX_COLUMNS, max_labels: int = MAX_LABELS, multipliers=None) -> HistipResult:
     """Bound (7) for U = ``upper`` (any integer is sound, docs).  ``multipliers``: (Lam, Mu, H)
     integer grids >= 0, or (Lam, Mu, H, cuts, nu) with rounding cuts and their multipliers >= 0;
     default the best point of (6) with its rounding cuts (:func:`rounded_multipliers` from (4)'s
-    point).  ``clusters``: integer histories on these clusters only, the others priced (module
-    docstring); None: all.
+    point).
     Declines (bound None, reason) past the column or label cap, past the time limit, or when
     HiGHS does not prove the master's optimum or infeasibility in the time."""
     t0, c0 = time.perf_counter(), time.process_time()
@@ -484,10 +372,6 @@ def histip_bound(instance, upper: int, *, time_limit: float | None = None, seed:
     if not all(durations):
         return HistipResult(None, "a task can finish on no cluster")
     upper = int(upper)
-    if clusters is not None:
-        clusters = frozenset(int(n) for n in clusters)
-        if not clusters or min(clusters) < 0 or max(clusters) >= len(payload.clusters):
-            raise ValueError(f"clusters must be a non-empty subset of 0..{len(payload.clusters) - 1}: {sorted(clusters)}")
     if multipliers is None:
         try:
             r = rounded_multipliers(payload, durations, lagrangian_multipliers(payload, durations, deadline=deadline),
@@ -499,11 +383,9 @@ def histip_bound(instance, upper: int, *, time_limit: float | None = None, seed:
     cuts, nu = multipliers[3:] if len(multipliers) == 5 else (None, None)
     tasks = tasks_of(payload, durations)
     stats: dict = {"upper": upper, "multipliers_cpu_s": time.process_time() - c0}
-    if clusters is not None:
-        stats["clusters"] = sorted(clusters)
     try:
         pool = enumerate_columns(payload, tasks, upper, Lam, Mu, H, max_columns=max_columns, max_labels=max_labels,
-                                 deadline=deadline, cuts=cuts, nu=nu, clusters=clusters)
+                                 deadline=deadline, cuts=cuts, nu=nu)
     except (TooManyColumns, OutOfTime) as exc:
         return HistipResult(None, str(exc), None, stats)
     per = pool.per_task or [0]
@@ -528,7 +410,7 @@ def histip_bound(instance, upper: int, *, time_limit: float | None = None, seed:
     if sol.status != "optimal" or sol.bound is None or not math.isfinite(sol.bound):
         return HistipResult(None, f"HiGHS did not prove the master's optimum ({sol.status}: {sol.message})", None,
                             stats)
-    bound = min(upper, math.ceil(sol.bound - pool.dualised / (1 << SCALE) - TOL))
+    bound = min(upper, math.ceil(sol.bound - TOL))
     schedule = None
     dec = decode(payload, tasks, master, sol)
     if dec is not None:
@@ -541,4 +423,4 @@ def histip_bound(instance, upper: int, *, time_limit: float | None = None, seed:
 
 
 __all__ = ["histip_bound", "enumerate_columns", "pair_histories", "needed_steps", "build", "solve", "decode",
-           "outside_price", "dualised_total", "HistipResult", "MAX_COLUMNS", "MAX_LABELS"]
+           "HistipResult", "MAX_COLUMNS", "MAX_LABELS"]
