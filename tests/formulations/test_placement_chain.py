@@ -46,6 +46,25 @@ def test_rounds_improve_and_the_same_seed_gives_the_same_schedule():
     assert runs[0].stats["message"].startswith("2 rounds: fixed start")
 
 
+def test_the_finish_continues_with_exact_history_windows():
+    """Step 4 (``finish_iterations``, untimed): the exact-history windows start from the pair's result
+    and never end above it; the run is referee-scored, and the same seed gives the same schedule."""
+    inst = generate_placement("hetero-6", seed=3, num_tasks=40, variant="single")
+    pair = registry.solve(inst, CH.SOLVER_NAME, seed=5, rounds=1, iterations=1000, work=0.5)
+    runs = [registry.solve(inst, CH.SOLVER_NAME, seed=5, rounds=1, iterations=1000, work=0.5, finish_iterations=10)
+            for _ in range(2)]
+    for r in runs:
+        ev = evaluate(inst, r.solution.placement)
+        assert ev.feasible and r.solution.objective == pytest.approx(ev.primary_value, abs=TOL)
+        f = r.stats["finish"]
+        assert f["start_value"] == pytest.approx(pair.solution.objective, abs=TOL)
+        assert f["value"] <= f["start_value"] and 0 < f["iterations"] <= 10
+        assert ev.primary_value <= pair.solution.objective + TOL
+        assert "exact-history windows" in r.stats["message"]
+    assert runs[0].solution.placement == runs[1].solution.placement
+    assert "finish" not in pair.stats and CH.finish_seed(5) != CH.finish_seed(6)
+
+
 def test_improve_never_returns_worse_than_its_start_and_encodes_back_without_loss():
     inst = generate_placement("synthetic-3", seed=1, num_tasks=30, variant="single")
     data = prepare(inst.placement)
@@ -75,7 +94,9 @@ def test_round_seeds_are_independent():
 
 @pytest.mark.parametrize("params, field", [({"rounds": 0}, "rounds"), ({"lahc_share": 1.5}, "lahc_share"),
                                            ({"round_seconds": 0.5}, "round_seconds"), ({"work": -1.0}, "work"),
-                                           ({"warm_start": "nope.json"}, None), ({"moves": 3}, None)])
+                                           ({"warm_start": "nope.json"}, None), ({"moves": 3}, None),
+                                           ({"finish_share": 1.0}, "finish_share"),
+                                           ({"finish_iterations": -1}, "finish_iterations")])
 def test_bad_parameters_are_input_errors(params, field):
     inst = generate_placement("synthetic-3", seed=0, num_tasks=6)
     with pytest.raises(InputError) as err:

@@ -448,12 +448,14 @@ def window_search(instance, name: str, params: dict, search, *, time_limit: floa
 
 
 def fixed_search(instance, name: str, params: dict, improve, summary, *, time_limit: float | None, seed: int,
-                 warm_start: str | None):
+                 warm_start: str | None, finish=None, finish_share: float = 0.0):
     """The frame of the searches over fixed-allocation schedules (placement-cpsat-lns,
     placement-lahc-cpsat): :func:`window_search`'s start; its fixed-allocation version
     (:func:`.lns.to_schedule`); ``improve(data, fixed, deadline) -> (schedule, info)`` with the
     deadline less the reserve of the re-allocating moves (:func:`.grow.better_of_grown`), which
-    follow; ``summary(info)`` is the run's message."""
+    follow; ``summary(info)`` is the run's message.  ``finish(payload, columns, deadline, stats) ->
+    columns``, where given, then continues from that schedule (as histories) for the last
+    ``finish_share`` of the time."""
 
     def search(payload, start_cols, deadline, _iterations, stats):
         data = prepare(payload)
@@ -461,11 +463,15 @@ def fixed_search(instance, name: str, params: dict, improve, summary, *, time_li
         if fixed is None:
             stats["message"] = "the start has no fixed-allocation schedule among the dominant options"
             return None, "feasible"
-        sched, info = improve(data, fixed, None if deadline is None else deadline - GROW_RESERVE)
-        best = placement_grow.better_of_grown(instance, data, sched, info["value"], deadline=deadline, info=info)
+        end = None if deadline is None else deadline - finish_share * max(0.0, deadline - time.perf_counter())
+        sched, info = improve(data, fixed, None if end is None else end - GROW_RESERVE)
+        best = placement_grow.better_of_grown(instance, data, sched, info["value"], deadline=end, info=info)
         stats.update(info)
         stats["message"] = summary(info)
-        return decisions_columns(payload, best), "feasible"
+        cols = decisions_columns(payload, best)
+        if finish is not None and cols is not None:
+            cols = finish(payload, cols, deadline, stats)
+        return cols, "feasible"
 
     return window_search(instance, name, params, search, time_limit=time_limit, seed=seed, warm_start=warm_start,
                          iterations=None, default_iterations=0)
