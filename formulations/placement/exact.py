@@ -52,6 +52,8 @@ from edgebench.formulations.placement.bounds.ladder import BoundTooLarge
 from edgebench.formulations.memory import FRACTION, MemoryBudget
 from edgebench.formulations.placement.deadline import Deadline, Expired
 from edgebench.formulations.placement.enum import decisions_from_path
+from edgebench.formulations.placement.bounds.histip import MAX_COLUMNS as HISTIP_COLUMNS
+from edgebench.formulations.placement.bounds.histip import MAX_LABELS as HISTIP_LABELS
 from edgebench.formulations.placement.bounds.histip import histip_bound
 from edgebench.formulations.placement.bounds.residual import residual_slot_bound
 from edgebench.formulations.placement.bounds.timip import timip_bound
@@ -467,7 +469,8 @@ def _milp_incumbent(instance, time_limit: float | None, share: float):
 
 
 def _root_bound(instance, incumbent, upper: int | None, time_limit: float | None, seed: int, stats: dict,
-                histip: bool = True, data=None):
+                histip: bool = True, data=None, histip_columns: int = HISTIP_COLUMNS,
+                histip_labels: int = HISTIP_LABELS):
     """(bound, incumbent): the root bound, R (:mod:`placement.bounds.timip`) proving 'no schedule of
     value <= U - 1' for U = the smallest of ``upper``, the incumbent's and the greedy's value
     (any U is sound: docs), then, where R stays below U and ``histip``, bound (7)
@@ -494,7 +497,8 @@ def _root_bound(instance, incumbent, upper: int | None, time_limit: float | None
     if not histip or (r.bound is not None and r.bound >= min(cands)):
         return r.bound, incumbent
     left = None if time_limit is None else max(0.0, float(time_limit) - (time.perf_counter() - t0))
-    h = histip_bound(instance, min(cands), time_limit=left, seed=seed)
+    h = histip_bound(instance, min(cands), time_limit=left, seed=seed, max_columns=histip_columns,
+                     max_labels=histip_labels)
     stats["histip"] = dict(h.stats, bound=h.bound, reason=h.reason)
     if h.schedule is not None and (incumbent is None or h.schedule[0] < incumbent[0]):
         incumbent = (h.schedule[0], h.schedule[1], "placement-histip")
@@ -517,21 +521,26 @@ def _root_bound(instance, incumbent, upper: int | None, time_limit: float | None
                             "(default true)",
                   "upper": "int: prove 'no schedule of value <= upper - 1' at the root (default: the "
                            "incumbent's value; any value is sound)",
+                  "histip_columns": f"int: (7) declines past this many columns (default {HISTIP_COLUMNS})",
+                  "histip_labels": f"int: (7) declines past this many live labels (default {HISTIP_LABELS})",
                   "memory_mb": f"number: a memory budget, MiB: the search stops (status timeout, with its bound) once "
                                f"the address space passes {FRACTION:.0%} of it (default none: only the limits in "
                                f"force, RLIMIT_AS and a memory cgroup's, each at {FRACTION:.0%})"},
           bounds={"max_nodes": (1, None), "milp_share": (0, 1), "root_share": (0, 1), "upper": (1, None),
-                  "memory_mb": (1, None)})
+                  "memory_mb": (1, None), "histip_columns": (1, 10_000_000), "histip_labels": (1, 100_000_000)})
 def solve(instance, *, time_limit: float | None = None, seed: int = 0, max_nodes: int = DEFAULT_MAX_NODES,
           reduce: bool | None = None, milp_share: float = MILP_SHARE, root: bool = True,
           root_share: float = ROOT_SHARE, upper: int | None = None, histip: bool = True,
-          memory_mb: float | None = None, **extra: Any):
+          memory_mb: float | None = None, histip_columns: int = HISTIP_COLUMNS, histip_labels: int = HISTIP_LABELS,
+          **extra: Any):
     """Solve the referee's placement problem exactly (deterministic: ``seed`` only seeds HiGHS in
     the root bound, whose result is the same for every seed up to its time limit)."""
     t0 = time.perf_counter()
     params = {"max_nodes": max_nodes, "reduce": reduce, "milp_share": milp_share, "root": root,
               "root_share": root_share, "upper": upper, "histip": histip,
-              **({} if memory_mb is None else {"memory_mb": memory_mb})}
+              **({} if memory_mb is None else {"memory_mb": memory_mb}),
+              **({} if histip_columns == HISTIP_COLUMNS else {"histip_columns": histip_columns}),
+              **({} if histip_labels == HISTIP_LABELS else {"histip_labels": histip_labels})}
     stats: dict[str, Any] = {"message": ""}
     if extra:
         stats["message"] = f"unknown parameters: {', '.join(sorted(extra))}"
@@ -561,7 +570,8 @@ def solve(instance, *, time_limit: float | None = None, seed: int = 0, max_nodes
         lb = None
         if root and not deadline.expired():
             left = deadline.share(float(root_share)).remaining()
-            lb, incumbent = _root_bound(instance, incumbent, upper, left, seed, stats, histip=bool(histip), data=data)
+            lb, incumbent = _root_bound(instance, incumbent, upper, left, seed, stats, histip=bool(histip), data=data,
+                                        histip_columns=int(histip_columns), histip_labels=int(histip_labels))
         r = search(instance.placement, deadline=deadline, max_nodes=int(max_nodes), reduce=reduce,
                    incumbent=incumbent, stop_at=lb, data=data, memory=MemoryBudget.in_force(memory_mb))
         if r["decisions"] is None and r.get("expired"):

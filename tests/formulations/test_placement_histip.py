@@ -119,6 +119,23 @@ def test_exact_model_proves_at_the_root_through_seven():
     assert plain.status == "optimal" and plain.solution.objective == 5 and "histip" not in plain.solution.stats
 
 
+def test_the_exact_model_passes_its_caps_to_seven():
+    """placement-exact's ``histip_columns`` / ``histip_labels`` reach (7): on synthetic-3-v1 s1 with
+    U = 38 ((7) proves it with 1,352 columns at the default caps) a cap of 100 columns or of 100
+    labels makes it decline with that reason; a run at the default caps records neither parameter."""
+    inst = load_instance(S1)
+    kw = {"time_limit": 60, "upper": 38, "max_nodes": 10}
+    plain = registry.solve(inst, "placement-exact", **kw)
+    assert plain.solution.stats["histip"]["bound"] == 38 and plain.solution.bound == 38
+    assert "histip_columns" not in plain.solution.params and "histip_labels" not in plain.solution.params
+    for key, word in (("histip_columns", "columns"), ("histip_labels", "labels")):
+        capped = registry.solve(inst, "placement-exact", **kw, **{key: 100})
+        assert capped.solution.stats["histip"]["bound"] is None
+        reason = capped.solution.stats["histip"]["reason"]
+        assert reason.startswith("more than") and word in reason
+        assert capped.solution.params[key] == 100
+
+
 def test_a_labelled_exact_run_still_certifies():
     """bestknown reads the bound's solver as the run label (with parameters, as the suites that
     pass ``upper`` write it): placement-exact's bound applies under any label, placement-milp's never."""
