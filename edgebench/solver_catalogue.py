@@ -615,6 +615,8 @@ SOLVERS = [{'name': 'affinity',
                        '(default true)',
              'upper': "int: prove 'no schedule of value <= upper - 1' at the root (default: the incumbent's "
                       'value; any value is sound)',
+             'timip': 'bool: R at the root before (7) (default true; false: (7) alone, with all of the '
+                      "root's time; R may take it all, or crash, on 192-task instances)",
              'histip_columns': 'int: (7) declines past this many columns (default 50000)',
              'histip_labels': 'int: (7) declines past this many live labels (default 400000)',
              'memory_mb': 'number: a memory budget, MiB: the search stops (status timeout, with its bound) '

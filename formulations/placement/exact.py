@@ -470,13 +470,14 @@ def _milp_incumbent(instance, time_limit: float | None, share: float):
 
 def _root_bound(instance, incumbent, upper: int | None, time_limit: float | None, seed: int, stats: dict,
                 histip: bool = True, data=None, histip_columns: int = HISTIP_COLUMNS,
-                histip_labels: int = HISTIP_LABELS):
+                histip_labels: int = HISTIP_LABELS, timip: bool = True):
     """(bound, incumbent): the root bound, R (:mod:`placement.bounds.timip`) proving 'no schedule of
     value <= U - 1' for U = the smallest of ``upper``, the incumbent's and the greedy's value
     (any U is sound: docs), then, where R stays below U and ``histip``, bound (7)
     (:mod:`placement.bounds.histip`) for the same U with the time R left; the bound is None where
-    both decline.  A referee-feasible schedule of (7)'s master better than ``incumbent``
-    replaces it.  Statistics in ``stats['root']`` and ``stats['histip']``."""
+    both decline (``timip`` false: (7) alone, with all of the time).  A referee-feasible schedule of
+    (7)'s master better than ``incumbent`` replaces it.  Statistics in ``stats['root']`` and
+    ``stats['histip']``."""
     p = instance.placement
     t0 = time.perf_counter()
     dl = Deadline.after(time_limit, t0)
@@ -491,18 +492,23 @@ def _root_bound(instance, incumbent, upper: int | None, time_limit: float | None
         cands.append(math.ceil(float(schedule_objective(data, best_greedy(data, dl.at))) - 1e-9))
     if not cands:
         return None, incumbent
-    r = timip_bound(p, min(cands), time_limit=dl.remaining(), seed=seed)
-    info = {k: v for k, v in r.stats.items() if k != "relaxed_schedule"}
-    stats["root"] = dict(info, bound=r.bound, reason=r.reason)
-    if not histip or (r.bound is not None and r.bound >= min(cands)):
-        return r.bound, incumbent
+    if timip:
+        r = timip_bound(p, min(cands), time_limit=dl.remaining(), seed=seed)
+        info = {k: v for k, v in r.stats.items() if k != "relaxed_schedule"}
+        stats["root"] = dict(info, bound=r.bound, reason=r.reason)
+        r_bound = r.bound
+    else:
+        r_bound = None
+        stats["root"] = {"bound": None, "reason": "R not asked for (timip=false)"}
+    if not histip or (r_bound is not None and r_bound >= min(cands)):
+        return r_bound, incumbent
     left = None if time_limit is None else max(0.0, float(time_limit) - (time.perf_counter() - t0))
     h = histip_bound(instance, min(cands), time_limit=left, seed=seed, max_columns=histip_columns,
                      max_labels=histip_labels)
     stats["histip"] = dict(h.stats, bound=h.bound, reason=h.reason)
     if h.schedule is not None and (incumbent is None or h.schedule[0] < incumbent[0]):
         incumbent = (h.schedule[0], h.schedule[1], "placement-histip")
-    bounds = [b for b in (r.bound, h.bound) if b is not None]
+    bounds = [b for b in (r_bound, h.bound) if b is not None]
     return (max(bounds) if bounds else None), incumbent
 
 
@@ -521,6 +527,8 @@ def _root_bound(instance, incumbent, upper: int | None, time_limit: float | None
                             "(default true)",
                   "upper": "int: prove 'no schedule of value <= upper - 1' at the root (default: the "
                            "incumbent's value; any value is sound)",
+                  "timip": "bool: R at the root before (7) (default true; false: (7) alone, with all of the root's "
+                           "time; R may take it all, or crash, on 192-task instances)",
                   "histip_columns": f"int: (7) declines past this many columns (default {HISTIP_COLUMNS})",
                   "histip_labels": f"int: (7) declines past this many live labels (default {HISTIP_LABELS})",
                   "memory_mb": f"number: a memory budget, MiB: the search stops (status timeout, with its bound) once "
@@ -532,7 +540,7 @@ def solve(instance, *, time_limit: float | None = None, seed: int = 0, max_nodes
           reduce: bool | None = None, milp_share: float = MILP_SHARE, root: bool = True,
           root_share: float = ROOT_SHARE, upper: int | None = None, histip: bool = True,
           memory_mb: float | None = None, histip_columns: int = HISTIP_COLUMNS, histip_labels: int = HISTIP_LABELS,
-          **extra: Any):
+          timip: bool = True, **extra: Any):
     """Solve the referee's placement problem exactly (deterministic: ``seed`` only seeds HiGHS in
     the root bound, whose result is the same for every seed up to its time limit)."""
     t0 = time.perf_counter()
@@ -540,7 +548,8 @@ def solve(instance, *, time_limit: float | None = None, seed: int = 0, max_nodes
               "root_share": root_share, "upper": upper, "histip": histip,
               **({} if memory_mb is None else {"memory_mb": memory_mb}),
               **({} if histip_columns == HISTIP_COLUMNS else {"histip_columns": histip_columns}),
-              **({} if histip_labels == HISTIP_LABELS else {"histip_labels": histip_labels})}
+              **({} if histip_labels == HISTIP_LABELS else {"histip_labels": histip_labels}),
+              **({} if timip else {"timip": False})}
     stats: dict[str, Any] = {"message": ""}
     if extra:
         stats["message"] = f"unknown parameters: {', '.join(sorted(extra))}"
@@ -571,7 +580,8 @@ def solve(instance, *, time_limit: float | None = None, seed: int = 0, max_nodes
         if root and not deadline.expired():
             left = deadline.share(float(root_share)).remaining()
             lb, incumbent = _root_bound(instance, incumbent, upper, left, seed, stats, histip=bool(histip), data=data,
-                                        histip_columns=int(histip_columns), histip_labels=int(histip_labels))
+                                        histip_columns=int(histip_columns), histip_labels=int(histip_labels),
+                                        timip=bool(timip))
         r = search(instance.placement, deadline=deadline, max_nodes=int(max_nodes), reduce=reduce,
                    incumbent=incumbent, stop_at=lb, data=data, memory=MemoryBudget.in_force(memory_mb))
         if r["decisions"] is None and r.get("expired"):

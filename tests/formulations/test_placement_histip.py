@@ -136,6 +136,14 @@ def test_the_exact_model_passes_its_caps_to_seven():
         assert capped.solution.params[key] == 100
 
 
+def test_the_exact_model_without_r_proves_through_seven_alone():
+    """``timip=False``: R is skipped at the root and (7) proves U alone (synthetic-3-v1 s1, U = 38)."""
+    res = registry.solve(load_instance(S1), "placement-exact", time_limit=60, upper=38, max_nodes=10, timip=False)
+    st = res.solution.stats
+    assert st["root"]["bound"] is None and "timip=false" in st["root"]["reason"]
+    assert st["histip"]["bound"] == 38 and res.solution.bound == 38 and res.solution.params["timip"] is False
+
+
 def test_a_labelled_exact_run_still_certifies():
     """bestknown reads the bound's solver as the run label (with parameters, as the suites that
     pass ``upper`` write it): placement-exact's bound applies under any label, placement-milp's never."""
