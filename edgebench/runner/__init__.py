@@ -11,9 +11,9 @@ results store, with best-known solutions and bounds, and Markdown / HTML reports
 Modules: :mod:`.suite` (suite format, planning), :mod:`.store` (SQLite store),
 :mod:`.execute` (workers, hard kill, Dask, sweeps), :mod:`.worker` (the worker process),
 :mod:`.bestknown` (best known values, gaps, manifests), :mod:`.report` (the report's tables),
-:mod:`.report_folder` (the report's folder: tables, plots, pages, exports), :mod:`.cli` (``edgebench run / report / bestknown``). The protocol is in
-``docs/runner.md``. Attributes load lazily, so that a worker process imports only what it
-needs.
+:mod:`.report_folder` (the report's folder: tables, plots, pages, exports), :mod:`.cli`
+(``edgebench run / report / bestknown``). The protocol is in ``docs/runner.md``. Attributes load
+lazily, so that a worker process imports only what it needs.
 """
 
 from __future__ import annotations
