@@ -619,6 +619,9 @@ SOLVERS = [{'name': 'affinity',
                       "root's time; R may take it all, or crash, on 192-task instances)",
              'histip_columns': 'int: (7) declines past this many columns (default 50000)',
              'histip_labels': 'int: (7) declines past this many live labels (default 400000)',
+             'histip_split': "number in [0.5, 1]: (7) by cases split at this share of its knapsack's slack, "
+                             "the same bound with the small pool and one task's large columns in memory at a "
+                             'time (default: unsplit)',
              'memory_mb': 'number: a memory budget, MiB: the search stops (status timeout, with its bound) '
                           'once the address space passes 80% of it (default none: only the limits in force, '
                           "RLIMIT_AS and a memory cgroup's, each at 80%)"},
@@ -630,7 +633,8 @@ SOLVERS = [{'name': 'affinity',
              'upper': [1, None],
              'memory_mb': [1, None],
              'histip_columns': [1, 10000000],
-             'histip_labels': [1, 100000000]},
+             'histip_labels': [1, 100000000],
+             'histip_split': [0.5, 1]},
   'default_time_limit': 300.0,
   'proves': True,
   'open_params': False,

@@ -26,6 +26,7 @@ Map (``edgebench.formulations.placement``; issue 45)::
       additive.py     the bound under the authors' additive noise
       timip.py        (5) R, the integer time-indexed relaxation
       histip.py       (7) the exact-history integer master
+      histsplit.py    (7) split by its knapsack row: the same bound, case by case
       residual.py     the residual start-slot bound (placement-exact's nodes)
       branch_price.py (8) branch-and-price on (6)'s master (cluster, first-start and
                       held-allocation branching; valid at any stop)

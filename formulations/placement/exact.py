@@ -55,6 +55,7 @@ from edgebench.formulations.placement.enum import decisions_from_path
 from edgebench.formulations.placement.bounds.histip import MAX_COLUMNS as HISTIP_COLUMNS
 from edgebench.formulations.placement.bounds.histip import MAX_LABELS as HISTIP_LABELS
 from edgebench.formulations.placement.bounds.histip import histip_bound
+from edgebench.formulations.placement.bounds.histsplit import split_bound
 from edgebench.formulations.placement.bounds.residual import residual_slot_bound
 from edgebench.formulations.placement.bounds.timip import timip_bound
 from edgebench.instances import semantics
@@ -470,12 +471,13 @@ def _milp_incumbent(instance, time_limit: float | None, share: float):
 
 def _root_bound(instance, incumbent, upper: int | None, time_limit: float | None, seed: int, stats: dict,
                 histip: bool = True, data=None, histip_columns: int = HISTIP_COLUMNS,
-                histip_labels: int = HISTIP_LABELS, timip: bool = True):
+                histip_labels: int = HISTIP_LABELS, timip: bool = True, histip_split: float | None = None):
     """(bound, incumbent): the root bound, R (:mod:`placement.bounds.timip`) proving 'no schedule of
     value <= U - 1' for U = the smallest of ``upper``, the incumbent's and the greedy's value
     (any U is sound: docs), then, where R stays below U and ``histip``, bound (7)
     (:mod:`placement.bounds.histip`) for the same U with the time R left; the bound is None where
-    both decline (``timip`` false: (7) alone, with all of the time).  A referee-feasible schedule of
+    both decline (``timip`` false: (7) alone, with all of the time; ``histip_split``: (7) by cases,
+    :mod:`placement.bounds.histsplit`, with that share).  A referee-feasible schedule of
     (7)'s master better than ``incumbent`` replaces it.  Statistics in ``stats['root']`` and
     ``stats['histip']``."""
     p = instance.placement
@@ -503,8 +505,11 @@ def _root_bound(instance, incumbent, upper: int | None, time_limit: float | None
     if not histip or (r_bound is not None and r_bound >= min(cands)):
         return r_bound, incumbent
     left = None if time_limit is None else max(0.0, float(time_limit) - (time.perf_counter() - t0))
-    h = histip_bound(instance, min(cands), time_limit=left, seed=seed, max_columns=histip_columns,
-                     max_labels=histip_labels)
+    caps = {"time_limit": left, "seed": seed, "max_columns": histip_columns, "max_labels": histip_labels}
+    if histip_split is None:
+        h = histip_bound(instance, min(cands), **caps)
+    else:
+        h = split_bound(instance, min(cands), share=float(histip_split), **caps)
     stats["histip"] = dict(h.stats, bound=h.bound, reason=h.reason)
     if h.schedule is not None and (incumbent is None or h.schedule[0] < incumbent[0]):
         incumbent = (h.schedule[0], h.schedule[1], "placement-histip")
@@ -531,16 +536,20 @@ def _root_bound(instance, incumbent, upper: int | None, time_limit: float | None
                            "time; R may take it all, or crash, on 192-task instances)",
                   "histip_columns": f"int: (7) declines past this many columns (default {HISTIP_COLUMNS})",
                   "histip_labels": f"int: (7) declines past this many live labels (default {HISTIP_LABELS})",
+                  "histip_split": "number in [0.5, 1]: (7) by cases split at this share of its knapsack's slack, "
+                                  "the same bound with the small pool and one task's large columns in memory at a "
+                                  "time (default: unsplit)",
                   "memory_mb": f"number: a memory budget, MiB: the search stops (status timeout, with its bound) once "
                                f"the address space passes {FRACTION:.0%} of it (default none: only the limits in "
                                f"force, RLIMIT_AS and a memory cgroup's, each at {FRACTION:.0%})"},
           bounds={"max_nodes": (1, None), "milp_share": (0, 1), "root_share": (0, 1), "upper": (1, None),
-                  "memory_mb": (1, None), "histip_columns": (1, 10_000_000), "histip_labels": (1, 100_000_000)})
+                  "memory_mb": (1, None), "histip_columns": (1, 10_000_000), "histip_labels": (1, 100_000_000),
+                  "histip_split": (0.5, 1)})
 def solve(instance, *, time_limit: float | None = None, seed: int = 0, max_nodes: int = DEFAULT_MAX_NODES,
           reduce: bool | None = None, milp_share: float = MILP_SHARE, root: bool = True,
           root_share: float = ROOT_SHARE, upper: int | None = None, histip: bool = True,
           memory_mb: float | None = None, histip_columns: int = HISTIP_COLUMNS, histip_labels: int = HISTIP_LABELS,
-          timip: bool = True, **extra: Any):
+          timip: bool = True, histip_split: float | None = None, **extra: Any):
     """Solve the referee's placement problem exactly (deterministic: ``seed`` only seeds HiGHS in
     the root bound, whose result is the same for every seed up to its time limit)."""
     t0 = time.perf_counter()
@@ -549,7 +558,8 @@ def solve(instance, *, time_limit: float | None = None, seed: int = 0, max_nodes
               **({} if memory_mb is None else {"memory_mb": memory_mb}),
               **({} if histip_columns == HISTIP_COLUMNS else {"histip_columns": histip_columns}),
               **({} if histip_labels == HISTIP_LABELS else {"histip_labels": histip_labels}),
-              **({} if timip else {"timip": False})}
+              **({} if timip else {"timip": False}),
+              **({} if histip_split is None else {"histip_split": histip_split})}
     stats: dict[str, Any] = {"message": ""}
     if extra:
         stats["message"] = f"unknown parameters: {', '.join(sorted(extra))}"
@@ -581,7 +591,7 @@ def solve(instance, *, time_limit: float | None = None, seed: int = 0, max_nodes
             left = deadline.share(float(root_share)).remaining()
             lb, incumbent = _root_bound(instance, incumbent, upper, left, seed, stats, histip=bool(histip), data=data,
                                         histip_columns=int(histip_columns), histip_labels=int(histip_labels),
-                                        timip=bool(timip))
+                                        timip=bool(timip), histip_split=histip_split)
         r = search(instance.placement, deadline=deadline, max_nodes=int(max_nodes), reduce=reduce,
                    incumbent=incumbent, stop_at=lb, data=data, memory=MemoryBudget.in_force(memory_mb))
         if r["decisions"] is None and r.get("expired"):

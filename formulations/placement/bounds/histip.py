@@ -33,7 +33,8 @@ from edgebench.formulations.placement.highs import solve_highs
 from edgebench.formulations.placement.bounds import labelling as LB
 from edgebench.formulations.placement.bounds.lagrange import SCALE, BoundTooLarge, lagrangian_multipliers
 from edgebench.formulations.placement.bounds.timip import TOL, OutOfTime, TooManyColumns, check_deadline
-from edgebench.formulations.placement.bounds.trajectory import DONE, GRID, Task, price_task, rounded_multipliers, tasks_of
+from edgebench.formulations.placement.bounds.trajectory import (DONE, GRID, Task, price_task, rounded_multipliers,
+                                                                tasks_of)
 from edgebench.referee.placement import evaluate
 from edgebench.solution import AllocationChange, PlacementDecision, PlacementDecisions
 
@@ -97,9 +98,25 @@ def _group_starts(order: np.ndarray, *keys: np.ndarray) -> np.ndarray:
     return np.concatenate([[0], np.flatnonzero(change) + 1, [order.size]]).astype(np.int64)
 
 
+def _undominated_columns(opt, out: list, single: bool) -> tuple:
+    """The finished histories ``out`` [(first start, options from the arrival, price, finish)]
+    as one such tuple (options padded with -1), the dominated ones left out: same first start
+    (multi: any), no earlier completion, no less usage at any step."""
+    L = max(x[1].shape[1] for x in out)
+    first = np.concatenate([x[0] for x in out])
+    hists = np.concatenate([np.pad(x[1], ((0, 0), (0, L - x[1].shape[1])), constant_values=-1) for x in out])
+    fin = np.concatenate([x[2] for x in out])
+    F = np.concatenate([x[3] for x in out])
+    use = _usage(opt, hists)
+    group = first if single else np.zeros(first.size, dtype=np.int64)
+    order = np.lexsort((use.sum(axis=1), F, group))
+    idx = LB.undominated_groups(-F, use, order, _group_starts(order, group))
+    return first[idx], hists[idx], fin[idx], F[idx]
+
+
 def pair_histories(task: Task, n: int, Lam, Mu, H: int, top: int, single: bool, counter: list,
                    max_labels: int, max_columns: int, deadline, cuts=None, nu=None, extra=None,
-                   max_changes: int | None = None) -> list:
+                   max_changes: int | None = None, floor: int | None = None) -> list:
     """Every relaxed history of task on cluster n with price <= top (absolute, 2^-S units; the
     rounding cuts' terms included where given), the dominated ones (same start, no earlier
     completion, no smaller usage) left out: [(first start, finish, option index per step from
@@ -111,7 +128,8 @@ def pair_histories(task: Task, n: int, Lam, Mu, H: int, top: int, single: bool, 
     an allocation that does not fit beside the kept tasks out of reach with it.  ``max_changes``:
     only histories with at most that many changes after the first start (an allocation switch, a
     pause, a resume; the search's restriction where every history is too many; None, the bound's
-    case: all).
+    case: all).  ``floor``: only histories with price > floor are returned and counted (the split
+    bound's bands, :mod:`placement.bounds.histsplit`; None: all).
     ``counter[0]`` grows by the labels extended; past ``max_labels`` live labels or
     ``max_columns`` columns: TooManyColumns."""
     opt, a = task.opts[n], task.a
@@ -164,14 +182,21 @@ def pair_histories(task: Task, n: int, Lam, Mu, H: int, top: int, single: bool, 
         reached = q >= DONE
         fin = ((t + 1 - a) << SCALE) + tot
         # an option over the change limit ends no history and extends none
-        er, eo = np.nonzero(reached & allowed & (fin <= top))
+        inside = (fin <= top) if floor is None else (fin <= top) & (fin > floor)
+        er, eo = np.nonzero(reached & allowed & inside)
         if er.size:
             hist = np.concatenate([Hs[er], eo[:, None]], axis=1)
-            out.append((np.argmax(hist >= 0, axis=1) + a, hist, fin[er, eo]))  # first start (multi: not in S)
+            out.append((np.argmax(hist >= 0, axis=1) + a, hist, fin[er, eo],  # first start (multi: not in S)
+                        np.full(er.size, t + 1, dtype=np.int64)))
             found += er.size
         if found > max_columns:
-            raise TooManyColumns(f"more than {max_columns} columns survive the fixing (task {task.j} on "
-                                 f"cluster {n} alone, before the dominance)")
+            # the dominance over the columns so far (the final filter's survivors are the same:
+            # dominance is transitive), then the cap
+            out = [_undominated_columns(opt, out, single)]
+            found = out[0][0].size
+            if found > max_columns:
+                raise TooManyColumns(f"more than {max_columns} columns survive the fixing (task {task.j} on "
+                                     f"cluster {n} alone, after the dominance)")
         rr, oo = np.nonzero(~reached & allowed)
         nb = np.minimum(np.ceil(q[rr, oo] * GRID).astype(np.int64), GRID)
         nk = K[rr] + 1
@@ -200,20 +225,31 @@ def pair_histories(task: Task, n: int, Lam, Mu, H: int, top: int, single: bool, 
         t += 1
     if not out:
         return []
-    # drop dominated columns: same first start (multi: any), no earlier completion, no less usage;
-    # the survivors in a fixed order (first start, finish, options)
-    L = out[-1][1].shape[1]
-    first = np.concatenate([x[0] for x in out])
-    hists = np.concatenate([np.pad(x[1], ((0, 0), (0, L - x[1].shape[1])), constant_values=-1) for x in out])
-    fin = np.concatenate([x[2] for x in out])
-    F = np.concatenate([np.full(x[0].size, x[1].shape[1] + a, dtype=np.int64) for x in out])
-    use = _usage(opt, hists)
-    group = first if single else np.zeros(first.size, dtype=np.int64)
-    order = np.lexsort((use.sum(axis=1), F, group))
-    idx = LB.undominated_groups(-F, use, order, _group_starts(order, group))
-    kept = [(int(first[i]), int(F[i]), tuple(hists[i, :F[i] - a].tolist()), int(fin[i])) for i in idx.tolist()]
+    first, hists, fin, F = _undominated_columns(opt, out, single)
+    kept = [(int(first[i]), int(F[i]), tuple(hists[i, :F[i] - a].tolist()), int(fin[i])) for i in range(F.size)]
     kept.sort()
     return kept
+
+
+def least_prices(payload, tasks: list[Task], upper: int, Lam, Mu, H: int, cuts=None, nu=None) -> tuple[list, int]:
+    """(pi_j per task, delta) in 2^-S units: each task's least relaxed price and the proof's
+    ``delta = (U - 1) 2^S + sum Lam C + sum Mu (+ the cuts' constant) - sum_j pi_j`` (docs, (7))."""
+    caps = np.array([[c.capacity.cpu, c.capacity.gpu] for c in payload.clusters], dtype=np.int64)
+    K = int((Lam * caps[:, :, None]).sum()) + (int(Mu.sum()) if Mu is not None else 0)
+    if cuts is not None and nu is not None:
+        K += cuts.total(nu)
+    pis = [price_task(t, Lam, Mu, H, want_column=False, cuts=cuts, nu=nu)[0][0] for t in tasks]
+    return pis, ((upper - 1) << SCALE) + K - sum(pis)
+
+
+def task_columns(task: Task, top: int, pi: int, Lam, Mu, H: int, single: bool, counter: list, max_labels: int,
+                 max_columns: int, deadline, cuts=None, nu=None, floor: int | None = None) -> list[HistoryColumn]:
+    """Every undominated history of ``task`` on each eligible cluster with price <= ``top`` (and
+    > ``floor`` where given), as columns whose ``reduced`` is price - ``pi``."""
+    return [HistoryColumn(task.j, n, s, F, hist, cost - pi)
+            for n in task.opts
+            for s, F, hist, cost in pair_histories(task, n, Lam, Mu, H, top, single, counter, max_labels,
+                                                  max_columns, deadline, cuts, nu, floor=floor)]
 
 
 def enumerate_columns(payload, tasks: list[Task], upper: int, Lam, Mu, H: int, *,
@@ -223,12 +259,7 @@ def enumerate_columns(payload, tasks: list[Task], upper: int, Lam, Mu, H: int, *
     then pi_j is raised to the least enumerated price (still a least relaxed price) and delta
     lowered accordingly, and the columns beyond the new delta dropped.  delta < 0: no columns."""
     single = payload.variant == "single"
-    caps = np.array([[c.capacity.cpu, c.capacity.gpu] for c in payload.clusters], dtype=np.int64)
-    K = int((Lam * caps[:, :, None]).sum()) + (int(Mu.sum()) if Mu is not None else 0)
-    if cuts is not None and nu is not None:
-        K += cuts.total(nu)
-    pis = [price_task(t, Lam, Mu, H, want_column=False, cuts=cuts, nu=nu)[0][0] for t in tasks]
-    delta = ((upper - 1) << SCALE) + K - sum(pis)
+    pis, delta = least_prices(payload, tasks, upper, Lam, Mu, H, cuts, nu)
     pool = Pool([], delta, pis)
     if delta < 0:
         return pool
@@ -236,11 +267,8 @@ def enumerate_columns(payload, tasks: list[Task], upper: int, Lam, Mu, H: int, *
     found = []
     total = 0
     for i, task in enumerate(tasks):
-        cols = []
-        for n in task.opts:
-            for s, F, hist, cost in pair_histories(task, n, Lam, Mu, H, pis[i] + delta, single, counter,
-                                                  max_labels, 4 * max_columns, deadline, cuts, nu):
-                cols.append(HistoryColumn(task.j, n, s, F, hist, cost))
+        cols = task_columns(task, pis[i] + delta, 0, Lam, Mu, H, single, counter, max_labels, 4 * max_columns,
+                            deadline, cuts, nu)
         total += len(cols)
         if total > max_columns:
             raise TooManyColumns(f"more than {max_columns} columns survive the fixing (delta "
@@ -355,14 +383,37 @@ class HistipResult:
     stats: dict = field(default_factory=dict)
 
 
-def histip_bound(instance, upper: int, *, time_limit: float | None = None, seed: int = 0,
-                 max_columns: int = MAX_COLUMNS, max_labels: int = MAX_LABELS, multipliers=None) -> HistipResult:
-    """Bound (7) for U = ``upper`` (any integer is sound, docs).  ``multipliers``: (Lam, Mu, H)
-    integer grids >= 0, or (Lam, Mu, H, cuts, nu) with rounding cuts and their multipliers >= 0;
-    default the best point of (6) with its rounding cuts (:func:`rounded_multipliers` from (4)'s
-    point).
-    Declines (bound None, reason) past the column or label cap, past the time limit, or when
-    HiGHS does not prove the master's optimum or infeasibility in the time."""
+@dataclass
+class Setting:
+    """What (7) and its split (:mod:`placement.bounds.histsplit`) share: the tasks, the
+    multipliers (integer grids >= 0; cuts and nu None without rounding cuts), U, the clock
+    (``deadline``: a ``perf_counter`` time or None) and the statistics so far."""
+
+    instance: object
+    tasks: list
+    Lam: np.ndarray
+    Mu: np.ndarray
+    H: int
+    cuts: object
+    nu: object
+    upper: int
+    deadline: float | None
+    stats: dict
+    started: float  # perf_counter at the call
+    cpu: float  # process_time at the call
+
+    @property
+    def single(self) -> bool:
+        return self.instance.placement.variant == "single"
+
+    def left(self) -> float | None:
+        return None if self.deadline is None else self.deadline - time.perf_counter()
+
+
+def setting(instance, upper: int, time_limit: float | None, multipliers=None) -> Setting | HistipResult:
+    """The shared preamble: the proof's preconditions and the multipliers (``multipliers``:
+    (Lam, Mu, H) or (Lam, Mu, H, cuts, nu); default (6)'s best point with its rounding cuts from
+    (4)'s point).  A :class:`HistipResult` that declines where they cannot be had."""
     t0, c0 = time.perf_counter(), time.process_time()
     deadline = None if time_limit is None else t0 + float(time_limit)
     payload = instance.placement
@@ -381,46 +432,67 @@ def histip_bound(instance, upper: int, *, time_limit: float | None = None, seed:
         multipliers = (r.Lam, r.Mu, r.H, r.cuts, r.nu)
     Lam, Mu, H = multipliers[:3]
     cuts, nu = multipliers[3:] if len(multipliers) == 5 else (None, None)
-    tasks = tasks_of(payload, durations)
-    stats: dict = {"upper": upper, "multipliers_cpu_s": time.process_time() - c0}
+    stats = {"upper": upper, "multipliers_cpu_s": time.process_time() - c0}
+    return Setting(instance, tasks_of(payload, durations), Lam, Mu, H, cuts, nu, upper, deadline, stats, t0, c0)
+
+
+def master_schedule(st: Setting, master: Master, sol: LinearSolution) -> tuple | None:
+    """(referee value, decisions) of the master's schedule where the referee accepts it (the
+    decoding recorded in ``st.stats``), else None."""
+    dec = decode(st.instance.placement, st.tasks, master, sol)
+    if dec is None:
+        return None
+    ev = evaluate(st.instance, dec)
+    st.stats["decoded_feasible"] = bool(ev.feasible)
+    if not ev.feasible:
+        return None
+    st.stats["decoded_value"] = float(ev.primary_value)
+    return float(ev.primary_value), dec
+
+
+def histip_bound(instance, upper: int, *, time_limit: float | None = None, seed: int = 0,
+                 max_columns: int = MAX_COLUMNS, max_labels: int = MAX_LABELS, multipliers=None) -> HistipResult:
+    """Bound (7) for U = ``upper`` (any integer is sound, docs).  ``multipliers``: (Lam, Mu, H)
+    integer grids >= 0, or (Lam, Mu, H, cuts, nu) with rounding cuts and their multipliers >= 0;
+    default the best point of (6) with its rounding cuts (:func:`rounded_multipliers` from (4)'s
+    point).
+    Declines (bound None, reason) past the column or label cap, past the time limit, or when
+    HiGHS does not prove the master's optimum or infeasibility in the time."""
+    st = setting(instance, upper, time_limit, multipliers)
+    if isinstance(st, HistipResult):
+        return st
+    payload, tasks, upper, stats = instance.placement, st.tasks, st.upper, st.stats
     try:
-        pool = enumerate_columns(payload, tasks, upper, Lam, Mu, H, max_columns=max_columns, max_labels=max_labels,
-                                 deadline=deadline, cuts=cuts, nu=nu)
+        pool = enumerate_columns(payload, tasks, upper, st.Lam, st.Mu, st.H, max_columns=max_columns,
+                                 max_labels=max_labels, deadline=st.deadline, cuts=st.cuts, nu=st.nu)
     except (TooManyColumns, OutOfTime) as exc:
         return HistipResult(None, str(exc), None, stats)
     per = pool.per_task or [0]
     stats.update(delta=pool.delta / (1 << SCALE), columns=len(pool.columns), labels=pool.labels,
                  columns_per_task_mean=float(np.mean(per)), columns_per_task_max=int(max(per)),
-                 enumeration_cpu_s=time.process_time() - c0 - stats["multipliers_cpu_s"])
+                 enumeration_cpu_s=time.process_time() - st.cpu - stats["multipliers_cpu_s"])
     if pool.delta < 0:
         return HistipResult(upper, "reduced-cost fixing leaves no schedule of value <= U - 1", None, stats)
     try:
-        master = build(payload, tasks, pool, upper, deadline)
+        master = build(payload, tasks, pool, upper, st.deadline)
     except OutOfTime as exc:
         return HistipResult(None, str(exc), None, stats)
     c1 = time.process_time()
-    left = None if deadline is None else deadline - time.perf_counter()
+    left = st.left()
     if left is not None and left <= 0:
         return HistipResult(None, "out of time before solving the master", None, stats)
     sol = solve(master, time_limit=left, seed=seed)
     stats.update(model=master.lp.size(), highs=sol.message, highs_cpu_s=time.process_time() - c1,
-                 total_s=time.perf_counter() - t0)
+                 total_s=time.perf_counter() - st.started)
     if sol.status == "infeasible":
         return HistipResult(upper, "the master has no schedule of value <= U - 1", None, stats)
     if sol.status != "optimal" or sol.bound is None or not math.isfinite(sol.bound):
         return HistipResult(None, f"HiGHS did not prove the master's optimum ({sol.status}: {sol.message})", None,
                             stats)
     bound = min(upper, math.ceil(sol.bound - TOL))
-    schedule = None
-    dec = decode(payload, tasks, master, sol)
-    if dec is not None:
-        ev = evaluate(instance, dec)
-        stats["decoded_feasible"] = bool(ev.feasible)
-        if ev.feasible:
-            schedule = (float(ev.primary_value), dec)
-            stats["decoded_value"] = float(ev.primary_value)
-    return HistipResult(bound, "the master's optimum", schedule, stats)
+    return HistipResult(bound, "the master's optimum", master_schedule(st, master, sol), stats)
 
 
-__all__ = ["histip_bound", "enumerate_columns", "pair_histories", "needed_steps", "build", "solve", "decode",
-           "HistipResult", "MAX_COLUMNS", "MAX_LABELS"]
+__all__ = ["histip_bound", "enumerate_columns", "least_prices", "task_columns", "pair_histories", "needed_steps",
+           "build", "solve", "decode", "setting", "master_schedule", "Setting", "HistipResult", "MAX_COLUMNS",
+           "MAX_LABELS"]

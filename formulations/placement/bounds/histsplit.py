@@ -1,0 +1,158 @@
+"""Bound (7) split by its knapsack row (issue 45).  Proof: docs/formulations/placement.md,
+"(7) split by the knapsack".
+
+(7)'s master (:mod:`placement.bounds.histip`) holds, per task j, every history whose reduced price
+r = price - pi_j is at most delta, and its knapsack row keeps ``sum_j r_j <= delta``.  Each step of
+delta multiplies the columns by 12-14 on the 192-task sets, so the master stops fitting one or two
+U's above (6).  For a share s in [1/2, 1] and ``theta = ceil(s delta)``, two tasks cannot both take
+a column with r > theta (their prices alone would exceed 2 theta >= delta).  So every solution of
+the master lies in one of the cases
+
+* A: every task's column has r <= theta (the *small pool*);
+* j (one per task): task j's column has r in (theta, delta], every other task's r <= theta;
+
+and each case, with the knapsack row and every other row of (7), is the master restricted to a
+subset of its columns.  The least optimum over the cases is therefore the master's optimum, and
+the bound is (7)'s, exactly: ``min(U, ceil(least optimum - TOL))``, U where every case is
+infeasible.  In memory at a time: the small pool and one task's columns above theta.
+
+Each case's columns are cut by the knapsack row with the other tasks' least r (``lo``): task k's
+column needs ``r_k <= delta - sum_{i != k} lo_i``, and a case whose ``lo`` already sum above delta
+is infeasible without a model.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+from edgebench.formulations.placement.bounds.histip import (MAX_COLUMNS, MAX_LABELS, HistipResult, Pool, build,
+                                                            least_prices, master_schedule, setting, solve,
+                                                            task_columns)
+from edgebench.formulations.placement.bounds.lagrange import SCALE
+from edgebench.formulations.placement.bounds.timip import TOL, OutOfTime, TooManyColumns
+
+
+def _cut(groups: dict, lo: dict, delta: int) -> list | None:
+    """The case's columns: each task's (``groups[j]``) with r <= delta - the other tasks' least r;
+    None where a task has none or the least r already exceed delta."""
+    total = sum(lo.values())
+    if any(not cols for cols in groups.values()) or total > delta:
+        return None
+    out = []
+    for j, cols in groups.items():
+        room = delta - (total - lo[j])
+        out.extend(c for c in cols if c.reduced <= room)
+    return out
+
+
+def split_bound(instance, upper: int, *, share: float = 0.5, time_limit: float | None = None, seed: int = 0,
+                max_columns: int = MAX_COLUMNS, max_labels: int = MAX_LABELS, multipliers=None) -> HistipResult:
+    """Bound (7) for U = ``upper`` by cases (module docstring): the same value as
+    :func:`placement.bounds.histip.histip_bound` wherever both finish, with at most
+    ``max_columns`` columns in one case.  ``share``: theta / delta, in [0.5, 1].  Declines (bound
+    None, reason) past a cap, past the time limit, or where HiGHS proves neither the optimum nor
+    the infeasibility of some case.  Statistics: the small pool's size, the cases solved and
+    skipped (infeasible without a model), the largest case, HiGHS's CPU time."""
+    if not 0.5 <= float(share) <= 1.0:
+        raise ValueError(f"share must lie in [0.5, 1], not {share}")
+    st = setting(instance, upper, time_limit, multipliers)
+    if isinstance(st, HistipResult):
+        return st
+    payload, tasks, upper, stats = instance.placement, st.tasks, st.upper, st.stats
+    pis, delta = least_prices(payload, tasks, upper, st.Lam, st.Mu, st.H, st.cuts, st.nu)
+    theta = math.ceil(float(share) * delta)
+    stats.update(delta=delta / (1 << SCALE), theta=theta / (1 << SCALE), share=float(share))
+    if delta < 0:
+        return HistipResult(upper, "reduced-cost fixing leaves no schedule of value <= U - 1", None, stats)
+    counter = [0]
+
+    def columns(i: int, top: int, floor: int | None = None) -> list:
+        return task_columns(tasks[i], pis[i] + top, pis[i], st.Lam, st.Mu, st.H, st.single, counter, max_labels,
+                            4 * max_columns, st.deadline, st.cuts, st.nu,
+                            floor=None if floor is None else pis[i] + floor)
+
+    try:
+        small = [columns(i, theta) for i in range(len(tasks))]
+    except (TooManyColumns, OutOfTime) as exc:
+        return HistipResult(None, f"the small pool: {exc}", None, stats)
+    size = sum(map(len, small))
+    stats.update(small_columns=size, small_cpu_s=time.process_time() - st.cpu - stats["multipliers_cpu_s"])
+    if size > max_columns:
+        return HistipResult(None, f"more than {max_columns} columns in the small pool (theta "
+                                  f"{theta / (1 << SCALE):.2f})", None, stats)
+    lo = {i: min((c.reduced for c in cols), default=None) for i, cols in enumerate(small)}
+    missing = {i for i, v in lo.items() if v is None}
+
+    def bands(j: int, floor: int, top: int):
+        """Task j's columns with r in (floor, top], in bands small enough for a case: a band whose
+        enumeration or case passes the caps is halved (the cases stay a cover: task j takes one
+        column, in one band)."""
+        try:
+            big = columns(j, top, floor)
+            if len(big) + size <= max_columns:
+                yield big
+                return
+        except TooManyColumns:
+            pass
+        if top - floor < 2:
+            raise TooManyColumns(f"more than {max_columns} columns of task {j} within one unit of price")
+        mid = (floor + top) // 2
+        yield from bands(j, floor, mid)
+        yield from bands(j, mid, top)
+
+    def cases():
+        """(label, the case's columns or None where infeasible without a model), lazily."""
+        if not missing:
+            yield "A", _cut(dict(enumerate(small)), dict(lo), delta)
+        for j in range(len(tasks)):
+            if missing - {j}:
+                continue  # another task has no column within theta: it would have to be the large one
+            room = delta - sum(v for i, v in lo.items() if i != j)
+            if room <= theta:
+                yield j, None
+                continue
+            for big in bands(j, theta, room):
+                groups = {i: (big if i == j else cols) for i, cols in enumerate(small)}
+                yield j, _cut(groups, {**lo, j: min((c.reduced for c in big), default=0)}, delta)
+
+    best, best_case, solved, skipped, largest, highs_cpu = math.inf, None, 0, 0, 0, 0.0
+    it = cases()
+    while True:
+        try:
+            case = next(it, None)
+            if case is None:
+                break
+            j, cols = case
+            if cols is None:
+                skipped += 1
+                continue
+            largest = max(largest, len(cols))
+            master = build(payload, tasks, Pool(cols, delta, pis), upper, st.deadline)
+        except (TooManyColumns, OutOfTime) as exc:
+            return HistipResult(None, f"a case: {exc}", None, stats)
+        left = st.left()
+        if left is not None and left <= 0:
+            return HistipResult(None, f"out of time before case {j} ({solved} solved)", None, stats)
+        c1 = time.process_time()
+        sol = solve(master, time_limit=left, seed=seed)
+        highs_cpu += time.process_time() - c1
+        solved += 1
+        stats.update(cases=solved, cases_skipped=skipped, largest_case=largest, labels=counter[0],
+                     highs_cpu_s=highs_cpu, total_s=time.perf_counter() - st.started)
+        if sol.status == "infeasible":
+            continue
+        if sol.status != "optimal" or sol.bound is None or not math.isfinite(sol.bound):
+            return HistipResult(None, f"HiGHS did not prove case {j}'s optimum ({sol.status}: {sol.message})",
+                                None, stats)
+        if sol.bound < best:
+            best, best_case = sol.bound, (master, sol)
+    stats.update(cases=solved, cases_skipped=skipped, largest_case=largest, labels=counter[0],
+                 highs_cpu_s=highs_cpu, total_s=time.perf_counter() - st.started)
+    if best_case is None:
+        return HistipResult(upper, "every case is infeasible: no schedule of value <= U - 1", None, stats)
+    return HistipResult(min(upper, math.ceil(best - TOL)), "the least optimum over the cases",
+                        master_schedule(st, *best_case), stats)
+
+
+__all__ = ["split_bound"]
