@@ -62,11 +62,11 @@ def test_a_shipped_instance_by_cases():
     for upper in (38, 39):
         plain = HI.histip_bound(inst, upper, multipliers=mult)
         assert plain.bound == 38
-        for share in (0.5, 0.75, 1.0):
-            r = HS.split_bound(inst, upper, share=share, multipliers=mult)
+        by_share = {share: HS.split_bound(inst, upper, share=share, multipliers=mult) for share in (0.5, 0.75, 1.0)}
+        for share, r in by_share.items():
             assert r.bound == 38, (upper, share, r.reason)
             assert r.stats["cases"] + r.stats["cases_skipped"] == len(inst.placement.tasks) + 1
-        half = HS.split_bound(inst, upper, share=0.5, multipliers=mult)
+        half = by_share[0.5]
         assert half.stats["largest_case"] < plain.stats["columns"], (half.stats, plain.stats)
         assert math.isclose(half.stats["theta"], 0.5 * half.stats["delta"], abs_tol=1e-3)
 

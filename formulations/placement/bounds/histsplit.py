@@ -117,6 +117,11 @@ def split_bound(instance, upper: int, *, share: float = 0.5, time_limit: float |
                 yield j, _cut(groups, {**lo, j: min((c.reduced for c in big), default=0)}, delta)
 
     best, best_case, solved, skipped, largest, highs_cpu = math.inf, None, 0, 0, 0, 0.0
+
+    def record():
+        stats.update(cases=solved, cases_skipped=skipped, largest_case=largest, labels=counter[0],
+                     highs_cpu_s=highs_cpu, total_s=time.perf_counter() - st.started)
+
     it = cases()
     while True:
         try:
@@ -138,8 +143,7 @@ def split_bound(instance, upper: int, *, share: float = 0.5, time_limit: float |
         sol = solve(master, time_limit=left, seed=seed)
         highs_cpu += time.process_time() - c1
         solved += 1
-        stats.update(cases=solved, cases_skipped=skipped, largest_case=largest, labels=counter[0],
-                     highs_cpu_s=highs_cpu, total_s=time.perf_counter() - st.started)
+        record()
         if sol.status == "infeasible":
             continue
         if sol.status != "optimal" or sol.bound is None or not math.isfinite(sol.bound):
@@ -147,8 +151,7 @@ def split_bound(instance, upper: int, *, share: float = 0.5, time_limit: float |
                                 None, stats)
         if sol.bound < best:
             best, best_case = sol.bound, (master, sol)
-    stats.update(cases=solved, cases_skipped=skipped, largest_case=largest, labels=counter[0],
-                 highs_cpu_s=highs_cpu, total_s=time.perf_counter() - st.started)
+    record()
     if best_case is None:
         return HistipResult(upper, "every case is infeasible: no schedule of value <= U - 1", None, stats)
     return HistipResult(min(upper, math.ceil(best - TOL)), "the least optimum over the cases",
