@@ -1,7 +1,8 @@
 """Bound (7) split by its knapsack row (formulations/placement/bounds/histsplit.py): the same value
 as the unsplit (7) for every share (the cases cover every master solution and each is a
 restriction of it), so never above the referee's own optimum of tiny instances and equal to it
-wherever U is above it; fewer columns at a time on a shipped instance; bad shares refused."""
+wherever U is above it; fewer columns at a time on a shipped instance; packed cases (several tasks'
+large columns in one case) give the same value in fewer cases; bad shares refused."""
 
 from __future__ import annotations
 
@@ -35,17 +36,19 @@ def _multipliers(p):
 @given(tiny_instances())
 def test_split_equals_the_unsplit_bound_and_never_passes_the_optimum(inst):
     """For U = opt, opt + 1, opt + 3 (opt: the referee's own optimum by brute force, instances
-    where it finishes within 2,000 states) and shares 0.5, 0.7, 1: the split bound equals (7)'s,
-    is never above opt, and for U > opt is opt with a referee-feasible schedule of that value."""
+    where it finishes within 2,000 states) and shares 0.5, 0.7, 1, packed and (at 0.5 and 1) one
+    task per case: the split bound equals (7)'s, is never above opt, and for U > opt is opt with a
+    referee-feasible schedule of that value."""
     opt = tiny_optimum(inst)
     mult = _multipliers(inst.placement)
     for upper in (opt, opt + 1, opt + 3):
         plain = HI.histip_bound(inst, upper, multipliers=mult)
         assert plain.bound is not None, plain.reason
-        for share in (0.5, 0.7, 1.0):
-            r = HS.split_bound(inst, upper, share=share, multipliers=mult)
-            assert r.bound == plain.bound, (upper, share, r.bound, plain.bound, r.reason)
-            event(f"share {share}: {'by cases' if r.stats.get('cases', 0) > 1 else 'one master or none'}")
+        for share, pack in ((0.5, True), (0.5, False), (0.7, True), (1.0, True), (1.0, False)):
+            r = HS.split_bound(inst, upper, share=share, multipliers=mult, pack=pack)
+            assert r.bound == plain.bound, (upper, share, pack, r.bound, plain.bound, r.reason)
+            kind = "by cases" if r.stats.get("cases", 0) > 1 else "one master or none"
+            event(f"share {share}, pack {pack}: {kind}")
             assert r.bound <= opt
             if upper > opt:
                 assert r.schedule is not None and r.schedule[0] == opt, (r.reason, r.stats)
@@ -55,14 +58,15 @@ def test_split_equals_the_unsplit_bound_and_never_passes_the_optimum(inst):
 
 def test_a_shipped_instance_by_cases():
     """synthetic-3-v1 s1 (12 tasks, optimum 38): for U = 38 and 39 the split proves (7)'s 38 at
-    every share; at share 0.5 the largest case holds fewer columns than the unsplit master, and the
-    cases solved plus those skipped without a model are one per task and A."""
+    every share; at share 0.5 the largest case holds fewer columns than the unsplit master, and (one
+    task per case) the cases solved plus those skipped without a model are one per task and A."""
     inst = load_instance(S1)
     mult = _multipliers(inst.placement)
     for upper in (38, 39):
         plain = HI.histip_bound(inst, upper, multipliers=mult)
         assert plain.bound == 38
-        by_share = {share: HS.split_bound(inst, upper, share=share, multipliers=mult) for share in (0.5, 0.75, 1.0)}
+        by_share = {share: HS.split_bound(inst, upper, share=share, multipliers=mult, pack=False)
+                    for share in (0.5, 0.75, 1.0)}
         for share, r in by_share.items():
             assert r.bound == 38, (upper, share, r.reason)
             assert r.stats["cases"] + r.stats["cases_skipped"] == len(inst.placement.tasks) + 1
@@ -102,8 +106,12 @@ def test_bands_keep_the_bound_under_a_small_cap():
     bound 38; at 1,500 a band of one price unit is still too large and the bound declines."""
     inst = load_instance(S1)
     mult = _multipliers(inst.placement)
-    r = HS.split_bound(inst, 39, share=0.5, multipliers=mult, max_columns=3000)
+    r = HS.split_bound(inst, 39, share=0.5, multipliers=mult, max_columns=3000, pack=False)
     assert r.bound == 38, r.reason
-    small = HS.split_bound(inst, 39, share=0.5, multipliers=mult, max_columns=1500)
+    small = HS.split_bound(inst, 39, share=0.5, multipliers=mult, max_columns=1500, pack=False)
     assert small.bound is None and "within one unit of price" in small.reason
     assert r.stats["largest_case"] <= 3000 and r.stats["cases"] + r.stats["cases_skipped"] > 13, r.stats
+    # packed: the bands of several tasks share a case up to the cap; the same bound in fewer cases
+    packed = HS.split_bound(inst, 39, share=0.5, multipliers=mult, max_columns=3000, pack=True)
+    assert packed.bound == 38 and packed.stats["pack"], packed.reason
+    assert 1 < packed.stats["cases"] < r.stats["cases"] and packed.stats["largest_case"] <= 3000, packed.stats
