@@ -622,6 +622,9 @@ SOLVERS = [{'name': 'affinity',
              'histip_split': "number in [0.5, 1]: (7) by cases split at this share of its knapsack's slack, "
                              "the same bound with the small pool and one task's large columns in memory at a "
                              'time (default: unsplit)',
+             'histip_checkpoint': 'path of a .json file: with histip_split, the cases solved so far are kept '
+                                  'there after each case, and a run with the same arguments replays them and '
+                                  'goes on (default: none)',
              'memory_mb': 'number: a memory budget, MiB: the search stops (status timeout, with its bound) '
                           'once the address space passes 80% of it (default none: only the limits in force, '
                           "RLIMIT_AS and a memory cgroup's, each at 80%)"},

@@ -471,13 +471,15 @@ def _milp_incumbent(instance, time_limit: float | None, share: float):
 
 def _root_bound(instance, incumbent, upper: int | None, time_limit: float | None, seed: int, stats: dict,
                 histip: bool = True, data=None, histip_columns: int = HISTIP_COLUMNS,
-                histip_labels: int = HISTIP_LABELS, timip: bool = True, histip_split: float | None = None):
+                histip_labels: int = HISTIP_LABELS, timip: bool = True, histip_split: float | None = None,
+                histip_checkpoint: str | None = None):
     """(bound, incumbent): the root bound, R (:mod:`placement.bounds.timip`) proving 'no schedule of
     value <= U - 1' for U = the smallest of ``upper``, the incumbent's and the greedy's value
     (any U is sound: docs), then, where R stays below U and ``histip``, bound (7)
     (:mod:`placement.bounds.histip`) for the same U with the time R left; the bound is None where
     both decline (``timip`` false: (7) alone, with all of the time; ``histip_split``: (7) by cases,
-    :mod:`placement.bounds.histsplit`, with that share).  A referee-feasible schedule of
+    :mod:`placement.bounds.histsplit`, with that share, its cases kept in ``histip_checkpoint``
+    where given).  A referee-feasible schedule of
     (7)'s master better than ``incumbent`` replaces it.  Statistics in ``stats['root']`` and
     ``stats['histip']``."""
     p = instance.placement
@@ -509,7 +511,7 @@ def _root_bound(instance, incumbent, upper: int | None, time_limit: float | None
     if histip_split is None:
         h = histip_bound(instance, min(cands), **caps)
     else:
-        h = split_bound(instance, min(cands), share=float(histip_split), **caps)
+        h = split_bound(instance, min(cands), share=float(histip_split), checkpoint=histip_checkpoint, **caps)
     stats["histip"] = dict(h.stats, bound=h.bound, reason=h.reason)
     if h.schedule is not None and (incumbent is None or h.schedule[0] < incumbent[0]):
         incumbent = (h.schedule[0], h.schedule[1], "placement-histip")
@@ -539,6 +541,9 @@ def _root_bound(instance, incumbent, upper: int | None, time_limit: float | None
                   "histip_split": "number in [0.5, 1]: (7) by cases split at this share of its knapsack's slack, "
                                   "the same bound with the small pool and one task's large columns in memory at a "
                                   "time (default: unsplit)",
+                  "histip_checkpoint": "path of a .json file: with histip_split, the cases solved so far are kept "
+                                       "there after each case, and a run with the same arguments replays them and "
+                                       "goes on (default: none)",
                   "memory_mb": f"number: a memory budget, MiB: the search stops (status timeout, with its bound) once "
                                f"the address space passes {FRACTION:.0%} of it (default none: only the limits in "
                                f"force, RLIMIT_AS and a memory cgroup's, each at {FRACTION:.0%})"},
@@ -549,7 +554,8 @@ def solve(instance, *, time_limit: float | None = None, seed: int = 0, max_nodes
           reduce: bool | None = None, milp_share: float = MILP_SHARE, root: bool = True,
           root_share: float = ROOT_SHARE, upper: int | None = None, histip: bool = True,
           memory_mb: float | None = None, histip_columns: int = HISTIP_COLUMNS, histip_labels: int = HISTIP_LABELS,
-          timip: bool = True, histip_split: float | None = None, **extra: Any):
+          timip: bool = True, histip_split: float | None = None, histip_checkpoint: str | None = None,
+          **extra: Any):
     """Solve the referee's placement problem exactly (deterministic: ``seed`` only seeds HiGHS in
     the root bound, whose result is the same for every seed up to its time limit)."""
     t0 = time.perf_counter()
@@ -559,10 +565,16 @@ def solve(instance, *, time_limit: float | None = None, seed: int = 0, max_nodes
               **({} if histip_columns == HISTIP_COLUMNS else {"histip_columns": histip_columns}),
               **({} if histip_labels == HISTIP_LABELS else {"histip_labels": histip_labels}),
               **({} if timip else {"timip": False}),
-              **({} if histip_split is None else {"histip_split": histip_split})}
+              **({} if histip_split is None else {"histip_split": histip_split}),
+              **({} if histip_checkpoint is None else {"histip_checkpoint": histip_checkpoint})}
     stats: dict[str, Any] = {"message": ""}
     if extra:
         stats["message"] = f"unknown parameters: {', '.join(sorted(extra))}"
+        return make_result(instance, SOLVER_NAME, status="error", seed=seed, params=params, started=t0,
+                           stats=stats)
+    if histip_checkpoint is not None and (not isinstance(histip_checkpoint, str)
+                                          or not histip_checkpoint.endswith(".json") or histip_split is None):
+        stats["message"] = "histip_checkpoint must be the path of a .json file, given with histip_split"
         return make_result(instance, SOLVER_NAME, status="error", seed=seed, params=params, started=t0,
                            stats=stats)
     if instance.placement.noise_model != "multiplicative" and instance.placement.noise > 0:
@@ -591,7 +603,8 @@ def solve(instance, *, time_limit: float | None = None, seed: int = 0, max_nodes
             left = deadline.share(float(root_share)).remaining()
             lb, incumbent = _root_bound(instance, incumbent, upper, left, seed, stats, histip=bool(histip), data=data,
                                         histip_columns=int(histip_columns), histip_labels=int(histip_labels),
-                                        timip=bool(timip), histip_split=histip_split)
+                                        timip=bool(timip), histip_split=histip_split,
+                                        histip_checkpoint=histip_checkpoint)
         r = search(instance.placement, deadline=deadline, max_nodes=int(max_nodes), reduce=reduce,
                    incumbent=incumbent, stop_at=lb, data=data, memory=MemoryBudget.in_force(memory_mb))
         if r["decisions"] is None and r.get("expired"):
