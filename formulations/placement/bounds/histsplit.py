@@ -82,11 +82,11 @@ def _digest(cols: list) -> str:
 class Checkpoint:
     """The cases solved so far, kept in a JSON file after each case (written to a temporary file,
     then renamed) so that a run stopped by its time limit goes on where it stopped.  ``key`` names
-    everything the cases depend on (edgebench's version, the instance, U, the share, the caps, delta,
-    theta, the small pool); a file with another key or version, or one that cannot be read, is not used (the cases
-    are solved again and the file replaced).  A case is replayed only where it comes in the same
-    place with the same columns (sha256), so the cutoffs and the least optimum are those of one
-    uninterrupted run."""
+    everything the cases depend on (edgebench's version, the instance, U, the share, the caps,
+    delta, theta, the small pool); a file with another key or version, or one that cannot be read,
+    is not used (the cases are solved again and the file replaced).  A case is replayed only where
+    it comes in the same place with the same columns (sha256), so the cutoffs and the least optimum
+    are those of one uninterrupted run."""
 
     def __init__(self, path, key: dict):
         self.path, self.key, self.cases, self.note = Path(path), key, [], "none"
