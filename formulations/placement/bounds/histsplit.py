@@ -41,7 +41,7 @@ import math
 import time
 from pathlib import Path
 
-from edgebench import __version__
+import edgebench
 from edgebench.formulations.placement.bounds.histip import (MAX_COLUMNS, MAX_LABELS, HistipResult, Pool, build,
                                                             least_prices, master_schedule, setting, solve,
                                                             task_columns)
@@ -165,7 +165,7 @@ def split_bound(instance, upper: int, *, share: float = 0.5, time_limit: float |
                                   f"{theta / (1 << SCALE):.2f})", None, stats)
     book = None
     if checkpoint is not None:
-        book = Checkpoint(checkpoint, {"edgebench": __version__, "instance": instance.content_hash(),
+        book = Checkpoint(checkpoint, {"edgebench": edgebench.__version__, "instance": instance.content_hash(),
                                        "upper": upper, "share": float(share),
                                        "max_columns": max_columns, "max_labels": max_labels, "pack": bool(pack),
                                        "delta": delta, "theta": theta, "small": _digest(c for t in small for c in t)})
