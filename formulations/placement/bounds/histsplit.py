@@ -113,12 +113,11 @@ class Checkpoint:
             if (status, value) == ("infeasible", None) or (status == "optimal" and number):
                 self.cases.append(self.old[k])
                 return status, value
-        self.old = self.cases[:]
+        del self.old[k:]
         return None
 
     def record(self, label: str, digest: str, status: str, value) -> None:
         self.cases.append([label, digest, status, value])
-        self.old = self.cases[:]
         head = json.dumps({"version": CHECKPOINT_VERSION, "key": self.key}, indent=1)[:-2]
         rows = ",\n".join(json.dumps(c) for c in self.cases)
         write_text_atomic(self.path, f'{head},\n "cases": [\n{rows}\n]}}\n')  # one case per line
