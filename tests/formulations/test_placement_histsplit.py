@@ -132,10 +132,13 @@ def test_bands_keep_the_bound_under_a_small_cap():
 
 def test_a_checkpoint_replays_the_cases_and_keeps_the_bound(tmp_path):
     """synthetic-3-v1 s1, U = 39, cap 3,000 (19 cases): a run with a checkpoint file keeps every case
-    there; a second run replays them all and solves none; a run stopped after 7 cases (the file cut
-    to 7) replays 7, solves the rest and writes the same file; a file with another case's columns at
-    place 4 replays 4; a damaged file or one of another run (another U) is not used and is replaced.
-    The bound is 38 every time."""
+    there with its band; a second run replays them all by band (no case solved, only the small pool
+    enumerated); a run stopped after 7 cases replays 7, solves the rest and writes the same file; a
+    file of other code (another ``code`` in its key) is replayed by columns, so a forged digest at
+    place 4 replays 4, and the file is rewritten with this code's key; a forged band costs only the
+    enumeration (the case replays by its columns); a version-1 file (no bands) replays by columns and
+    is upgraded; a damaged file or one of another run (another U) is not used and is replaced.  The
+    bound is 38 every time."""
     inst = load_instance(S1)
     mult = _multipliers(inst.placement)
     cp = tmp_path / "cases.json"
@@ -143,24 +146,48 @@ def test_a_checkpoint_replays_the_cases_and_keeps_the_bound(tmp_path):
     def run():
         return HS.split_bound(inst, 39, share=0.5, multipliers=mult, max_columns=3000, pack=False, checkpoint=cp)
 
+    def write(data):
+        cp.write_text(json.dumps(data))
+
     first = run()
     assert first.bound == 38 and first.stats["checkpoint"] == "none" and first.schedule is not None
     full = json.loads(cp.read_text())
     n = first.stats["cases"]
+    assert full["version"] == HS.CHECKPOINT_VERSION == 2 and full["key"]["code"] == HS.code_digest()
     assert len(full["cases"]) == n and first.stats["cases_replayed"] == 0
     assert {c[2] for c in full["cases"]} <= {"optimal", "infeasible"}
+    assert full["cases"][0][4] is None and all(len(c[4]) == 4 for c in full["cases"][1:])
     again = run()
     assert again.bound == 38 and again.stats["cases"] == 0 and again.stats["cases_replayed"] == n
-    assert again.stats["checkpoint"] == f"resumed ({n} cases on file)"
-    cp.write_text(json.dumps(dict(full, cases=full["cases"][:7])))
+    assert again.stats["cases_by_band"] == n - 1  # all but A, whose columns are the small pool's
+    assert again.stats["checkpoint"] == f"resumed ({n} cases on file, by band)"
+    assert again.stats["labels"] < first.stats["labels"] / 2, (again.stats["labels"], first.stats["labels"])
+    write(dict(full, cases=full["cases"][:7]))
     resumed = run()
     assert resumed.bound == 38 and (resumed.stats["cases_replayed"], resumed.stats["cases"]) == (7, n - 7)
     assert json.loads(cp.read_text()) == full
-    forged = json.loads(json.dumps(full))
+    other = dict(full, key=dict(full["key"], code="0" * 64))
+    forged = json.loads(json.dumps(other))
     forged["cases"][4][1] = "0" * 64
-    cp.write_text(json.dumps(forged))
+    write(forged)
     r = run()
     assert r.bound == 38 and (r.stats["cases_replayed"], r.stats["cases"]) == (4, n - 4)
+    assert r.stats["cases_by_band"] == 0 and "by columns" in r.stats["checkpoint"]
+    assert json.loads(cp.read_text()) == full
+    write(other)
+    r = run()
+    assert (r.stats["cases_replayed"], r.stats["cases"], r.stats["cases_by_band"]) == (n, 0, 0)
+    assert json.loads(cp.read_text()) == full  # rewritten with this code's key as the cases are checked
+    band = json.loads(json.dumps(full))
+    band["cases"][4][4] = [0, 1, 0, 1]
+    write(band)
+    r = run()
+    assert r.bound == 38 and (r.stats["cases_replayed"], r.stats["cases"]) == (n, 0), r.stats
+    assert r.stats["cases_by_band"] < n - 1
+    write({"version": 1, "key": {k: v for k, v in full["key"].items() if k != "code"},
+           "cases": [c[:4] for c in full["cases"]]})
+    r = run()
+    assert (r.stats["cases_replayed"], r.stats["cases"], r.stats["cases_by_band"]) == (n, 0, 0)
     assert json.loads(cp.read_text()) == full
     for bad in ("{not json", json.dumps(dict(full, key=dict(full["key"], upper=38)))):
         cp.write_text(bad)
@@ -170,17 +197,41 @@ def test_a_checkpoint_replays_the_cases_and_keeps_the_bound(tmp_path):
         assert json.loads(cp.read_text()) == full
 
 
-def test_a_checkpoint_replays_only_well_formed_cases(tmp_path):
-    """A case on file is replayed only with its label and columns' digest in its place, and a status
-    of 'infeasible' with no value or 'optimal' with a finite number; nothing after the first case
-    that is not replayed is."""
+def test_a_checkpoint_replays_chunks_by_band(tmp_path):
+    """Cap 1,500 (a band of one price unit in chunks): a run stopped after the first chunk of a
+    chunked band replays up to it by band, solves the band's other chunks and the rest, and writes the
+    same file; the bound is 38."""
+    inst = load_instance(S1)
+    mult = _multipliers(inst.placement)
     cp = tmp_path / "cases.json"
-    key = {"upper": 10}
+
+    def run():
+        return HS.split_bound(inst, 39, share=0.5, multipliers=mult, max_columns=1500, pack=False, checkpoint=cp)
+
+    first = run()
+    full = json.loads(cp.read_text())
+    cut = next(k for k, c in enumerate(full["cases"]) if c[4] is not None and c[4][3] > 1) + 1
+    assert first.bound == 38 and full["cases"][cut - 1][4][2] == 0
+    cp.write_text(json.dumps(dict(full, cases=full["cases"][:cut])))
+    r = run()
+    kept = sum(c[2] != HS.SKIPPED for c in full["cases"][:cut])  # cases on file; the others: bands with no columns
+    assert r.bound == 38 and (r.stats["cases_replayed"], r.stats["cases_by_band"]) == (kept, kept - 1), r.stats
+    assert r.stats["cases"] == first.stats["cases"] - kept and kept < cut
+    assert json.loads(cp.read_text()) == full
+
+
+def test_a_checkpoint_replays_only_well_formed_cases(tmp_path):
+    """A case on file is replayed only with its label and columns' digest in its place (or, by band,
+    its label and band), and a status of 'infeasible' with no value or 'optimal' with a finite
+    number; nothing after the first case that is not replayed is.  A band with no columns on file is
+    passed over by a run without one in its place."""
+    cp = tmp_path / "cases.json"
+    key = {"upper": 10, "code": "c"}
     rows = [["A", "a", "infeasible", None], ["0", "b", "optimal", 9.0], ["1", "c", "optimal", float("nan")],
             ["2", "d", "infeasible", 3], ["3", "e", "optimal", True], ["4", "f", "infeasible", None]]
     cp.write_text(json.dumps({"version": HS.CHECKPOINT_VERSION, "key": key, "cases": rows}))
     book = HS.Checkpoint(cp, key)
-    assert book.note == "resumed (6 cases on file)"
+    assert book.note == "resumed (6 cases on file, by band)"
     assert book.replay("A", "a") == ("infeasible", None) and book.replay("0", "b") == ("optimal", 9.0)
     assert book.replay("1", "c") is None and book.replay("4", "f") is None
     for k in (3, 4):  # 'infeasible' with a value, 'optimal' with a bool, in place 2
@@ -192,4 +243,23 @@ def test_a_checkpoint_replays_only_well_formed_cases(tmp_path):
     assert book.replay("A", "x") is None and book.replay("0", "b") is None
     book.record("A", "x", "infeasible", None)
     assert json.loads(cp.read_text()) == {"version": HS.CHECKPOINT_VERSION, "key": key,
-                                          "cases": [["A", "x", "infeasible", None]]}
+                                          "cases": [["A", "x", "infeasible", None, None]]}
+    # by band: only rows with a band, of this code, in their place
+    banded = [["0", "b", "optimal", 9.0, [1, 5, 0, 1]], ["1", "", HS.SKIPPED, None, [1, 5, 0, 1]],
+              ["1", "c", "infeasible", None, [5, 8, 0, 1]]]
+    cp.write_text(json.dumps({"version": HS.CHECKPOINT_VERSION, "key": key, "cases": banded}))
+    book = HS.Checkpoint(cp, key)
+    assert book.trace("1") is None and book.trace("0") == [1, 5, 0, 1] and not book.peek("0", [1, 5, 0, 2])
+    assert book.replay("0", HS.STORED, [1, 5, 0, 1]) == ("optimal", 9.0)
+    assert book.replay("1", HS.STORED, [1, 5, 0, 1]) == (HS.SKIPPED, None)
+    assert book.replay("1", HS.STORED, [5, 9, 0, 1]) is None and book.old == banded[:2]
+    for other in ({"version": 1, "key": key}, {"version": 2, "key": dict(key, code="d")}):
+        cp.write_text(json.dumps(dict(other, cases=banded)))
+        book = HS.Checkpoint(cp, key)
+        assert book.note.endswith("by columns)") and book.trace("0") is None
+        book.skip("0", [1, 2, 0, 1])  # no band with no columns on file here: passed over
+        assert book.replay("0", "b") == ("optimal", 9.0) and book.pos == 1
+        book.skip("1", [1, 5, 0, 1])  # on file: consumed
+        assert book.pos == 2 and json.loads(cp.read_text())["cases"] == [
+            ["0", "", HS.SKIPPED, None, [1, 2, 0, 1]], ["0", "b", "optimal", 9.0, None],
+            ["1", "", HS.SKIPPED, None, [1, 5, 0, 1]], ["1", "c", "infeasible", None]]

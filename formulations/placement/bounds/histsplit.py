@@ -47,10 +47,17 @@ from edgebench.formulations.placement.bounds.histip import (MAX_COLUMNS, MAX_LAB
                                                             task_columns)
 from edgebench.formulations.placement.bounds.lagrange import SCALE
 from edgebench.formulations.placement.bounds.timip import TOL, OutOfTime, TooManyColumns
+from edgebench.instances import semantics
 from edgebench.instances.io import write_text_atomic
 
-#: the checkpoint file's format (a file of another version is not read)
-CHECKPOINT_VERSION = 1
+#: the checkpoint file's format; files of every version in ``READABLE`` are read (a version-1 file's
+#: cases carry no band, so each is checked by its columns' digest)
+CHECKPOINT_VERSION = 2
+READABLE = (1, 2)
+#: the status of a band with no columns (infeasible without a model), kept so a replay can follow the bands
+SKIPPED = "skipped"
+#: in place of a case's columns: the case is replayed from the file by its band, without its columns
+STORED = "stored"
 
 
 def _cut(groups: dict, lo: dict, delta: int) -> list | None:
@@ -79,48 +86,116 @@ def _digest(cols: list) -> str:
     return h.hexdigest()
 
 
+def code_digest() -> str:
+    """sha256 of the source that makes a case's columns: every ``.py`` file of the placement
+    sub-package and the step rule (``instances/semantics.py``), by path.  A case replayed by its band alone needs the same code."""
+    root = Path(semantics.__file__).resolve().parents[1]  # the package: instances/, formulations/, ...
+    h = hashlib.sha256()
+    for path in [Path(semantics.__file__).resolve(), *sorted(Path(__file__).resolve().parents[1].rglob("*.py"))]:
+        h.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def _well_formed(row) -> bool:
+    """A case on file: [label, digest, status, value] and, from version 2, its band [floor, top, chunk,
+    chunks] (None for A); 'infeasible' or 'skipped' with no value, 'optimal' with a finite number."""
+    if not isinstance(row, list) or len(row) not in (4, 5) or not all(isinstance(x, str) for x in row[:2]):
+        return False
+    status, value = row[2:4]
+    number = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if not ((status in ("infeasible", SKIPPED) and value is None) or (status == "optimal" and number)):
+        return False
+    band = row[4] if len(row) == 5 else None
+    return band is None or (isinstance(band, list) and len(band) == 4
+                            and all(isinstance(x, int) and not isinstance(x, bool) for x in band))
+
+
 class Checkpoint:
     """The cases solved so far, kept in a JSON file after each case (written to a temporary file,
-    then renamed) so that a run stopped by its time limit goes on where it stopped.  ``key`` names
-    everything the cases depend on (edgebench's version, the instance, U, the share, the caps,
-    delta, theta, the small pool); a file with another key or version, or one that cannot be read,
-    is not used (the cases are solved again and the file replaced).  A case is replayed only where
-    it comes in the same place with the same columns (sha256), so the cutoffs and the least optimum
-    are those of one uninterrupted run."""
+    then renamed) so that a run stopped by its time limit goes on where it stopped.
+
+    ``key`` names everything the cases depend on (edgebench's version, the instance, U, the share,
+    the caps, delta, theta, the small pool, and ``code``: :func:`code_digest`); a file with another
+    key (``code`` aside) or version, or one that cannot be read, is not used (the cases are solved
+    again and the file replaced).  A case is replayed only in its own place, either
+
+    * by its columns: the same label and the same columns (sha256); or
+    * by its band alone (``fast``), without enumerating its columns: only where the file's ``code``
+      is this code's, so that the band makes the same columns.
+
+    Either way the cutoffs and the least optimum are those of one uninterrupted run.  A file written
+    by other code is replayed by columns and rewritten with this code's key, each case with its band
+    once checked (a case not yet checked keeps no band, so it is never replayed by band)."""
 
     def __init__(self, path, key: dict):
-        self.path, self.key, self.cases, self.note = Path(path), key, [], "none"
+        self.path, self.key = Path(path), key
+        self.cases, self.old, self.pos, self.fast, self.note = [], [], 0, False, "none"
         try:
             data = json.loads(self.path.read_text())
-            ok = isinstance(data, dict) and data.get("version") == CHECKPOINT_VERSION and data.get("key") == key
-            cases = data.get("cases") if ok else None
-            if isinstance(cases, list) and all(isinstance(c, list) and len(c) == 4 for c in cases):
-                self.old, self.note = cases, f"resumed ({len(cases)} cases on file)"
-            else:
-                self.old, self.note = [], "another run's file: started over"
         except FileNotFoundError:
-            self.old = []
+            return
         except (OSError, ValueError) as exc:
-            self.old, self.note = [], f"unreadable ({type(exc).__name__}): started over"
+            self.note = f"unreadable ({type(exc).__name__}): started over"
+            return
+        same = (isinstance(data, dict) and data.get("version") in READABLE and isinstance(data.get("key"), dict)
+                and _without_code(data["key"]) == _without_code(key))
+        cases = data.get("cases") if same else None
+        if not isinstance(cases, list) or not all(isinstance(c, list) for c in cases):
+            self.note = "another run's file: started over"
+            return
+        self.old = cases
+        self.fast = data["version"] == CHECKPOINT_VERSION and data["key"].get("code") == key.get("code")
+        self.note = f"resumed ({len(cases)} cases on file, {'by band' if self.fast else 'by columns'})"
 
-    def replay(self, label: str, digest: str):
-        """The stored (status, value) of the next case where it matches, else None (and nothing
-        after it is replayed)."""
-        k = len(self.cases)
-        if k < len(self.old) and self.old[k][:2] == [label, digest]:
-            status, value = self.old[k][2:]
-            number = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-            if (status, value) == ("infeasible", None) or (status == "optimal" and number):
-                self.cases.append(self.old[k])
-                return status, value
-        del self.old[k:]
-        return None
+    def peek(self, label: str, band: list):
+        """Whether the next case on file is this one and may be replayed by its band alone."""
+        row = self.old[self.pos] if self.pos < len(self.old) else None
+        return self.fast and _well_formed(row) and len(row) == 5 and row[0] == label and row[4] == band
 
-    def record(self, label: str, digest: str, status: str, value) -> None:
-        self.cases.append([label, digest, status, value])
+    def trace(self, label: str):
+        """The band of the next case on file where it is task ``label``'s and may be replayed by band."""
+        row = self.old[self.pos] if self.pos < len(self.old) else None
+        ok = self.fast and _well_formed(row) and len(row) == 5 and row[0] == label and row[4] is not None
+        return row[4] if ok else None
+
+    def replay(self, label: str, digest, band=None):
+        """The stored (status, value) of the next case where it matches (``digest`` STORED: by its band),
+        else None (and nothing after it is replayed)."""
+        row = self.old[self.pos] if self.pos < len(self.old) else None
+        if digest == STORED:
+            match = self.peek(label, band)
+        else:
+            match = _well_formed(row) and row[:2] == [label, digest] and row[2] != SKIPPED
+        if not match:
+            del self.old[self.pos:]
+            return None
+        self.pos += 1
+        self.cases.append(row[:4] + [band])
+        if not self.fast:
+            self._save()  # the file takes this code's key, and the case its band, as each case is checked
+        return tuple(row[2:4])
+
+    def skip(self, label: str, band) -> None:
+        """A band with no columns; a band on file with none in this place is passed over."""
+        row = self.old[self.pos] if self.pos < len(self.old) else None
+        if _well_formed(row) and row[0] == label and row[2] == SKIPPED:
+            self.pos += 1
+        self.cases.append([label, "", SKIPPED, None, band])
+        self._save()
+
+    def record(self, label: str, digest: str, status: str, value, band=None) -> None:
+        self.cases.append([label, digest, status, value, band])
+        self._save()
+
+    def _save(self) -> None:
+        rest = self.old[self.pos:] if self.fast else [row[:4] for row in self.old[self.pos:]]
         head = json.dumps({"version": CHECKPOINT_VERSION, "key": self.key}, indent=1)[:-2]
-        rows = ",\n".join(json.dumps(c) for c in self.cases)
+        rows = ",\n".join(json.dumps(c) for c in self.cases + rest)
         write_text_atomic(self.path, f'{head},\n "cases": [\n{rows}\n]}}\n')  # one case per line
+
+
+def _without_code(key: dict) -> dict:
+    return {k: v for k, v in key.items() if k != "code"}
 
 
 def split_bound(instance, upper: int, *, share: float = 0.5, time_limit: float | None = None, seed: int = 0,
@@ -167,22 +242,39 @@ def split_bound(instance, upper: int, *, share: float = 0.5, time_limit: float |
         book = Checkpoint(checkpoint, {"edgebench": edgebench.__version__, "instance": instance.content_hash(),
                                        "upper": upper, "share": float(share),
                                        "max_columns": max_columns, "max_labels": max_labels, "pack": bool(pack),
-                                       "delta": delta, "theta": theta, "small": _digest(c for t in small for c in t)})
+                                       "delta": delta, "theta": theta, "small": _digest(c for t in small for c in t),
+                                       "code": code_digest()})
         stats["checkpoint"] = book.note
     lo = {i: min((c.reduced for c in cols), default=None) for i, cols in enumerate(small)}
     missing = {i for i, v in lo.items() if v is None}
 
     def bands(j: int, floor: int, top: int):
-        """Task j's columns with r in (floor, top], in bands small enough for a case: a band whose
-        enumeration or case passes the caps is halved; a band of one price unit still too large
-        is cut into chunks of at most the cap less the small pool (the cases stay a cover: task j
-        takes one column, in one band and one chunk)."""
+        """Task j's columns with r in (floor, top], as (band, columns), in bands small enough for a
+        case: a band whose enumeration or case passes the caps is halved; a band of one price unit
+        still too large is cut into chunks of at most the cap less the small pool (the cases stay a
+        cover: task j takes one column, in one band and one chunk).  band: [floor, top, chunk,
+        chunks].  Where the checkpoint replays by band, its bands are followed without enumerating
+        (columns STORED); any bands that cover (floor, top] keep the cases a cover."""
+        trace = book.trace(str(j)) if book is not None and not pack else None
+        if trace is not None and trace[0] == floor and trace[1] < top and top - floor >= 2:
+            mid = (floor + top) // 2
+            if trace[1] <= mid:  # the run on file halved this band
+                yield from bands(j, floor, mid)
+                yield from bands(j, mid, top)
+                return
+        done = 0  # chunks of this band replayed by band
+        if trace is not None and trace[:3] == [floor, top, 0]:
+            while done < trace[3] and book.peek(str(j), [floor, top, done, trace[3]]):
+                yield [floor, top, done, trace[3]], STORED
+                done += 1
+            if done == trace[3]:
+                return
         try:
             big = columns(j, top, floor)
         except TooManyColumns:
             big = None
         if big is not None and len(big) + size <= max_columns:
-            yield big
+            yield [floor, top, 0, 1], big  # whole (chunks replayed, if any, were not this band's)
             return
         if top - floor >= 2:
             mid = (floor + top) // 2
@@ -195,8 +287,10 @@ def split_bound(instance, upper: int, *, share: float = 0.5, time_limit: float |
         if room <= 0:
             raise TooManyColumns(f"no room beside the small pool for task {j}'s columns")
         big.sort(key=lambda c: c.reduced)
-        for k in range(0, len(big), room):
-            yield big[k:k + room]
+        chunks = [big[k:k + room] for k in range(0, len(big), room)]
+        start = done if done and len(chunks) == trace[3] else 0  # else every chunk is solved: still a cover
+        for k in range(start, len(chunks)):
+            yield [floor, top, k, len(chunks)], chunks[k]
 
     def packed():
         """The packed cases: the small pool and the bands of as many tasks as fit under the cap
@@ -206,7 +300,7 @@ def split_bound(instance, upper: int, *, share: float = 0.5, time_limit: float |
             room = delta - sum(v for i, v in lo.items() if i != j)
             if room <= theta:
                 continue
-            for big in bands(j, theta, room):
+            for _, big in bands(j, theta, room):
                 if groups and size + count + len(big) > max_columns:
                     yield "+".join(map(str, groups)), _cut(_merge(small, groups), dict(lo), delta)
                     groups, count, any_case = {}, 0, True
@@ -216,28 +310,33 @@ def split_bound(instance, upper: int, *, share: float = 0.5, time_limit: float |
             yield "+".join(map(str, groups)) or "A", _cut(_merge(small, groups), dict(lo), delta)
 
     def cases():
-        """(label, the case's columns or None where infeasible without a model), lazily."""
+        """(label, band, the case's columns: None where infeasible without a model, STORED where
+        replayed by band), lazily; band None for A, packed cases and tasks without a band."""
         if pack and not missing:
-            yield from packed()
+            yield from ((label, None, cols) for label, cols in packed())
             return
         if not missing:
-            yield "A", _cut(dict(enumerate(small)), dict(lo), delta)
+            yield "A", None, _cut(dict(enumerate(small)), dict(lo), delta)
         for j in range(len(tasks)):
             if missing - {j}:
                 continue  # another task has no column within theta: it would have to be the large one
             room = delta - sum(v for i, v in lo.items() if i != j)
             if room <= theta:
-                yield j, None
+                yield str(j), None, None
                 continue
-            for big in bands(j, theta, room):
+            for band, big in bands(j, theta, room):
+                if big is STORED:
+                    yield str(j), band, STORED
+                    continue
                 groups = {i: (big if i == j else cols) for i, cols in enumerate(small)}
-                yield j, _cut(groups, {**lo, j: min((c.reduced for c in big), default=0)}, delta)
+                yield str(j), band, _cut(groups, {**lo, j: min((c.reduced for c in big), default=0)}, delta)
 
-    best_case, solved, skipped, largest, highs_cpu, replayed = None, 0, 0, 0, 0.0, 0
+    best_case, solved, skipped, largest, highs_cpu, replayed, fast = None, 0, 0, 0, 0.0, 0, 0
     best_value = math.inf  # the least optimum, a replayed case's included
 
     def record():
-        stats.update(cases=solved, cases_skipped=skipped, cases_replayed=replayed, largest_case=largest,
+        stats.update(cases=solved, cases_skipped=skipped, cases_replayed=replayed, cases_by_band=fast,
+                     largest_case=largest,
                      labels=counter[0], highs_cpu_s=highs_cpu, total_s=time.perf_counter() - st.started)
 
     it = cases()
@@ -246,16 +345,24 @@ def split_bound(instance, upper: int, *, share: float = 0.5, time_limit: float |
             case = next(it, None)
             if case is None:
                 break
-            j, cols = case
+            label, band, cols = case
             if cols is None:
                 skipped += 1
+                if book is not None and band is not None:
+                    book.skip(label, band)
                 continue
-            largest = max(largest, len(cols))
-            label = str(j)
-            digest = _digest(cols) if book is not None else ""
-            again = book.replay(label, digest) if book is not None else None
+            if cols is STORED:
+                again = book.replay(label, STORED, band)  # checked by Checkpoint.peek as it was yielded
+                if again is None:
+                    raise RuntimeError(f"case {label} {band}: not on file, though bands() replayed it")
+                fast += again[0] != SKIPPED
+            else:
+                largest = max(largest, len(cols))
+                digest = _digest(cols) if book is not None else ""
+                again = book.replay(label, digest, band) if book is not None else None
             if again is not None:
-                replayed += 1
+                replayed += again[0] != SKIPPED
+                skipped += again[0] == SKIPPED
                 if again[0] == "optimal" and again[1] < best_value:
                     best_value, best_case = float(again[1]), None
                 continue
@@ -265,7 +372,7 @@ def split_bound(instance, upper: int, *, share: float = 0.5, time_limit: float |
             return HistipResult(None, f"a case: {exc}", None, stats)
         left = st.left()
         if left is not None and left <= 0:
-            return HistipResult(None, f"out of time before case {j} ({solved} solved)", None, stats)
+            return HistipResult(None, f"out of time before case {label} ({solved} solved)", None, stats)
         c1 = time.process_time()
         sol = solve(master, time_limit=left, seed=seed)
         highs_cpu += time.process_time() - c1
@@ -273,13 +380,13 @@ def split_bound(instance, upper: int, *, share: float = 0.5, time_limit: float |
         record()
         if sol.status == "infeasible":
             if book is not None:
-                book.record(label, digest, "infeasible", None)
+                book.record(label, digest, "infeasible", None, band)
             continue
         if sol.status != "optimal" or sol.bound is None or not math.isfinite(sol.bound):
-            return HistipResult(None, f"HiGHS did not prove case {j}'s optimum ({sol.status}: {sol.message})",
+            return HistipResult(None, f"HiGHS did not prove case {label}'s optimum ({sol.status}: {sol.message})",
                                 None, stats)
         if book is not None:
-            book.record(label, digest, "optimal", float(sol.bound))
+            book.record(label, digest, "optimal", float(sol.bound), band)
         if sol.bound < best_value:
             best_value, best_case = float(sol.bound), (master, sol)
     record()
