@@ -197,6 +197,17 @@ def test_a_checkpoint_replays_the_cases_and_keeps_the_bound(tmp_path):
         assert json.loads(cp.read_text()) == full
 
 
+def test_the_code_a_band_replay_needs():
+    """The checkpoint's ``code``: the source of the modules that make a case's columns (the split,
+    (7)'s master and labelling, the multipliers, the step rule), not the rest of placement."""
+    names = set(HS.code_modules())
+    base = "edgebench.formulations.placement."
+    assert {HS.__name__, HI.__name__, PT.__name__, PL.__name__, base + "bounds.labelling",
+            "edgebench.instances.semantics"} <= names
+    assert not {base + "exact", base + "bnp", base + "milp", "edgebench.runner"} & names
+    assert HS.code_digest() == HS.code_digest() and len(HS.code_digest()) == 64
+
+
 def test_a_checkpoint_replays_chunks_by_band(tmp_path):
     """Cap 1,500 (a band of one price unit in chunks): a run stopped after the first chunk of a
     chunked band replays up to it by band, solves the band's other chunks and the rest, and writes the

@@ -35,7 +35,9 @@ infeasible under it cannot lower the least optimum.
 
 from __future__ import annotations
 
+import ast
 import hashlib
+import importlib.util
 import json
 import math
 import time
@@ -47,7 +49,6 @@ from edgebench.formulations.placement.bounds.histip import (MAX_COLUMNS, MAX_LAB
                                                             task_columns)
 from edgebench.formulations.placement.bounds.lagrange import SCALE
 from edgebench.formulations.placement.bounds.timip import TOL, OutOfTime, TooManyColumns
-from edgebench.instances import semantics
 from edgebench.instances.io import write_text_atomic
 
 #: the checkpoint file's format; files of every version in ``READABLE`` are read (a version-1 file's
@@ -87,13 +88,39 @@ def _digest(cols: list) -> str:
 
 
 def code_digest() -> str:
-    """sha256 of the source that makes a case's columns: every ``.py`` file of the placement
-    sub-package and the step rule (``instances/semantics.py``), by path.  A case replayed by its band alone needs the same code."""
-    root = Path(semantics.__file__).resolve().parents[1]  # the package: instances/, formulations/, ...
+    """sha256 of the source that makes a case's columns (:func:`code_modules`), by module name."""
     h = hashlib.sha256()
-    for path in [Path(semantics.__file__).resolve(), *sorted(Path(__file__).resolve().parents[1].rglob("*.py"))]:
-        h.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    for name, source in sorted(code_modules().items()):
+        h.update(name.encode() + b"\0" + source + b"\0")
     return h.hexdigest()
+
+
+def code_modules() -> dict:
+    """This module and every edgebench module it imports, transitively (read from their import
+    statements), as {name: source}.  A package's ``__init__`` counts only where imported by name."""
+    seen, todo = {}, [__name__]
+    while todo:
+        name = todo.pop()
+        spec = _spec(name)
+        if name in seen or spec is None or not spec.origin or not spec.origin.endswith(".py"):
+            continue
+        seen[name] = source = Path(spec.origin).read_bytes()
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.Import):
+                todo.extend(a.name for a in node.names if a.name.startswith("edgebench."))
+            elif isinstance(node, ast.ImportFrom):
+                module = importlib.util.resolve_name("." * node.level + (node.module or ""), spec.parent)
+                if module.startswith("edgebench."):
+                    todo.extend([module, *(f"{module}.{a.name}" for a in node.names)])
+    return seen
+
+
+def _spec(name: str):
+    """The module's spec, None where ``name`` is not a module (a function imported from one)."""
+    try:
+        return importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return None
 
 
 def _well_formed(row) -> bool:
