@@ -55,9 +55,10 @@ from edgebench.formulations.placement.enum import decisions_from_path
 from edgebench.formulations.placement.bounds.histip import MAX_COLUMNS as HISTIP_COLUMNS
 from edgebench.formulations.placement.bounds.histip import MAX_LABELS as HISTIP_LABELS
 from edgebench.formulations.placement.bounds.histip import histip_bound
-from edgebench.formulations.placement.bounds.histsplit import split_bound
+from edgebench.formulations.placement.bounds.histsplit import read_checkpoint, split_bound
 from edgebench.formulations.placement.bounds.residual import residual_slot_bound
 from edgebench.formulations.placement.bounds.timip import timip_bound
+from edgebench.errors import InputError
 from edgebench.instances import semantics
 from edgebench.referee.placement import evaluate
 from edgebench.registry import make_result, register
@@ -575,6 +576,13 @@ def solve(instance, *, time_limit: float | None = None, seed: int = 0, max_nodes
     if histip_checkpoint is not None and (not isinstance(histip_checkpoint, str)
                                           or not histip_checkpoint.endswith(".json") or histip_split is None):
         stats["message"] = "histip_checkpoint must be the path of a .json file, given with histip_split"
+        return make_result(instance, SOLVER_NAME, status="error", seed=seed, params=params, started=t0,
+                           stats=stats)
+    try:
+        if histip_checkpoint is not None:
+            read_checkpoint(histip_checkpoint)  # a file there that is not a checkpoint is refused before any work
+    except InputError as exc:
+        stats["message"] = f"histip_checkpoint: {exc}"
         return make_result(instance, SOLVER_NAME, status="error", seed=seed, params=params, started=t0,
                            stats=stats)
     if instance.placement.noise_model != "multiplicative" and instance.placement.noise > 0:

@@ -20,6 +20,7 @@ from edgebench.formulations.placement.bounds import histsplit as HS
 from edgebench.formulations.placement.bounds import ladder as PB
 from edgebench.formulations.placement.bounds import lagrange as PL
 from edgebench.formulations.placement.bounds import trajectory as PT
+from edgebench.errors import InputError
 from edgebench.instances.io import load_instance
 from edgebench.referee.placement import evaluate
 from test_placement_bound import tiny_instances, tiny_optimum
@@ -87,10 +88,10 @@ def test_negative_delta_and_bad_shares():
             HS.split_bound(inst, 38, share=share, multipliers=mult)
 
 
-def test_the_exact_model_passes_the_split():
+def test_the_exact_model_passes_the_split(tmp_path):
     """placement-exact with ``histip_split``: (7) by cases proves U = 38 on synthetic-3-v1 s1 and the
-    share is recorded; a share outside [0.5, 1], or a checkpoint without the split or not a .json
-    path, is refused before any work."""
+    share is recorded; a share outside [0.5, 1], or a checkpoint without the split, not a .json path,
+    in a folder that does not exist or where another file is, is refused before any work."""
     inst = load_instance(S1)
     kw = {"time_limit": 60, "upper": 38, "max_nodes": 10, "timip": False}
     res = registry.solve(inst, "placement-exact", histip_split=0.5, **kw)
@@ -100,10 +101,16 @@ def test_the_exact_model_passes_the_split():
     assert "histip_split" not in registry.solve(inst, "placement-exact", **kw).solution.params
     with pytest.raises(Exception, match="histip_split"):
         registry.solve(inst, "placement-exact", histip_split=0.3, **kw)
-    # a checkpoint needs the split and a .json path; refused before any work
-    for bad in ({"histip_checkpoint": "cases.json"}, {"histip_checkpoint": "cases.txt", "histip_split": 0.5}):
+    # a checkpoint needs the split, a .json path in a folder that exists, and no other file there
+    other = tmp_path / "other.json"
+    other.write_text('{"results": [1, 2]}')
+    for bad in ({"histip_checkpoint": "cases.json"}, {"histip_checkpoint": "cases.txt", "histip_split": 0.5},
+                {"histip_checkpoint": str(tmp_path / "no" / "cases.json"), "histip_split": 0.5},
+                {"histip_checkpoint": str(other), "histip_split": 0.5}):
         res = registry.solve(inst, "placement-exact", **bad, **kw)
         assert res.status == "error" and "histip_checkpoint" in res.solution.stats["message"], res
+        assert "histip" not in res.solution.stats  # before any work
+    assert other.read_text() == '{"results": [1, 2]}'
     with pytest.raises(Exception, match="histip_checkpoint: Input should be a valid string"):
         registry.solve(inst, "placement-exact", histip_checkpoint=7, histip_split=0.5, **kw)
 
@@ -137,8 +144,8 @@ def test_a_checkpoint_replays_the_cases_and_keeps_the_bound(tmp_path):
     file of other code (another ``code`` in its key) is replayed by columns, so a forged digest at
     place 4 replays 4, and the file is rewritten with this code's key; a forged band costs only the
     enumeration (the case replays by its columns); a version-1 file (no bands) replays by columns and
-    is upgraded; a damaged file or one of another run (another U) is not used and is replaced.  The
-    bound is 38 every time."""
+    is upgraded; the bound is 38 every time.  A damaged file, or one of another run (another U), is
+    refused (no bound) and left as it is."""
     inst = load_instance(S1)
     mult = _multipliers(inst.placement)
     cp = tmp_path / "cases.json"
@@ -189,12 +196,12 @@ def test_a_checkpoint_replays_the_cases_and_keeps_the_bound(tmp_path):
     r = run()
     assert (r.stats["cases_replayed"], r.stats["cases"], r.stats["cases_by_band"]) == (n, 0, 0)
     assert json.loads(cp.read_text()) == full
-    for bad in ("{not json", json.dumps(dict(full, key=dict(full["key"], upper=38)))):
+    for bad, why in (("{not json", "not a checkpoint file (JSONDecodeError)"), ("[1]", "not a checkpoint file of"),
+                     (json.dumps(dict(full, key=dict(full["key"], upper=38))), "its upper differ")):
         cp.write_text(bad)
         r = run()
-        assert r.bound == 38 and r.stats["cases_replayed"] == 0, r.stats
-        assert "started over" in r.stats["checkpoint"]
-        assert json.loads(cp.read_text()) == full
+        assert r.bound is None and why in r.reason and str(cp) in r.reason, r.reason
+        assert cp.read_text() == bad  # refused, not overwritten
 
 
 def test_the_code_a_band_replay_needs():
@@ -235,7 +242,8 @@ def test_a_checkpoint_replays_only_well_formed_cases(tmp_path):
     """A case on file is replayed only with its label and columns' digest in its place (or, by band,
     its label and band), and a status of 'infeasible' with no value or 'optimal' with a finite
     number; nothing after the first case that is not replayed is.  A band with no columns on file is
-    passed over by a run without one in its place."""
+    passed over by a run without one in its place.  Another run's file, or a file that is not a
+    checkpoint, is refused and left as it is."""
     cp = tmp_path / "cases.json"
     key = {"upper": 10, "code": "c"}
     rows = [["A", "a", "infeasible", None], ["0", "b", "optimal", 9.0], ["1", "c", "optimal", float("nan")],
@@ -267,10 +275,23 @@ def test_a_checkpoint_replays_only_well_formed_cases(tmp_path):
     for other in ({"version": 1, "key": key}, {"version": 2, "key": dict(key, code="d")}):
         cp.write_text(json.dumps(dict(other, cases=banded)))
         book = HS.Checkpoint(cp, key)
-        assert book.note.endswith("by columns)") and book.trace("0") is None
+        assert book.note.endswith("by columns)") and book.trace("0") == [1, 5, 0, 1]  # followed, and
+        assert not book.peek("0", [1, 5, 0, 1])  # replayed only by its columns
         book.skip("0", [1, 2, 0, 1])  # no band with no columns on file here: passed over
         assert book.replay("0", "b") == ("optimal", 9.0) and book.pos == 1
         book.skip("1", [1, 5, 0, 1])  # on file: consumed
         assert book.pos == 2 and json.loads(cp.read_text())["cases"] == [
             ["0", "", HS.SKIPPED, None, [1, 2, 0, 1]], ["0", "b", "optimal", 9.0, None],
             ["1", "", HS.SKIPPED, None, [1, 5, 0, 1]], ["1", "c", "infeasible", None]]
+    # refused, and left as they are: another run's file, a file that is not a checkpoint, no folder
+    cp.write_text(json.dumps({"version": 2, "key": dict(key, upper=11), "cases": banded}))
+    with pytest.raises(InputError, match=r"another run \(its upper differ from this run's\): not overwritten"):
+        HS.Checkpoint(cp, key)
+    for text in ("", "{}", '{"version": 3, "key": {}, "cases": []}', '{"version": 2, "key": {}, "cases": [1]}'):
+        cp.write_text(text)
+        with pytest.raises(InputError, match="not a checkpoint file"):
+            HS.read_checkpoint(cp)
+        assert cp.read_text() == text
+    with pytest.raises(InputError, match="its folder does not exist"):
+        HS.read_checkpoint(tmp_path / "no" / "cases.json")
+    assert HS.read_checkpoint(tmp_path / "none.json") is None

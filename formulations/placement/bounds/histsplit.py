@@ -28,6 +28,9 @@ small pool plus as many tasks' bands as fit under the column cap.  A packed case
 restricted to a subset of its columns, and every single case (A included) lies inside one, so the
 least optimum is the same.  Measured slower (synthetic-3-multi-v2 s2 at U = 643: 8 packed cases of
 up to 59,883 columns, 1,318 s and 6.2 GB, against 574-890 s and 0.7-2.4 GB one task per case).
+*Checkpoint* (:class:`Checkpoint`): the cases solved so far, kept in a file so that a run spans
+sessions; a later run replays them in their places (by their columns' sha256, or by their bands
+alone where the code that makes the columns is the same) and solves the rest.
 *Cutoff*: the master's objective is integral, so once a case has optimum v, the later cases are
 asked only for a schedule of value <= ceil(v) - 1 (their objective row's right-hand side); a case
 infeasible under it cannot lower the least optimum.
@@ -44,6 +47,7 @@ import time
 from pathlib import Path
 
 import edgebench
+from edgebench.errors import InputError
 from edgebench.formulations.placement.bounds.histip import (MAX_COLUMNS, MAX_LABELS, HistipResult, Pool, build,
                                                             least_prices, master_schedule, setting, solve,
                                                             task_columns)
@@ -157,22 +161,16 @@ class Checkpoint:
     def __init__(self, path, key: dict):
         self.path, self.key = Path(path), key
         self.cases, self.old, self.pos, self.fast, self.note = [], [], 0, False, "none"
-        try:
-            data = json.loads(self.path.read_text())
-        except FileNotFoundError:
+        data = read_checkpoint(self.path)
+        if data is None:
             return
-        except (OSError, ValueError) as exc:
-            self.note = f"unreadable ({type(exc).__name__}): started over"
-            return
-        same = (isinstance(data, dict) and data.get("version") in READABLE and isinstance(data.get("key"), dict)
-                and _without_code(data["key"]) == _without_code(key))
-        cases = data.get("cases") if same else None
-        if not isinstance(cases, list) or not all(isinstance(c, list) for c in cases):
-            self.note = "another run's file: started over"
-            return
-        self.old = cases
+        differ = sorted(k for k in (set(data["key"]) | set(key)) - {"code"} if data["key"].get(k) != key.get(k))
+        if differ:
+            raise InputError(f"the cases of another run (its {', '.join(differ)} differ from this run's): not "
+                             "overwritten; remove the file or name another", file=str(path))
+        self.old = data["cases"]
         self.fast = data["version"] == CHECKPOINT_VERSION and data["key"].get("code") == key.get("code")
-        self.note = f"resumed ({len(cases)} cases on file, {'by band' if self.fast else 'by columns'})"
+        self.note = f"resumed ({len(self.old)} cases on file, {'by band' if self.fast else 'by columns'})"
 
     def peek(self, label: str, band: list):
         """Whether the next case on file is this one and may be replayed by its band alone."""
@@ -180,9 +178,10 @@ class Checkpoint:
         return self.fast and _well_formed(row) and len(row) == 5 and row[0] == label and row[4] == band
 
     def trace(self, label: str):
-        """The band of the next case on file where it is task ``label``'s and may be replayed by band."""
+        """The band of the next case on file where it is task ``label``'s (its bands are followed by
+        either replay; any bands that cover a task's range keep the cases a cover)."""
         row = self.old[self.pos] if self.pos < len(self.old) else None
-        ok = self.fast and _well_formed(row) and len(row) == 5 and row[0] == label and row[4] is not None
+        ok = _well_formed(row) and len(row) == 5 and row[0] == label and row[4] is not None
         return row[4] if ok else None
 
     def replay(self, label: str, digest, band=None):
@@ -221,8 +220,24 @@ class Checkpoint:
         write_text_atomic(self.path, f'{head},\n "cases": [\n{rows}\n]}}\n')  # one case per line
 
 
-def _without_code(key: dict) -> dict:
-    return {k: v for k, v in key.items() if k != "code"}
+def read_checkpoint(path):
+    """The checkpoint file at ``path`` as {version, key, cases}, None where there is none; InputError
+    (naming the file) where something else is there: no run overwrites a file it cannot read as a
+    checkpoint.  The cases are checked one by one as they are replayed."""
+    path = Path(path)
+    if not path.parent.is_dir():
+        raise InputError("its folder does not exist", file=str(path))
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        raise InputError(f"not a checkpoint file ({type(exc).__name__}): not overwritten", file=str(path)) from None
+    if not (isinstance(data, dict) and data.get("version") in READABLE and isinstance(data.get("key"), dict)
+            and isinstance(data.get("cases"), list) and all(isinstance(c, list) for c in data["cases"])):
+        raise InputError(f"not a checkpoint file of version {' or '.join(map(str, READABLE))}: not overwritten",
+                         file=str(path))
+    return data
 
 
 def split_bound(instance, upper: int, *, share: float = 0.5, time_limit: float | None = None, seed: int = 0,
@@ -266,11 +281,13 @@ def split_bound(instance, upper: int, *, share: float = 0.5, time_limit: float |
                                   f"{theta / (1 << SCALE):.2f})", None, stats)
     book = None
     if checkpoint is not None:
-        book = Checkpoint(checkpoint, {"edgebench": edgebench.__version__, "instance": instance.content_hash(),
-                                       "upper": upper, "share": float(share),
-                                       "max_columns": max_columns, "max_labels": max_labels, "pack": bool(pack),
-                                       "delta": delta, "theta": theta, "small": _digest(c for t in small for c in t),
-                                       "code": code_digest()})
+        try:
+            key = {"edgebench": edgebench.__version__, "instance": instance.content_hash(), "upper": upper,
+                   "share": float(share), "max_columns": max_columns, "max_labels": max_labels, "pack": bool(pack),
+                   "delta": delta, "theta": theta, "small": _digest(c for t in small for c in t), "code": code_digest()}
+            book = Checkpoint(checkpoint, key)
+        except InputError as exc:
+            return HistipResult(None, f"the checkpoint: {exc}", None, stats)
         stats["checkpoint"] = book.note
     lo = {i: min((c.reduced for c in cols), default=None) for i, cols in enumerate(small)}
     missing = {i for i, v in lo.items() if v is None}
@@ -280,15 +297,14 @@ def split_bound(instance, upper: int, *, share: float = 0.5, time_limit: float |
         case: a band whose enumeration or case passes the caps is halved; a band of one price unit
         still too large is cut into chunks of at most the cap less the small pool (the cases stay a
         cover: task j takes one column, in one band and one chunk).  band: [floor, top, chunk,
-        chunks].  Where the checkpoint replays by band, its bands are followed without enumerating
-        (columns STORED); any bands that cover (floor, top] keep the cases a cover."""
+        chunks].  The bands on file are followed (any bands that cover (floor, top] keep the cases a
+        cover) and, where the checkpoint replays by band, yielded without their columns (STORED)."""
         trace = book.trace(str(j)) if book is not None and not pack else None
-        if trace is not None and trace[0] == floor and trace[1] < top and top - floor >= 2:
-            mid = (floor + top) // 2
-            if trace[1] <= mid:  # the run on file halved this band
-                yield from bands(j, floor, mid)
-                yield from bands(j, mid, top)
-                return
+        if trace is not None and trace[0] == floor and floor < trace[1] < top:  # the run on file cut here:
+            cut = max(trace[1], (floor + top) // 2)  # at the midpoint, as halving does, where the band on
+            yield from bands(j, floor, cut)  # file ends at or below it
+            yield from bands(j, cut, top)
+            return
         done = 0  # chunks of this band replayed by band
         if trace is not None and trace[:3] == [floor, top, 0]:
             while done < trace[3] and book.peek(str(j), [floor, top, done, trace[3]]):
@@ -423,4 +439,4 @@ def split_bound(instance, upper: int, *, share: float = 0.5, time_limit: float |
     return HistipResult(min(upper, math.ceil(best_value - TOL)), "the least optimum over the cases", schedule, stats)
 
 
-__all__ = ["split_bound"]
+__all__ = ["Checkpoint", "code_digest", "code_modules", "read_checkpoint", "split_bound"]
