@@ -272,6 +272,11 @@ def test_a_checkpoint_replays_only_well_formed_cases(tmp_path):
     assert book.replay("0", HS.STORED, [1, 5, 0, 1]) == ("optimal", 9.0)
     assert book.replay("1", HS.STORED, [1, 5, 0, 1]) == (HS.SKIPPED, None)
     assert book.replay("1", HS.STORED, [5, 9, 0, 1]) is None and book.old == banded[:2]
+    for band in ([1, 5, 0, 0], [1, 5, 2, 2], [5, 5, 0, 1], [1, 5, -1, 1], [1, 5, 0, True], [1, 5, 0]):
+        cp.write_text(json.dumps({"version": HS.CHECKPOINT_VERSION, "key": key, "cases": [["0", "b", "optimal", 9.0,
+                                                                                          band]]}))
+        book = HS.Checkpoint(cp, key)
+        assert book.trace("0") is None and not book.peek("0", band), band  # a band that is not one: not followed
     for other in ({"version": 1, "key": key}, {"version": 2, "key": dict(key, code="d")}):
         cp.write_text(json.dumps(dict(other, cases=banded)))
         book = HS.Checkpoint(cp, key)

@@ -138,7 +138,8 @@ def _well_formed(row) -> bool:
         return False
     band = row[4] if len(row) == 5 else None
     return band is None or (isinstance(band, list) and len(band) == 4
-                            and all(isinstance(x, int) and not isinstance(x, bool) for x in band))
+                            and all(isinstance(x, int) and not isinstance(x, bool) for x in band)
+                            and band[0] < band[1] and 0 <= band[2] < band[3])
 
 
 class Checkpoint:
@@ -147,8 +148,8 @@ class Checkpoint:
 
     ``key`` names everything the cases depend on (edgebench's version, the instance, U, the share,
     the caps, delta, theta, the small pool, and ``code``: :func:`code_digest`); a file with another
-    key (``code`` aside) or version, or one that cannot be read, is not used (the cases are solved
-    again and the file replaced).  A case is replayed only in its own place, either
+    key (``code`` aside), or one that is not a checkpoint (:func:`read_checkpoint`), is refused
+    (InputError) and left as it is.  A case is replayed only in its own place, either
 
     * by its columns: the same label and the same columns (sha256); or
     * by its band alone (``fast``), without enumerating its columns: only where the file's ``code``
@@ -156,7 +157,9 @@ class Checkpoint:
 
     Either way the cutoffs and the least optimum are those of one uninterrupted run.  A file written
     by other code is replayed by columns and rewritten with this code's key, each case with its band
-    once checked (a case not yet checked keeps no band, so it is never replayed by band)."""
+    once checked (a case not yet checked keeps no band, so it is never replayed by band).  A case's
+    status is taken from the file: the bound is as trustworthy as the file (the run's statistics
+    count the cases replayed)."""
 
     def __init__(self, path, key: dict):
         self.path, self.key = Path(path), key
@@ -310,7 +313,7 @@ def split_bound(instance, upper: int, *, share: float = 0.5, time_limit: float |
             while done < trace[3] and book.peek(str(j), [floor, top, done, trace[3]]):
                 yield [floor, top, done, trace[3]], STORED
                 done += 1
-            if done == trace[3]:
+            if done and done == trace[3]:  # every chunk of the band on file
                 return
         try:
             big = columns(j, top, floor)
